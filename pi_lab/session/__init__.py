@@ -1,0 +1,1 @@
+"""The session engine: pi-compatible session trees (reading, writing, projecting)."""
