@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-from pi_lab.session import SessionManager
+from typing import Any
 
 __all__ = ["SessionManager"]
+
+# Public names resolve lazily so that `import pi_lab.session` (or the CLI) does not pull in
+# Jupyter or widget dependencies it does not need.
+_LAZY = {
+    "SessionManager": ("pi_lab.session", "SessionManager"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'pi_lab' has no attribute {name!r}")
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
