@@ -1,0 +1,43 @@
+"""String helpers that measure and cut text the way JavaScript does (UTF-16 code units)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["js_len", "js_slice", "js_trim", "JS_WHITESPACE"]
+
+# ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim removes. Python's
+# str.strip() differs (it strips U+001C–U+001F and U+0085, keeps U+FEFF).
+JS_WHITESPACE = (
+    "\t\n\u000b\u000c\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_NON_BMP = re.compile("[\U00010000-\U0010ffff]")
+
+
+def js_len(text: str) -> int:
+    """``text.length`` in JavaScript: characters outside the BMP count twice."""
+    if text.isascii():
+        return len(text)
+    return len(text) + len(_NON_BMP.findall(text))
+
+
+def js_slice(text: str, units: int) -> str:
+    """``text.slice(0, units)``; a cut through a surrogate pair keeps the lone high half."""
+    if text.isascii() or not _NON_BMP.search(text):
+        return text[:units]
+    out: list[str] = []
+    used = 0
+    for ch in text:
+        width = 2 if ord(ch) > 0xFFFF else 1
+        if used + width > units:
+            if width == 2 and used < units:
+                out.append(chr(0xD800 + ((ord(ch) - 0x10000) >> 10)))
+            break
+        out.append(ch)
+        used += width
+    return "".join(out)
+
+
+def js_trim(text: str) -> str:
+    return text.strip(JS_WHITESPACE)

@@ -1,0 +1,788 @@
+"""SessionManager: the owner of one session's entries, index, leaf and file.
+
+The hard work lives in pure functions (``tree``, ``projection``); this class keeps the
+state pi keeps (session-format.md §9, tree-and-context.md §1) and calls them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pi_lab.session import paths as _paths
+from pi_lab.session._text import js_trim
+from pi_lab.session.ids import (
+    Clock,
+    UuidFactory,
+    epoch_ms,
+    iso_timestamp,
+    new_entry_id,
+    utc_now,
+    uuid7,
+    validate_session_id,
+)
+from pi_lab.session.migration import CURRENT_VERSION, migrate_entries
+from pi_lab.session.projection import (
+    SessionContext,
+    SessionProjection,
+    build_context_entries,
+    build_session_projection,
+    project_path,
+    replay_system_state,
+)
+from pi_lab.session.storage import (
+    InvalidSessionFile,
+    append_line,
+    create_exclusive,
+    load_entries_from_file,
+    parse_lines,
+    rewrite_file,
+)
+from pi_lab.session.tree import UNSET, TreeNode, find_cycles, get_branch, get_tree
+
+__all__ = ["SessionManager", "SessionNotFound", "EntryNotFound"]
+
+Entry = dict[str, Any]
+
+_NEWLINES = re.compile(r"[\r\n]+")
+_EDITABLE_MESSAGE_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
+class EntryNotFound(KeyError):
+    """An id that is not in the session (pi: ``Entry <id> not found``)."""
+
+    def __init__(self, entry_id: Any):
+        self.entry_id = entry_id
+        super().__init__(f"Entry {entry_id} not found")
+
+    def __str__(self) -> str:  # KeyError would add quotes around the message
+        return self.args[0]
+
+
+class SessionNotFound(FileNotFoundError):
+    pass
+
+
+def _is_user_or_assistant(entry: Entry) -> bool:
+    if entry.get("type") != "message":
+        return False
+    message = entry.get("message")
+    return isinstance(message, dict) and message.get("role") in ("user", "assistant")
+
+
+class SessionManager:
+    """One pi session: a header plus an append-only tree of entries and a leaf pointer.
+
+    Construct with :meth:`open`, :meth:`create`, :meth:`in_memory`, :meth:`continue_recent`
+    or :meth:`fork_from`. ``uuid_factory`` replaces the random UUID strings entry ids are
+    cut from, ``clock`` replaces "now" (a UTC ``datetime``); both make runs reproducible.
+    """
+
+    def __init__(
+        self,
+        cwd: str,
+        session_dir: str | None,
+        session_file: str | None,
+        persist: bool,
+        *,
+        uuid_factory: UuidFactory | None = None,
+        clock: Clock | None = None,
+        session_id_factory: Callable[[], str] | None = None,
+    ):
+        self._cwd = cwd
+        self._session_dir = session_dir or ""
+        self._persist = persist
+        self._uuid_factory = uuid_factory
+        self._clock = clock or utc_now
+        self._session_id_factory = session_id_factory
+        self._file_entries: list[Entry] = []
+        self._by_id: dict[str, Entry] = {}
+        self._labels: dict[str, str] = {}
+        self._label_timestamps: dict[str, str] = {}
+        self._leaf_id: str | None = None
+        self._flushed = False
+        self._session_file: str | None = None
+        self._session_id = ""
+        self._has_conversation = False
+        self.skipped_lines: list[int] = []
+        """1-based numbers of lines that were not JSON objects when the file was read."""
+        self._consumed_bytes = 0
+        self._entries_cache: list[Entry] | None = None
+        if persist and self._session_dir and not os.path.exists(self._session_dir):
+            os.makedirs(self._session_dir, exist_ok=True)
+        if session_file:
+            self._set_session_file(session_file)
+        else:
+            self.new_session()
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        cwd_override: str | None = None,
+        *,
+        uuid_factory: UuidFactory | None = None,
+        clock: Clock | None = None,
+    ) -> SessionManager:
+        """Open a session file (created lazily at the first message if it does not exist).
+
+        Raises :class:`InvalidSessionFile` for a non-empty file that is not a pi session.
+        """
+        resolved = _paths.resolve_path(str(path))
+        cwd = cwd_override
+        if cwd is None:
+            from pi_lab.session.storage import read_session_header
+
+            header = read_session_header(resolved)
+            if header is None and os.path.exists(resolved):
+                # The first line may exceed the discovery scan; a full load learns the cwd.
+                loaded = load_entries_from_file(resolved).entries
+                header = loaded[0] if loaded else None
+            header_cwd = header.get("cwd") if header else None
+            cwd = header_cwd if isinstance(header_cwd, str) else os.getcwd()
+        directory = str(session_dir) if session_dir is not None else str(Path(resolved).parent)
+        return cls(cwd, directory, resolved, True, uuid_factory=uuid_factory, clock=clock)
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        id: str | None = None,
+        parent_session: str | None = None,
+        uuid_factory: UuidFactory | None = None,
+        clock: Clock | None = None,
+    ) -> SessionManager:
+        """A new persisting session; its file appears with the first user or assistant message."""
+        cwd_s = str(cwd)
+        directory = str(session_dir) if session_dir is not None else _paths.default_session_dir(cwd_s)
+        manager = cls(cwd_s, directory, None, True, uuid_factory=uuid_factory, clock=clock)
+        if id is not None or parent_session is not None:
+            manager.new_session(id=id, parent_session=parent_session)
+        return manager
+
+    @classmethod
+    def in_memory(
+        cls,
+        cwd: str | os.PathLike[str] = ".",
+        *,
+        id: str | None = None,
+        entries: list[Entry] | None = None,
+        uuid_factory: UuidFactory | None = None,
+        clock: Clock | None = None,
+    ) -> SessionManager:
+        """A session that never touches the file system.
+
+        ``entries`` preloads a session: with a header among them they are adopted verbatim
+        (migrated if old); without one a header is made from ``id``/``cwd``.
+        """
+        manager = cls(str(cwd), "", None, False, uuid_factory=uuid_factory, clock=clock)
+        if entries and any(e.get("type") == "session" for e in entries):
+            manager._adopt(list(entries))
+        else:
+            manager.new_session(id=id)
+            if entries:
+                manager._file_entries.extend(entries)
+                manager._rebuild_index()
+        return manager
+
+    @classmethod
+    def continue_recent(
+        cls,
+        cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        uuid_factory: UuidFactory | None = None,
+        clock: Clock | None = None,
+    ) -> SessionManager:
+        """Open the most recently modified session of ``cwd``, or start a new one."""
+        cwd_s = str(cwd)
+        default_dir = _paths.default_session_dir(cwd_s)
+        directory = str(session_dir) if session_dir is not None else default_dir
+        filter_cwd = cwd_s if _paths.resolve_path(directory) != _paths.resolve_path(default_dir) else None
+        found = _paths.find_most_recent_session(directory, filter_cwd)
+        if found:
+            return cls(cwd_s, directory, found, True, uuid_factory=uuid_factory, clock=clock)
+        return cls(cwd_s, directory, None, True, uuid_factory=uuid_factory, clock=clock)
+
+    @classmethod
+    def fork_from(
+        cls,
+        source_path: str | os.PathLike[str],
+        target_cwd: str | os.PathLike[str],
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        id: str | None = None,
+        uuid_factory: UuidFactory | None = None,
+        clock: Clock | None = None,
+    ) -> SessionManager:
+        """Copy a whole session file into a new one whose header names it as parent."""
+        source = _paths.resolve_path(str(source_path))
+        cwd = _paths.resolve_path(str(target_cwd))
+        loaded = load_entries_from_file(source)
+        if not loaded.entries:
+            raise ValueError(f"Cannot fork: source session file is empty or invalid: {source}")
+        directory = str(session_dir) if session_dir is not None else _paths.default_session_dir(cwd)
+        os.makedirs(directory, exist_ok=True)
+        session_id = validate_session_id(id) if id is not None else uuid7()
+        now = (clock or utc_now)()
+        header: Entry = {
+            "type": "session",
+            "version": CURRENT_VERSION,
+            "id": session_id,
+            "timestamp": iso_timestamp(now),
+            "cwd": cwd,
+            "parentSession": source,
+        }
+        target = os.path.join(directory, _paths.session_file_name(header["timestamp"], session_id))
+        # pi 1.6.0 copies the source lines without migrating them (session-format.md §7).
+        body = [e for e in loaded.entries if e.get("type") != "session"]
+        create_exclusive(target, [header, *body])
+        return cls(cwd, directory, target, True, uuid_factory=uuid_factory, clock=clock)
+
+    @staticmethod
+    def list(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> list[_paths.SessionInfo]:
+        """Sessions of ``cwd``, newest first."""
+        cwd_s = str(cwd)
+        default_dir = _paths.default_session_dir(cwd_s)
+        directory = str(session_dir) if session_dir is not None else default_dir
+        filter_cwd = cwd_s if _paths.resolve_path(directory) != _paths.resolve_path(default_dir) else None
+        return _paths.list_sessions(directory, filter_cwd)
+
+    @staticmethod
+    def list_all(session_dir: str | os.PathLike[str] | None = None) -> list[_paths.SessionInfo]:
+        """Every session under the sessions root (or one directory), newest first."""
+        return _paths.list_all_sessions(str(session_dir) if session_dir is not None else None)
+
+    # ------------------------------------------------------------------ file state
+
+    def _set_session_file(self, path: str) -> None:
+        resolved = _paths.resolve_path(path)
+        if os.path.exists(resolved):
+            loaded = load_entries_from_file(resolved)
+            if not loaded.entries:
+                if os.path.getsize(resolved) > 0:
+                    raise InvalidSessionFile(resolved, loaded.invalid_reason)
+                self.new_session()
+                self._session_file = resolved
+                rewrite_file(resolved, self._file_entries)
+                self._flushed = True
+                self._consumed_bytes = os.path.getsize(resolved)
+                return
+            self._session_file = resolved
+            self.skipped_lines = loaded.skipped_lines
+            if self._adopt(loaded.entries):
+                rewrite_file(resolved, self._file_entries)
+                self._consumed_bytes = os.path.getsize(resolved)
+            else:
+                self._consumed_bytes = loaded.consumed_bytes
+            self._flushed = True
+        else:
+            self.new_session()
+            self._session_file = resolved
+
+    def _adopt(self, file_entries: list[Entry]) -> bool:
+        """Take over loaded lines (header first); return whether migration changed them."""
+        self._file_entries = file_entries
+        header = self.header
+        self._session_id = header.get("id", "") if header else ""
+        migrated = migrate_entries(self._file_entries, self._uuid_factory)
+        self._rebuild_index()
+        return migrated
+
+    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
+        """Start an empty session (new id and header); returns its file path when persisting."""
+        if id is not None:
+            validate_session_id(id)
+        now = self._clock()
+        if id is not None:
+            self._session_id = id
+        elif self._session_id_factory is not None:
+            self._session_id = self._session_id_factory()
+        else:
+            self._session_id = uuid7(epoch_ms(now))
+        header: Entry = {
+            "type": "session",
+            "version": CURRENT_VERSION,
+            "id": self._session_id,
+            "timestamp": iso_timestamp(now),
+            "cwd": self._cwd,
+        }
+        if parent_session is not None:
+            header["parentSession"] = parent_session
+        self._file_entries = [header]
+        self._rebuild_index()
+        self._flushed = False
+        self._consumed_bytes = 0
+        self.skipped_lines = []
+        if self._persist:
+            self._session_file = os.path.join(
+                self._session_dir, _paths.session_file_name(header["timestamp"], self._session_id)
+            )
+            return self._session_file
+        return None
+
+    def _rebuild_index(self) -> None:
+        self._by_id = {}
+        self._labels = {}
+        self._label_timestamps = {}
+        self._leaf_id = None
+        self._has_conversation = False
+        self._entries_cache = None
+        for entry in self._file_entries:
+            if entry.get("type") == "session":
+                continue
+            self._index_entry(entry)
+
+    def _index_entry(self, entry: Entry) -> None:
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            self._by_id[entry_id] = entry
+        # pi sets the leaf to the line's id even when it has none ("undefined").
+        self._leaf_id = entry_id if isinstance(entry_id, str) else UNSET
+        if entry.get("type") == "label":
+            target = entry.get("targetId")
+            if entry.get("label"):
+                self._labels[target] = entry["label"]
+                self._label_timestamps[target] = entry.get("timestamp")
+            else:
+                self._labels.pop(target, None)
+                self._label_timestamps.pop(target, None)
+        if not self._has_conversation and _is_user_or_assistant(entry):
+            self._has_conversation = True
+
+    # ------------------------------------------------------------------ read API
+
+    @property
+    def header(self) -> Entry | None:
+        for entry in self._file_entries:
+            if entry.get("type") == "session":
+                return entry
+        return None
+
+    def get_header(self) -> Entry | None:
+        return self.header
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def session_file(self) -> str | None:
+        return self._session_file if self._persist else None
+
+    @property
+    def session_dir(self) -> str:
+        return self._session_dir
+
+    @property
+    def cwd(self) -> str:
+        return self._cwd
+
+    @property
+    def is_persisted(self) -> bool:
+        return self._persist
+
+    @property
+    def flushed(self) -> bool:
+        """Whether the file exists on disk (the lazy first write has happened)."""
+        return self._flushed
+
+    @property
+    def leaf_id(self) -> str | None:
+        return None if self._leaf_id is UNSET else self._leaf_id
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every entry (all branches) in file order, headers excluded. A fresh list."""
+        if self._entries_cache is None:
+            self._entries_cache = [e for e in self._file_entries if e.get("type") != "session"]
+        return list(self._entries_cache)
+
+    def get_entries(self) -> list[Entry]:
+        return self.entries
+
+    @property
+    def file_entries(self) -> list[Entry]:
+        """Every line as loaded, header included (a fresh list)."""
+        return list(self._file_entries)
+
+    def get_entry(self, entry_id: str) -> Entry | None:
+        return self._by_id.get(entry_id)
+
+    def get_leaf_entry(self) -> Entry | None:
+        return self._by_id.get(self._leaf_id) if isinstance(self._leaf_id, str) else None
+
+    def get_entry_count(self) -> int:
+        return len(self._by_id)
+
+    def get_children(self, parent_id: str | None) -> list[Entry]:
+        return [e for e in self._by_id.values() if e.get("parentId") == parent_id]
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._labels.get(entry_id)
+
+    def get_label_timestamp(self, entry_id: str) -> str | None:
+        return self._label_timestamps.get(entry_id)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self._labels)
+
+    @property
+    def session_name(self) -> str | None:
+        for entry in reversed(self._file_entries):
+            if entry.get("type") == "session_info":
+                name = entry.get("name")
+                name = js_trim(name) if isinstance(name, str) else ""
+                return name or None
+        return None
+
+    def get_session_name(self) -> str | None:
+        return self.session_name
+
+    def get_branch(self, from_id: str | None = None) -> list[Entry]:
+        """Entries from the root to ``from_id`` (default: the leaf)."""
+        return get_branch(self._by_id, from_id if from_id is not None else self.leaf_id)
+
+    def get_tree(self) -> list[TreeNode]:
+        return get_tree(self.entries, self._by_id, self._labels, self._label_timestamps)
+
+    def find_cycles(self) -> set[str]:
+        """Entries whose parent chain loops (only possible in hand-edited files)."""
+        return find_cycles(self._by_id)
+
+    def build_context_entries(self, leaf_id: Any = ...) -> list[Entry]:
+        leaf = self._leaf_id if leaf_id is ... else leaf_id
+        return build_context_entries(self.entries, None if leaf is None else leaf, self._by_id)
+
+    def build_session_projection(self, leaf_id: Any = ...) -> SessionProjection:
+        """What the model sees at the leaf (or at ``leaf_id``), with each message's source."""
+        if leaf_id is ...:
+            if self._leaf_id is UNSET:
+                # The last line had no id: pi then projects from the last entry.
+                return build_session_projection(self.entries, UNSET, self._by_id)
+            return project_path(self.get_branch())
+        return build_session_projection(self.entries, leaf_id, self._by_id)
+
+    def build_session_context(self, leaf_id: Any = ...) -> SessionContext:
+        return self.build_session_projection(leaf_id).context()
+
+    # ------------------------------------------------------------------ moving the leaf
+
+    def branch(self, branch_from_id: str) -> None:
+        """Move the leaf to an existing entry; nothing is written."""
+        if branch_from_id not in self._by_id:
+            raise EntryNotFound(branch_from_id)
+        self._leaf_id = branch_from_id
+
+    def reset_leaf(self) -> None:
+        """Leaf before the first entry: the next append becomes a new root."""
+        self._leaf_id = None
+
+    def branch_with_summary(
+        self,
+        branch_from_id: str | None,
+        summary: str,
+        details: Any = None,
+        from_hook: bool | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> str:
+        """Move to ``branch_from_id`` and append a branch summary of the abandoned path."""
+        if branch_from_id is not None and branch_from_id not in self._by_id:
+            raise EntryNotFound(branch_from_id)
+        from_id = self.leaf_id or "root"
+        self._leaf_id = branch_from_id
+        entry = self._base("branch_summary")
+        entry["fromId"] = from_id
+        entry["summary"] = summary
+        _put(entry, "details", details)
+        _put(entry, "usage", usage)
+        _put(entry, "fromHook", from_hook)
+        return self._append(entry)
+
+    # ------------------------------------------------------------------ appends
+
+    def _now(self) -> datetime:
+        return self._clock()
+
+    def _base(self, kind: str, timestamp: str | None = None) -> Entry:
+        return self._with_position({"type": kind}, timestamp)
+
+    def _with_position(self, entry: Entry, timestamp: str | None = None) -> Entry:
+        """Add id, parentId (the leaf) and timestamp after the fields already in ``entry``."""
+        entry["id"] = new_entry_id(self._by_id, self._uuid_factory)
+        if self._leaf_id is not UNSET:  # JavaScript drops an undefined parentId
+            entry["parentId"] = self._leaf_id
+        entry["timestamp"] = timestamp or iso_timestamp(self._now())
+        return entry
+
+    def _append(self, entry: Entry) -> str:
+        previous_leaf = self._leaf_id
+        had_conversation = self._has_conversation
+        self._file_entries.append(entry)
+        self._entries_cache = None
+        entry_id = entry["id"]
+        self._by_id[entry_id] = entry
+        self._leaf_id = entry_id
+        if _is_user_or_assistant(entry):
+            self._has_conversation = True
+        try:
+            self._persist_entry(entry)
+        except BaseException:
+            # pi 1.6.0 rolls the in-memory append back when the write fails.
+            self._file_entries.pop()
+            self._entries_cache = None
+            del self._by_id[entry_id]
+            self._leaf_id = previous_leaf
+            self._has_conversation = had_conversation
+            raise
+        return entry_id
+
+    def _persist_entry(self, entry: Entry) -> None:
+        if not self._persist or not self._session_file:
+            return
+        if not self._flushed:
+            if not self._has_conversation:
+                return  # nothing on disk until the first user or assistant message
+            create_exclusive(self._session_file, self._file_entries)
+            self._flushed = True
+            self._consumed_bytes = os.path.getsize(self._session_file)
+            return
+        append_line(self._session_file, entry)
+        self._consumed_bytes = os.path.getsize(self._session_file)
+
+    def append_message(self, message: dict[str, Any]) -> str:
+        entry = self._base("message")
+        entry["message"] = message
+        return self._append(entry)
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        entry = self._base("thinking_level_change")
+        entry["thinkingLevel"] = thinking_level
+        return self._append(entry)
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        entry = self._base("model_change")
+        entry["provider"] = provider
+        entry["modelId"] = model_id
+        return self._append(entry)
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str | None,
+        tokens_before: int | float,
+        details: Any = None,
+        from_hook: bool | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> str:
+        """Append a checkpoint; ``first_kept_entry_id=None`` keeps nothing from before it."""
+        now = self._now()
+        system_state = replay_system_state(self.build_session_context().messages)
+        entry = self._base("compaction", iso_timestamp(now))
+        entry["summary"] = summary
+        entry["firstKeptEntryId"] = first_kept_entry_id if first_kept_entry_id is not None else entry["id"]
+        entry["tokensBefore"] = tokens_before
+        _put(entry, "details", details)
+        _put(entry, "usage", usage)
+        _put(entry, "fromHook", from_hook)
+        if system_state is not None:
+            system_state["timestamp"] = epoch_ms(now)
+            entry["systemMessage"] = system_state
+        return self._append(entry)
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        """Extension state: a tree entry that never reaches the model."""
+        entry: Entry = {"type": "custom", "customType": custom_type}
+        _put(entry, "data", data)
+        return self._append(self._with_position(entry))
+
+    def append_custom_message_entry(
+        self, custom_type: str, content: Any, display: bool, details: Any = None
+    ) -> str:
+        entry: Entry = {"type": "custom_message", "customType": custom_type, "content": content, "display": display}
+        _put(entry, "details", details)
+        return self._append(self._with_position(entry))
+
+    def append_label_change(self, target_id: str, label: str | None = None) -> str:
+        if target_id not in self._by_id:
+            raise EntryNotFound(target_id)
+        entry = self._base("label")
+        entry["targetId"] = target_id
+        _put(entry, "label", label)
+        entry_id = self._append(entry)
+        if label:
+            self._labels[target_id] = label
+            self._label_timestamps[target_id] = entry["timestamp"]
+        else:
+            self._labels.pop(target_id, None)
+            self._label_timestamps.pop(target_id, None)
+        return entry_id
+
+    def append_session_info(self, name: str) -> str:
+        entry = self._base("session_info")
+        entry["name"] = js_trim(_NEWLINES.sub(" ", name))
+        return self._append(entry)
+
+    def append_context_edit(self, target_id: str, replacement: dict[str, Any] | None) -> str:
+        """Omit (``None``) or replace (``{"content": ...}``) an entry in the model's view."""
+        if replacement is not None and (
+            not isinstance(replacement, dict)
+            or "content" not in replacement
+            or not isinstance(replacement["content"], (str, list))
+        ):
+            raise ValueError("Context edit replacement must be null or contain string/array content")
+        target = self._by_id.get(target_id)
+        if target is None:
+            raise EntryNotFound(target_id)
+        if not any(e is target for e in self.get_branch()):
+            raise ValueError(f"Entry {target_id} is not on the active branch")
+        role = target.get("message", {}).get("role") if target.get("type") == "message" and isinstance(target.get("message"), dict) else None
+        if not (target.get("type") == "custom_message" or role in _EDITABLE_MESSAGE_ROLES):
+            raise ValueError(f"Entry {target_id} does not contribute editable model content")
+        if replacement is not None and isinstance(replacement["content"], str) and role in ("assistant", "toolResult"):
+            replacement = {**replacement, "content": [{"type": "text", "text": replacement["content"]}]}
+        entry = self._base("context_edit")
+        entry["targetId"] = target_id
+        entry["replacement"] = replacement
+        return self._append(entry)
+
+    def append_usage(
+        self, kind: str, provider: str, model: str, usage: dict[str, Any], note: str | None = None
+    ) -> Entry:
+        entry = self._base("usage")
+        entry["kind"] = kind
+        entry["provider"] = provider
+        entry["model"] = model
+        entry["usage"] = usage
+        if note:
+            entry["note"] = note
+        self._append(entry)
+        return entry
+
+    # ------------------------------------------------------------------ branching into a new file
+
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        """Replace this session by a new one holding only the path to ``leaf_id``.
+
+        Label entries are dropped from the path and re-created after it; the new header
+        names the old file as ``parentSession``. Returns the new file path (its first write
+        is deferred when the path holds no conversation yet), or ``None`` in memory.
+        """
+        path = self.get_branch(leaf_id)
+        if not path:
+            raise EntryNotFound(leaf_id)
+        kept: list[Entry] = []
+        first_after_label: dict[str, str | None] = {}
+        pending_labels: list[str] = []
+        previous: str | None = None
+        for entry in path:
+            if entry.get("type") == "label":
+                pending_labels.append(entry["id"])
+                continue
+            copy = dict(entry)
+            copy["parentId"] = previous
+            for label_id in pending_labels:
+                first_after_label[label_id] = copy.get("id")
+            pending_labels = []
+            kept.append(copy)
+            previous = copy.get("id")
+        for copy in kept:
+            if copy.get("type") == "compaction":
+                first_kept = copy.get("firstKeptEntryId")
+                if first_kept != copy.get("id") and first_kept in first_after_label:
+                    copy["firstKeptEntryId"] = first_after_label[first_kept]
+        now = self._now()
+        session_id = self._session_id_factory() if self._session_id_factory else uuid7(epoch_ms(now))
+        timestamp = iso_timestamp(now)
+        header: Entry = {"type": "session", "version": CURRENT_VERSION, "id": session_id, "timestamp": timestamp, "cwd": self._cwd}
+        if self._persist and self._session_file:
+            header["parentSession"] = self._session_file
+        on_path = {e.get("id") for e in kept}
+        taken = set(on_path)
+        labels: list[Entry] = []
+        for target, text in self._labels.items():
+            if target not in on_path:
+                continue
+            label_id = new_entry_id(taken, self._uuid_factory)
+            taken.add(label_id)
+            labels.append(
+                {
+                    "type": "label",
+                    "id": label_id,
+                    "parentId": previous,
+                    "timestamp": self._label_timestamps.get(target),
+                    "targetId": target,
+                    "label": text,
+                }
+            )
+            previous = label_id
+        self._file_entries = [header, *kept, *labels]
+        self._session_id = session_id
+        self._rebuild_index()
+        self.skipped_lines = []
+        if not self._persist:
+            return None
+        self._session_file = os.path.join(self._session_dir, _paths.session_file_name(timestamp, session_id))
+        if self._has_conversation:
+            rewrite_file(self._session_file, self._file_entries)
+            self._flushed = True
+            self._consumed_bytes = os.path.getsize(self._session_file)
+        else:
+            self._flushed = False
+            self._consumed_bytes = 0
+        return self._session_file
+
+    # ------------------------------------------------------------------ following a live file
+
+    def refresh(self) -> list[Entry]:
+        """Pick up complete lines another process appended since the last read.
+
+        Only the new bytes are read. The leaf follows the file (the last line), as a
+        fresh open would. Returns the new entries (headers excluded). Raises if the file
+        shrank, since an append-only session can only grow.
+        """
+        if not self._persist or not self._session_file or not self._flushed:
+            return []
+        size = os.path.getsize(self._session_file)
+        if size < self._consumed_bytes:
+            raise ValueError(f"{self._session_file} shrank from {self._consumed_bytes} to {size} bytes since it was read")
+        if size == self._consumed_bytes:
+            return []
+        with open(self._session_file, "rb") as handle:
+            handle.seek(self._consumed_bytes)
+            data = handle.read(size - self._consumed_bytes)
+        result = parse_lines(data, complete_only=True)
+        self._consumed_bytes += result.consumed_bytes
+        added: list[Entry] = []
+        for entry in result.entries:
+            self._file_entries.append(entry)
+            if entry.get("type") == "session":
+                continue
+            self._index_entry(entry)
+            added.append(entry)
+        if added:
+            self._entries_cache = None
+        self.skipped_lines.extend(result.skipped_lines)
+        return added
+
+    def __repr__(self) -> str:
+        where = self._session_file if self._persist else "in memory"
+        return f"<SessionManager {self._session_id} {len(self._by_id)} entries, leaf {self._leaf_id!r}, {where}>"
+
+
+def _put(entry: Entry, key: str, value: Any) -> None:
+    """Set an optional field; ``None`` stands for JavaScript's ``undefined`` (omitted)."""
+    if value is not None:
+        entry[key] = value
+
+

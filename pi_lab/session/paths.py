@@ -1,0 +1,219 @@
+"""Where session files live, how they are named, and how they are listed (session-format.md §1, §10)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pi_lab.session._text import js_trim
+from pi_lab.session.ids import parse_iso_ms
+from pi_lab.session.storage import _decode_and_parse, read_session_header
+
+__all__ = [
+    "SessionInfo",
+    "agent_dir",
+    "sessions_root",
+    "default_session_dir",
+    "session_dir_name",
+    "session_file_name",
+    "resolve_path",
+    "find_most_recent_session",
+    "list_sessions",
+    "list_all_sessions",
+    "session_info",
+]
+
+
+def resolve_path(path: str) -> str:
+    """Absolute, normalised, with a leading ``~`` expanded (Node's ``path.resolve``)."""
+    return os.path.normpath(os.path.abspath(os.path.expanduser(path)))
+
+
+def agent_dir() -> str:
+    configured = os.environ.get("PI_CODING_AGENT_DIR")
+    if configured:
+        return resolve_path(configured)
+    return resolve_path("~/.pi/agent")
+
+
+def sessions_root() -> str:
+    return os.path.join(agent_dir(), "sessions")
+
+
+def session_dir_name(cwd: str) -> str:
+    """``/home/ann/proj`` → ``--home-ann-proj--``."""
+    resolved = resolve_path(cwd)
+    if resolved[:1] in ("/", "\\"):
+        resolved = resolved[1:]
+    for ch in "/\\:":
+        resolved = resolved.replace(ch, "-")
+    return f"--{resolved}--"
+
+
+def default_session_dir(cwd: str) -> str:
+    directory = os.path.join(sessions_root(), session_dir_name(cwd))
+    os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+def _same_path(a: str, b: str) -> bool:
+    return resolve_path(a) == resolve_path(b)
+
+
+def find_most_recent_session(directory: str, cwd: str | None = None) -> str | None:
+    """The newest ``*.jsonl`` (by mtime) with a valid header, optionally of one cwd."""
+    try:
+        names = [n for n in os.listdir(directory) if n.endswith(".jsonl")]
+        candidates = []
+        for name in names:
+            full = os.path.join(directory, name)
+            candidates.append((os.stat(full).st_mtime, full))
+    except OSError:
+        return None
+    candidates.sort(key=lambda item: item[0], reverse=True)
+    for _, full in candidates:
+        header = read_session_header(full)
+        if header is None:
+            continue
+        if cwd is not None:
+            header_cwd = header.get("cwd")
+            if not isinstance(header_cwd, str) or not header_cwd or not _same_path(header_cwd, cwd):
+                continue
+        return full
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    path: str
+    id: str
+    cwd: str
+    name: str | None
+    parent_session_path: str | None
+    created: datetime
+    modified: datetime
+    message_count: int
+    first_message: str
+    all_messages_text: str
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            block.get("text", "")
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        )
+    return ""
+
+
+def _to_datetime(ms: float) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+def session_info(path: str) -> SessionInfo | None:
+    """Summarise one file by streaming it line by line; ``None`` if it is not a session."""
+    try:
+        header: dict[str, Any] | None = None
+        name: str | None = None
+        count = 0
+        first_message = ""
+        texts: list[str] = []
+        latest = 0.0
+        with open(path, "rb") as handle:
+            for raw in handle:
+                if not raw.strip():
+                    continue
+                entry = _decode_and_parse(raw.rstrip(b"\n"))
+                if entry is None:
+                    continue
+                if header is None:
+                    if entry.get("type") != "session":
+                        return None
+                    header = entry
+                    continue
+                kind = entry.get("type")
+                if kind == "session_info":
+                    value = entry.get("name")
+                    name = (js_trim(value) if isinstance(value, str) else "") or None
+                elif kind == "message":
+                    count += 1
+                    message = entry.get("message")
+                    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                        continue
+                    text = _message_text(message)
+                    if text:
+                        texts.append(text)
+                        if not first_message and message.get("role") == "user":
+                            first_message = text
+                    stamp = message.get("timestamp")
+                    activity = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else parse_iso_ms(entry.get("timestamp"))
+                    if activity == activity and activity > latest:
+                        latest = activity
+        if header is None:
+            return None
+        created_ms = parse_iso_ms(header.get("timestamp"))
+        if latest > 0:
+            modified_ms = latest
+        elif created_ms == created_ms:
+            modified_ms = created_ms
+        else:
+            modified_ms = os.stat(path).st_mtime * 1000
+        cwd = header.get("cwd")
+        parent = header.get("parentSession")
+        return SessionInfo(
+            path=path,
+            id=header.get("id"),
+            cwd=cwd if isinstance(cwd, str) else "",
+            name=name,
+            parent_session_path=parent if isinstance(parent, str) else None,
+            created=_to_datetime(created_ms) if created_ms == created_ms else _to_datetime(modified_ms),
+            modified=_to_datetime(modified_ms),
+            message_count=count,
+            first_message=first_message or "(no messages)",
+            all_messages_text=" ".join(texts),
+        )
+    except (OSError, ValueError, OverflowError):
+        return None
+
+
+def list_sessions(directory: str, cwd: str | None = None) -> list[SessionInfo]:
+    infos: list[SessionInfo] = []
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".jsonl"))
+    except OSError:
+        return []
+    for name in names:
+        info = session_info(os.path.join(directory, name))
+        if info is None:
+            continue
+        if cwd is not None and (not info.cwd or not _same_path(info.cwd, cwd)):
+            continue
+        infos.append(info)
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos
+
+
+def list_all_sessions(directory: str | None = None) -> list[SessionInfo]:
+    if directory is not None:
+        return list_sessions(directory)
+    root = Path(sessions_root())
+    infos: list[SessionInfo] = []
+    try:
+        subdirs = [p for p in root.iterdir() if p.is_dir()]
+    except OSError:
+        return []
+    for sub in subdirs:
+        infos.extend(list_sessions(str(sub)))
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos

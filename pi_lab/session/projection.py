@@ -1,0 +1,289 @@
+"""What the model sees: the projection of one root-to-leaf path (tree-and-context.md §5–§6).
+
+Everything here is a pure function of (entries, leaf). The session manager calls these
+with its own entries and leaf; the widget calls them with any other leaf to show what the
+model saw at that node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pi_lab.session.ids import parse_iso_ms
+from pi_lab.session.tree import UNSET, build_session_path, index_by_id
+
+__all__ = [
+    "ProjectedEntry",
+    "SessionProjection",
+    "SessionContext",
+    "entry_to_messages",
+    "project_with_edit",
+    "build_context_entries",
+    "build_session_projection",
+    "build_session_context",
+    "get_context_settings",
+    "replay_system_state",
+    "parse_iso_ms",
+    "EDITABLE_ROLES",
+]
+
+Entry = dict[str, Any]
+Message = dict[str, Any]
+
+EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
+_EMPTY_LIST_ROLES = frozenset({"user", "assistant", "toolResult"})
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedEntry:
+    """One context entry and the messages it contributes (possibly none)."""
+
+    source: dict[str, Any]
+    messages: list[Message]
+
+    @property
+    def source_entry(self) -> dict[str, Any]:
+        return self.source
+
+
+@dataclass(frozen=True, slots=True)
+class SessionContext:
+    messages: list[Message]
+    thinking_level: str
+    model: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionProjection:
+    entries: list[ProjectedEntry]
+    messages: list[Message]
+    thinking_level: str
+    model: dict[str, Any] | None
+
+    def context(self) -> SessionContext:
+        return SessionContext(self.messages, self.thinking_level, self.model)
+
+
+def _ms(entry: Entry) -> float | int:
+    return parse_iso_ms(entry.get("timestamp"))
+
+
+def entry_to_messages(entry: Entry) -> list[Message]:
+    """The un-edited messages one entry contributes (tree-and-context.md §6.2)."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return []
+        # Session files are parsed without validation: old versions, forks and hand edits
+        # can hold messages with null content, which providers would reject.
+        if message.get("content") is None:
+            role = message.get("role")
+            if role == "system":
+                return [{**message, "content": ""}]
+            if role in _EMPTY_LIST_ROLES:
+                return [{**message, "content": []}]
+        return [message]
+    if kind == "custom_message":
+        content = entry.get("content")
+        out: Message = {
+            "role": "custom",
+            "customType": entry.get("customType"),
+            "content": [] if content is None else content,
+            "display": entry.get("display"),
+        }
+        if "details" in entry:
+            out["details"] = entry["details"]
+        out["timestamp"] = _ms(entry)
+        return [out]
+    if kind == "branch_summary":
+        summary = entry.get("summary")
+        if not summary:
+            return []
+        return [{"role": "branchSummary", "summary": summary, "fromId": entry.get("fromId"), "timestamp": _ms(entry)}]
+    if kind == "compaction":
+        summary_message = {
+            "role": "compactionSummary",
+            "summary": entry.get("summary"),
+            "tokensBefore": entry.get("tokensBefore"),
+            "timestamp": _ms(entry),
+        }
+        snapshot = entry.get("systemMessage")
+        if snapshot:
+            return [snapshot, summary_message]
+        return [summary_message]
+    return []
+
+
+def _normalise_replacement(content: Any, role: Any) -> Any:
+    if isinstance(content, str) and role in ("assistant", "toolResult"):
+        return [{"type": "text", "text": content}]
+    return content
+
+
+def project_with_edit(entry: Entry, edit: Entry | None) -> list[Message]:
+    """The messages of ``entry`` with the latest ``context_edit`` for it applied."""
+    messages = entry_to_messages(entry)
+    if edit is None:
+        return messages
+    replacement = edit.get("replacement")
+    if replacement is None:
+        return []
+    if not isinstance(replacement, dict) or "content" not in replacement:
+        return messages
+    content = replacement["content"]
+    out: list[Message] = []
+    for message in messages:
+        role = message.get("role")
+        if role in EDITABLE_ROLES:
+            copy = dict(message)
+            copy["content"] = _normalise_replacement(content, role)
+            out.append(copy)
+        else:
+            out.append(message)
+    return out
+
+
+def build_context_entries(entries: list[Entry], leaf_id: Any = UNSET, by_id: Mapping[str, Entry] | None = None) -> list[Entry]:
+    """The path entries that feed the model: latest compaction first, then its kept tail."""
+    path = build_session_path(entries, leaf_id, by_id)
+    return _context_entries_of_path(path)
+
+
+def _context_entries_of_path(path: list[Entry]) -> list[Entry]:
+    compaction_index = -1
+    for i in range(len(path) - 1, -1, -1):
+        if path[i].get("type") == "compaction":
+            compaction_index = i
+            break
+    if compaction_index < 0:
+        return list(path)
+    compaction = path[compaction_index]
+    first_kept = compaction.get("firstKeptEntryId")
+    result = [compaction]
+    kept_from = -1
+    for i in range(compaction_index):
+        if path[i].get("id") == first_kept:
+            kept_from = i
+            break
+    if kept_from >= 0:
+        for entry in path[kept_from:compaction_index]:
+            # System deltas before the checkpoint are carried by its systemMessage snapshot.
+            if entry.get("type") == "message" and isinstance(entry.get("message"), dict) and entry["message"].get("role") == "system":
+                continue
+            result.append(entry)
+    result.extend(path[compaction_index + 1 :])
+    return result
+
+
+def get_context_settings(path: list[Entry]) -> tuple[str, dict[str, Any] | None]:
+    """Thinking level and model restored from the whole path (tree-and-context.md §5)."""
+    thinking_level = "off"
+    model: dict[str, Any] | None = None
+    for entry in path:
+        kind = entry.get("type")
+        if kind == "thinking_level_change":
+            thinking_level = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+        elif kind == "message":
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                model = {"provider": message.get("provider"), "modelId": message.get("model")}
+    return thinking_level, model
+
+
+def build_session_projection(
+    entries: list[Entry], leaf_id: Any = UNSET, by_id: Mapping[str, Entry] | None = None
+) -> SessionProjection:
+    """Context entries, each with its (edited) messages, plus model and thinking level."""
+    path = build_session_path(entries, leaf_id, by_id)
+    return project_path(path)
+
+
+def project_path(path: list[Entry]) -> SessionProjection:
+    """:func:`build_session_projection` for an already computed root-to-leaf path."""
+    thinking_level, model = get_context_settings(path)
+    context_entries = _context_entries_of_path(path)
+    edits: dict[str, Entry] = {}
+    for entry in context_entries:
+        if entry.get("type") == "context_edit":
+            target = entry.get("targetId")
+            if isinstance(target, str):
+                edits[target] = entry
+    projected: list[ProjectedEntry] = []
+    messages: list[Message] = []
+    for i, entry in enumerate(context_entries):
+        if i > 0 and entry.get("type") == "compaction":
+            produced: list[Message] = []  # an older checkpoint inside the kept range
+        else:
+            entry_id = entry.get("id")
+            produced = project_with_edit(entry, edits.get(entry_id) if isinstance(entry_id, str) else None)
+        projected.append(ProjectedEntry(entry, produced))
+        messages.extend(produced)
+    return SessionProjection(projected, messages, thinking_level, model)
+
+
+def build_session_context(
+    entries: list[Entry], leaf_id: Any = UNSET, by_id: Mapping[str, Entry] | None = None
+) -> SessionContext:
+    return build_session_projection(entries, leaf_id, by_id).context()
+
+
+def _system_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            block.get("text", "") for block in content if isinstance(block, dict) and block.get("type") == "text"
+        )
+    return ""
+
+
+def replay_system_state(messages: list[Message]) -> Message | None:
+    """The current system state from every system message in order (session-format.md §6.6)."""
+    pieces: list[str] = []
+    sections: dict[str, Any] = {}
+    tools: dict[str, Any] = {}
+    first_timestamp: Any = UNSET
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") != "system":
+            continue
+        if first_timestamp is UNSET:
+            first_timestamp = message.get("timestamp")
+        text = _system_text(message.get("content"))
+        if text:
+            pieces.append(text)
+        patch = message.get("sections")
+        if isinstance(patch, dict):
+            for name, value in patch.items():
+                if value is None:
+                    sections.pop(name, None)
+                else:
+                    sections[name] = value
+        removed = message.get("toolsRemoved")
+        if isinstance(removed, list):
+            for tool in removed:
+                if isinstance(tool, dict):
+                    tools.pop(tool.get("name"), None)
+        added = message.get("toolsAdded")
+        if isinstance(added, list):
+            for tool in added:
+                if isinstance(tool, dict):
+                    tools[tool.get("name")] = tool
+    if first_timestamp is UNSET:
+        return None
+    state: Message = {"role": "system", "content": "\n\n".join(pieces)}
+    if sections:
+        state["sections"] = sections
+    if tools:
+        state["toolsAdded"] = list(tools.values())
+    state["timestamp"] = first_timestamp
+    return state
+
+
+def context_entries_for(entries: list[Entry], leaf_id: Any = UNSET) -> list[Entry]:
+    """Convenience for callers without an index (tests, notebooks)."""
+    return build_context_entries(entries, leaf_id, index_by_id(entries))

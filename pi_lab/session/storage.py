@@ -1,0 +1,197 @@
+"""Reading and writing session files line by line (session-format.md §8–§9)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_lab.session._json import dumps_line, loads_object
+
+__all__ = [
+    "InvalidSessionFile",
+    "LoadResult",
+    "load_entries_from_file",
+    "parse_lines",
+    "read_session_header",
+    "append_line",
+    "create_exclusive",
+    "rewrite_file",
+]
+
+Entry = dict[str, Any]
+
+_BOM = "\ufeff"
+_HEADER_SCAN_LIMIT = 1024 * 1024
+_HEADER_SCAN_CHUNK = 4096
+
+
+class InvalidSessionFile(ValueError):
+    """A non-empty file that is not a pi session. Its content is never modified."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str | None = None):
+        self.path = str(path)
+        self.reason = reason
+        message = f"Session file is not a valid pi session: {self.path}"
+        if reason:
+            message += f" ({reason})"
+        super().__init__(message)
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """Parsed lines plus what was skipped, so bad input is reported rather than hidden."""
+
+    entries: list[Entry]  # every parsed object, header first when valid
+    skipped_lines: list[int] = field(default_factory=list)  # 1-based numbers of unparsable lines
+    invalid_reason: str | None = None
+    ends_with_newline: bool = True
+    consumed_bytes: int = 0  # bytes up to the end of the last complete line
+
+
+def _decode_and_parse(raw: bytes) -> Entry | None:
+    entry = loads_object(raw)
+    if entry is not None:
+        return entry
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # Invalid byte sequences become U+FFFD, as a JavaScript UTF-8 decoder does.
+        return loads_object(raw.decode("utf-8", errors="replace"))
+    return None
+
+
+def parse_lines(data: bytes, first_line_number: int = 1, *, complete_only: bool = False) -> LoadResult:
+    """Parse JSONL bytes with pi's line rules.
+
+    Lines are split on ``\\n`` only (a trailing ``\\r`` is JSON whitespace); blank lines are
+    skipped; lines that are not a JSON object are skipped and counted. With
+    ``complete_only`` a last line without its ``\\n`` is left for a later read (a writer may
+    be in the middle of it).
+    """
+    entries: list[Entry] = []
+    skipped: list[int] = []
+    start = 0
+    number = first_line_number
+    length = len(data)
+    while start < length:
+        end = data.find(b"\n", start)
+        if end == -1:
+            if complete_only:
+                break
+            raw, next_start = data[start:], length
+        else:
+            raw, next_start = data[start:end], end + 1
+        if raw.strip():
+            entry = _decode_and_parse(raw)
+            if entry is None:
+                skipped.append(number)
+            else:
+                entries.append(entry)
+        number += 1
+        start = next_start
+    consumed = start
+    ends_with_newline = length == 0 or data.endswith(b"\n")
+    return LoadResult(entries, skipped, None, ends_with_newline, consumed)
+
+
+def _header_problem(entries: list[Entry], data: bytes) -> str | None:
+    if not entries:
+        return "no JSON object on any line"
+    first = entries[0]
+    if first.get("type") != "session" or not isinstance(first.get("id"), str):
+        if data.startswith(b"\xef\xbb\xbf"):
+            return "the first line starts with a byte order mark, which pi cannot parse"
+        return f"first entry is not a session header (type {first.get('type')!r})"
+    return None
+
+
+def load_entries_from_file(path: str | os.PathLike[str]) -> LoadResult:
+    """Load every line of a session file (``loadEntriesFromFile``), repairing its tail.
+
+    A missing file gives an empty result. An invalid file (no header first) gives an empty
+    entry list with ``invalid_reason`` set, and is left untouched. A valid file whose last
+    line lacks its ``\\n`` gets exactly one appended, as pi 1.x does.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        return LoadResult([])
+    data = p.read_bytes()
+    result = parse_lines(data)
+    problem = _header_problem(result.entries, data) if data.strip() else None
+    if result.entries and problem:
+        return LoadResult([], result.skipped_lines, problem, result.ends_with_newline, result.consumed_bytes)
+    if not result.entries and data.strip():
+        result.invalid_reason = problem
+        return result
+    if result.entries and not result.ends_with_newline:
+        with open(p, "ab") as handle:
+            handle.write(b"\n")
+        result.ends_with_newline = True
+        result.consumed_bytes = len(data) + 1
+    return result
+
+
+def read_session_header(path: str | os.PathLike[str]) -> Entry | None:
+    """The header if the first non-blank, parsable line is one (bounded scan, 1 MiB)."""
+    try:
+        with open(path, "rb") as handle:
+            pending = b""
+            scanned = 0
+            while scanned < _HEADER_SCAN_LIMIT:
+                chunk = handle.read(_HEADER_SCAN_CHUNK)
+                at_end = not chunk
+                scanned += len(chunk)
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                if at_end:
+                    complete.append(pending)
+                for raw in complete:
+                    if not raw.strip():
+                        continue
+                    entry = _decode_and_parse(raw)
+                    if entry is None:
+                        continue
+                    if entry.get("type") == "session" and isinstance(entry.get("id"), str):
+                        return entry
+                    return None
+                if at_end:
+                    return None
+    except OSError:
+        return None
+    return None
+
+
+def append_line(path: str | os.PathLike[str], entry: Entry) -> None:
+    """Append one entry as a single write, so a crash never leaves a half line in between."""
+    line = dumps_line(entry)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        _write_all(fd, line)
+    finally:
+        os.close(fd)
+
+
+def create_exclusive(path: str | os.PathLike[str], entries: list[Entry]) -> None:
+    """Create the file (failing if it exists, like Node's ``wx``) holding ``entries``."""
+    payload = b"".join(dumps_line(e) for e in entries)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        _write_all(fd, payload)
+    finally:
+        os.close(fd)
+
+
+def rewrite_file(path: str | os.PathLike[str], entries: list[Entry]) -> None:
+    """Truncate and write every line (migration, empty-file initialisation, branching)."""
+    payload = b"".join(dumps_line(e) for e in entries)
+    with open(path, "wb") as handle:
+        handle.write(payload)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]

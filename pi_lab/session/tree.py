@@ -1,0 +1,167 @@
+"""Paths and trees over entries linked by ``parentId``. Every walk is iterative.
+
+pi recurses over the tree in places and has no cycle guard; a hand-edited file with a
+``parentId`` cycle would loop forever there. Here a walk stops at the first id it has
+already seen, and :func:`find_cycles` reports such ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_lab.session.ids import parse_iso_ms
+
+__all__ = ["TreeNode", "get_branch", "build_session_path", "get_tree", "find_cycles", "UNSET"]
+
+Entry = dict[str, Any]
+
+
+class _Unset:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+"""Marks an argument that was not given (pi distinguishes ``undefined`` from ``null``)."""
+
+
+@dataclass(eq=False, slots=True)
+class TreeNode:
+    entry: Entry
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+    label_timestamp: str | None = None
+
+    def __repr__(self) -> str:
+        return f"TreeNode({self.entry.get('type')} {self.entry.get('id')!r}, {len(self.children)} children)"
+
+
+def get_branch(by_id: Mapping[str, Entry], from_id: str | None) -> list[Entry]:
+    """Root-first path ending at ``from_id``; empty when the id is empty or unknown."""
+    if not from_id:
+        return []
+    entry = by_id.get(from_id)
+    path: list[Entry] = []
+    seen: set[str] = set()
+    while entry is not None:
+        entry_id = entry.get("id")
+        if entry_id in seen:
+            break  # a parentId cycle: stop instead of looping forever
+        seen.add(entry_id)
+        path.append(entry)
+        parent_id = entry.get("parentId")
+        if not parent_id:
+            break
+        entry = by_id.get(parent_id)
+    path.reverse()
+    return path
+
+
+def build_session_path(entries: list[Entry], leaf_id: Any = UNSET, by_id: Mapping[str, Entry] | None = None) -> list[Entry]:
+    """The path the pure projection functions work on (tree-and-context.md §3.2).
+
+    ``leaf_id`` ``None`` gives an empty path; unset, empty or unknown falls back to the last
+    entry in the list.
+    """
+    if leaf_id is None:
+        return []
+    if by_id is None:
+        by_id = index_by_id(entries)
+    start = by_id.get(leaf_id) if isinstance(leaf_id, str) and leaf_id else None
+    if start is None:
+        if not entries:
+            return []
+        start = entries[-1]
+    start_id = start.get("id")
+    if start_id is not None and by_id.get(start_id) is start:
+        return get_branch(by_id, start_id)
+    # The last entry may carry no id (unmigrated data) or a duplicated one: walk from it.
+    path = [start]
+    parent_id = start.get("parentId")
+    rest = get_branch(by_id, parent_id) if parent_id else []
+    return rest + path
+
+
+def index_by_id(entries: Iterable[Entry]) -> dict[str, Entry]:
+    by_id: dict[str, Entry] = {}
+    for entry in entries:
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            by_id[entry_id] = entry
+    return by_id
+
+
+def _sort_key(entry: Entry) -> float:
+    ms = parse_iso_ms(entry.get("timestamp"))
+    # Array.prototype.sort with a NaN comparison result keeps the pair's order; placing
+    # unparsable timestamps first is the closest total order.
+    return float("-inf") if ms != ms else ms
+
+
+def get_tree(
+    entries: list[Entry],
+    by_id: Mapping[str, Entry] | None = None,
+    labels: Mapping[str, str] | None = None,
+    label_timestamps: Mapping[str, str] | None = None,
+) -> list[TreeNode]:
+    """One node per entry; roots in file order, children sorted by timestamp (stable)."""
+    if by_id is None:
+        by_id = index_by_id(entries)
+    labels = labels or {}
+    label_timestamps = label_timestamps or {}
+    nodes: dict[str, TreeNode] = {}
+    ordered: list[tuple[Entry, TreeNode]] = []
+    for entry in entries:
+        node = TreeNode(entry)
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            node.label = labels.get(entry_id)
+            node.label_timestamp = label_timestamps.get(entry_id) if node.label is not None else None
+            nodes[entry_id] = node
+        ordered.append((entry, node))
+    roots: list[TreeNode] = []
+    cyclic = find_cycles(by_id)
+    for entry, node in ordered:
+        parent_id = entry.get("parentId")
+        entry_id = entry.get("id")
+        parent = nodes.get(parent_id) if parent_id and parent_id != entry_id else None
+        if parent is None or entry_id in cyclic:
+            roots.append(node)
+        else:
+            parent.children.append(node)
+    for node in nodes.values():
+        if len(node.children) > 1:
+            node.children.sort(key=lambda child: _sort_key(child.entry))
+    return roots
+
+
+def find_cycles(by_id: Mapping[str, Entry]) -> set[str]:
+    """Ids of entries whose ``parentId`` chain loops back on itself (pi would hang there).
+
+    The entry of each cycle that appears first in index order is returned so that treating
+    it as a root breaks the loop; an empty set for every well-formed file.
+    """
+    state: dict[str, int] = {}  # 1 = on the current walk, 2 = finished
+    breakers: set[str] = set()
+    for start in by_id:
+        if start in state:
+            continue
+        walk: list[str] = []
+        current: str | None = start
+        while current is not None and current in by_id and current not in state:
+            state[current] = 1
+            walk.append(current)
+            parent = by_id[current].get("parentId")
+            current = parent if isinstance(parent, str) and parent else None
+        if current is not None and state.get(current) == 1:
+            # The walk re-entered itself: the loop runs from `current` to the walk's end.
+            loop = walk[walk.index(current):]
+            order = {key: i for i, key in enumerate(by_id)}
+            breakers.add(min(loop, key=order.__getitem__))
+        for key in walk:
+            state[key] = 2
+    return breakers
