@@ -1,0 +1,72 @@
+# pi_lab developer commands. `make lab` opens the tour in JupyterLab; `make test` runs every test.
+# Both work from a fresh clone: they create .venv, install the package (editable, with the test
+# extra) and build the front end. .ci/run runs the same steps as `make test`.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+ACTIVATE := . $(VENV)/bin/activate &&
+LAB_PORT ?= 8888
+PYTEST_ARGS ?=
+# apt-get needs root; use sudo when we are not root.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help lab test install venv frontend chromium typecheck pytest clean
+
+help:
+	@echo "make lab      - install everything, then start JupyterLab on the tour notebook"
+	@echo "make test     - install everything (chromium too), typecheck, run pytest"
+	@echo "make install  - .venv + pip install -e '.[test]' + front-end build + labextension develop"
+
+$(VENV)/bin/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+
+venv: $(VENV)/bin/activate
+
+# pip's editable build already runs jlpm via hatch-jupyter-builder, but it skips the build when it
+# thinks the output is fresh; the explicit jlpm steps make sure the front end matches the sources.
+install: venv
+	$(ACTIVATE) python -m pip install -q -e ".[test]"
+	$(MAKE) --no-print-directory frontend
+	$(ACTIVATE) jupyter labextension develop --overwrite . >/dev/null
+	$(ACTIVATE) jupyter labextension list 2>&1 | grep "pi-lab.*enabled.*OK" >/dev/null \
+	  || { echo "pi-lab labextension is not installed and enabled"; exit 1; }
+
+frontend:
+	$(ACTIVATE) jlpm install
+	$(ACTIVATE) jlpm build
+
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  echo "installing Debian chromium (no browser download through Playwright)"; \
+	  $(SUDO) apt-get update -q >/dev/null; \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends \
+	    chromium fonts-dejavu-core >/dev/null; \
+	fi
+
+typecheck:
+	$(ACTIVATE) jlpm typecheck
+
+# pytest's exit code 5 means "no tests collected"; treat that as a failure.
+pytest:
+	@$(ACTIVATE) { rc=0; python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) || rc=$$?; \
+	  if [ "$$rc" -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit "$$rc"; }
+
+test: chromium install
+	$(MAKE) --no-print-directory typecheck
+	$(MAKE) --no-print-directory pytest
+
+lab: install
+	@mkdir -p examples
+	@if [ -f examples/tour.ipynb ]; then \
+	  $(ACTIVATE) jupyter lab --allow-root --ip=127.0.0.1 --port=$(LAB_PORT) examples/tour.ipynb; \
+	else \
+	  $(ACTIVATE) jupyter lab --allow-root --ip=127.0.0.1 --port=$(LAB_PORT) --ServerApp.root_dir=examples; \
+	fi
+
+clean:
+	rm -rf lib tsconfig.tsbuildinfo pi_lab/labextension pi_lab/static/widget.js

@@ -1,0 +1,107 @@
+"""End-to-end checks of the packaged front end in a real JupyterLab and a real browser."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from playwright.sync_api import expect
+
+PI_FILE_NAME = "2026-01-01T00-00-00-000Z_abc.jsonl"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_lab_loads_with_pi_lab_extension(page, lab_server, open_lab, screenshot_dir):
+    listing = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"],
+        capture_output=True, text=True, timeout=120,
+    )
+    text = ANSI.sub("", listing.stdout + listing.stderr)
+    assert re.search(r"pi-lab v0\.1\.0 .*enabled.*OK", text), text
+
+    open_lab()
+    info = page.evaluate(
+        """() => {
+          const app = window.jupyterapp;
+          const reg = app.docRegistry;
+          const cfg = JSON.parse(document.getElementById('jupyter-config-data').textContent);
+          const types = path => reg.getFileTypesForPath(path).map(ft => ft.name);
+          return {
+            federated: (cfg.federated_extensions || []).map(e => e.name),
+            activated: app.isPluginActivated('pi-lab:session-viewer'),
+            piTypes: types('%(pi)s'),
+            piDefault: reg.defaultWidgetFactory('%(pi)s').name,
+            plainTypes: types('notes.jsonl'),
+            plainDefault: reg.defaultWidgetFactory('notes.jsonl').name,
+            plainChoices: reg.preferredWidgetFactories('notes.jsonl').map(f => f.name),
+          };
+        }""" % {"pi": PI_FILE_NAME}
+    )
+    page.screenshot(path=str(screenshot_dir / "lab-loaded.png"))
+    assert "pi-lab" in info["federated"]
+    assert info["activated"] is True
+    # A file named like pi names its sessions opens in the viewer by default ...
+    assert info["piTypes"][0] == "pi-session"
+    assert info["piDefault"] == "Pi Session"
+    # ... while any other .jsonl keeps its default and only offers the viewer under "Open With".
+    assert "pi-session" not in info["plainTypes"]
+    assert info["plainDefault"] != "Pi Session"
+    assert "Pi Session" in info["plainChoices"]
+
+
+def test_notebook_renders_anywidget_header(page, lab_server, open_lab, repo_root, screenshot_dir):
+    widget_js = repo_root / "pi_lab" / "static" / "widget.js"
+    assert widget_js.is_file(), "front end not built: run `jlpm build` (make install does)"
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import pathlib, anywidget, traitlets\n"
+            "class HeaderWidget(anywidget.AnyWidget):\n"
+            f"    _esm = pathlib.Path({str(widget_js)!r})\n"
+            "    title = traitlets.Unicode('').tag(sync=True)\n"
+            "    entry_count = traitlets.Int(0).tag(sync=True)\n"
+            "w = HeaderWidget(title='pi browser smoke <b>not bold</b>', entry_count=7)\n"
+            "w"
+        ),
+        nbformat.v4.new_code_cell("w.entry_count = 1"),
+    ]
+    nbformat.write(nb, lab_server.root_dir / "widget.ipynb")
+
+    open_lab("widget.ipynb")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'"
+    )
+    page.locator(".jp-Cell").first.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+
+    title = page.locator(".pi-lab-widget .pi-lab-title")
+    count = page.locator(".pi-lab-widget .pi-lab-entry-count")
+    # Markup in a trait is shown as text, never parsed.
+    expect(title).to_have_text("pi browser smoke <b>not bold</b>")
+    expect(page.locator(".pi-lab-widget b")).to_have_count(0)
+    expect(count).to_have_text("7 entries")
+
+    page.keyboard.press("Shift+Enter")  # the second cell changes the trait from Python
+    expect(count).to_have_text("1 entry")
+    page.screenshot(path=str(screenshot_dir / "notebook-widget.png"))
+
+
+def test_double_click_pi_session_file_opens_viewer(page, lab_server, open_lab, fixtures_dir, screenshot_dir):
+    source = fixtures_dir / "public-twkrash-branching.jsonl"
+    shutil.copyfile(source, lab_server.root_dir / PI_FILE_NAME)
+    lines = [line for line in source.read_text().splitlines() if line.strip()]
+
+    open_lab()
+    item = page.locator(".jp-DirListing-item", has=page.get_by_text(PI_FILE_NAME, exact=True))
+    item.dblclick()
+
+    view = page.locator(".jp-PiSessionDocument .jp-PiSessionView")
+    expect(view.locator(".jp-PiSessionView-id")).to_have_text("Session fixture-session")
+    expect(view.locator(".jp-PiSessionView-count")).to_have_text(f"{len(lines) - 1} entries")
+    expect(page.locator(".lm-TabBar-tab.lm-mod-current", has_text=PI_FILE_NAME)).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "pi-session-viewer.png"))

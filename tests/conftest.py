@@ -1,0 +1,57 @@
+"""Shared pytest fixtures for pi_lab.
+
+The conformance fixtures are real pi session files kept outside the repository, in
+`../shared/fixtures/pi-sessions` next to the clone. They are read-only, and opening a file may
+repair it, so tests work on copies made by `fixture_copy`.
+
+jupyter_server's own test fixtures (`jp_fetch`, `jp_serverapp`, ...) come with the `test` extra
+(pytest-jupyter[server]) but are not loaded here, because that plugin adds autouse fixtures to
+every test. A suite that needs them can add
+`pytest_plugins = ["pytest_jupyter.jupyter_server"]` to this file.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES_DIR = (REPO_ROOT / ".." / "shared" / "fixtures" / "pi-sessions").resolve()
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The root of this checkout."""
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    """The folder of real pi session files; the test is skipped when it is not beside the clone."""
+    if not FIXTURES_DIR.is_dir():
+        pytest.skip(f"pi session fixtures not found at {FIXTURES_DIR}")
+    return FIXTURES_DIR
+
+
+@pytest.fixture
+def fixture_copy(fixtures_dir: Path, tmp_path: Path) -> Callable[..., Path]:
+    """Return a function that copies a fixture file into tmp_path and returns the copy's path.
+
+    `fixture_copy("public-twkrash-branching.jsonl")` keeps the name;
+    `fixture_copy(name, "2026-01-01T00-00-00-000Z_abc.jsonl")` renames the copy. The copy is
+    writable even though the fixtures are not (only the bytes are copied, not the mode).
+    """
+
+    def copy(name: str, dest_name: str | None = None) -> Path:
+        source = fixtures_dir / name
+        if not source.is_file():
+            raise FileNotFoundError(f"no fixture named {name!r} in {fixtures_dir}")
+        target = tmp_path / (dest_name or Path(name).name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        return target
+
+    return copy
