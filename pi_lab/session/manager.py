@@ -92,7 +92,12 @@ class SessionManager:
         uuid_factory: UuidFactory | None = None,
         clock: Clock | None = None,
         session_id_factory: Callable[[], str] | None = None,
+        new_id: str | None = None,
+        parent_session: str | None = None,
+        preloaded: list[Entry] | None = None,
     ):
+        if new_id is not None:
+            validate_session_id(new_id)
         self._cwd = cwd
         self._session_dir = session_dir or ""
         self._persist = persist
@@ -116,8 +121,10 @@ class SessionManager:
             os.makedirs(self._session_dir, exist_ok=True)
         if session_file:
             self._set_session_file(session_file)
+        elif preloaded is not None:
+            self._adopt(preloaded)
         else:
-            self.new_session()
+            self.new_session(id=new_id, parent_session=parent_session)
 
     # ------------------------------------------------------------------ constructors
 
@@ -164,10 +171,8 @@ class SessionManager:
         """A new persisting session; its file appears with the first user or assistant message."""
         cwd_s = str(cwd)
         directory = str(session_dir) if session_dir is not None else _paths.default_session_dir(cwd_s)
-        manager = cls(cwd_s, directory, None, True, uuid_factory=uuid_factory, clock=clock)
-        if id is not None or parent_session is not None:
-            manager.new_session(id=id, parent_session=parent_session)
-        return manager
+        return cls(cwd_s, directory, None, True, uuid_factory=uuid_factory, clock=clock, new_id=id,
+                   parent_session=parent_session)
 
     @classmethod
     def in_memory(
@@ -184,14 +189,12 @@ class SessionManager:
         ``entries`` preloads a session: with a header among them they are adopted verbatim
         (migrated if old); without one a header is made from ``id``/``cwd``.
         """
-        manager = cls(str(cwd), "", None, False, uuid_factory=uuid_factory, clock=clock)
         if entries and any(e.get("type") == "session" for e in entries):
-            manager._adopt(list(entries))
-        else:
-            manager.new_session(id=id)
-            if entries:
-                manager._file_entries.extend(entries)
-                manager._rebuild_index()
+            return cls(str(cwd), "", None, False, uuid_factory=uuid_factory, clock=clock, preloaded=list(entries))
+        manager = cls(str(cwd), "", None, False, uuid_factory=uuid_factory, clock=clock, new_id=id)
+        if entries:
+            manager._file_entries.extend(entries)
+            manager._rebuild_index()
         return manager
 
     @classmethod

@@ -187,12 +187,22 @@ def get_context_settings(path: list[Entry]) -> tuple[str, dict[str, Any] | None]
         if kind == "thinking_level_change":
             thinking_level = entry.get("thinkingLevel")
         elif kind == "model_change":
-            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+            model = _model_ref(entry, "provider", "modelId")
         elif kind == "message":
             message = entry.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant":
-                model = {"provider": message.get("provider"), "modelId": message.get("model")}
+                model = _model_ref(message, "provider", "model")
     return thinking_level, model
+
+
+def _model_ref(source: dict[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:
+    # Absent fields stay absent (JavaScript's undefined), so the result serialises as pi's.
+    ref: dict[str, Any] = {}
+    if provider_key in source:
+        ref["provider"] = source[provider_key]
+    if model_key in source:
+        ref["modelId"] = source[model_key]
+    return ref
 
 
 def build_session_projection(
