@@ -1,0 +1,251 @@
+"""Token accounting (compaction.md §2).
+
+Every length is a JavaScript string length, i.e. UTF-16 code units, so that estimates equal
+pi's on the same input. Tool-call arguments are measured as ``JSON.stringify`` output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pi_lab.compaction.settings import settings_value
+
+__all__ = [
+    "IMAGE_CHARS",
+    "js_len",
+    "js_json",
+    "estimate_tokens",
+    "calculate_context_tokens",
+    "usage_anchor",
+    "get_last_assistant_usage",
+    "ContextUsageEstimate",
+    "estimate_context_tokens",
+    "estimate_projected_context_tokens",
+    "should_compact",
+]
+
+IMAGE_CHARS = 4800  # an image is estimated as 4800 characters = 1200 tokens
+
+
+def js_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (JavaScript's ``string.length``)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_json(value: Any) -> str:
+    """``JSON.stringify(value)``: compact, non-ASCII raw, integral numbers without ``.0``."""
+    from pi_lab.session._json import dumps
+
+    return dumps(value).decode("utf-8")
+
+
+def _json_len(value: Any) -> int:
+    from pi_lab.session._json import dumps
+
+    raw = dumps(value)
+    if raw.isascii():
+        return len(raw)
+    return js_len(raw.decode("utf-8"))
+
+
+def _text_len(value: Any) -> int:
+    return js_len(value) if isinstance(value, str) and value else 0
+
+
+def _content_chars(content: Any) -> int:
+    """Characters of a user/custom/toolResult/system content: string, or text + image blocks."""
+    if isinstance(content, str):
+        return js_len(content)
+    chars = 0
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                chars += _text_len(block.get("text"))
+            elif kind == "image":
+                chars += IMAGE_CHARS
+    return chars
+
+
+def _assistant_chars(content: Any) -> int:
+    chars = 0
+    if not isinstance(content, list):
+        return 0
+    for block in content:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            chars += _text_len(block.get("text"))
+        elif kind == "thinking":
+            chars += _text_len(block.get("thinking"))
+        elif kind == "toolCall":
+            chars += _text_len(block.get("name"))
+            if "arguments" in block:
+                chars += _json_len(block["arguments"])
+    return chars
+
+
+def _system_chars(message: Mapping[str, Any]) -> int:
+    chars = _content_chars(message.get("content"))
+    sections = message.get("sections")
+    if isinstance(sections, Mapping):
+        for value in sections.values():
+            chars += _text_len(value)
+    if message.get("toolsAdded") is not None:
+        chars += _json_len(message["toolsAdded"])
+    return chars
+
+
+def estimate_tokens(message: Mapping[str, Any]) -> int:
+    """pi's chars/4 estimate of one message, rounded up (compaction.md §2.1)."""
+    role = message.get("role")
+    if role in ("user", "custom", "toolResult"):
+        chars = _content_chars(message.get("content"))
+    elif role == "assistant":
+        chars = _assistant_chars(message.get("content"))
+    elif role == "bashExecution":
+        chars = _text_len(message.get("command")) + _text_len(message.get("output"))
+    elif role in ("branchSummary", "compactionSummary"):
+        chars = _text_len(message.get("summary"))
+    elif role == "system":
+        chars = _system_chars(message)
+    else:
+        return 0
+    return -(-chars // 4)
+
+
+def _usage_number(usage: Any, key: str, attr: str) -> float:
+    value = usage.get(key) if isinstance(usage, Mapping) else getattr(usage, attr, None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return value
+
+
+def calculate_context_tokens(usage: Any) -> int | float:
+    """``usage.totalTokens`` when non-zero, else input + output + cacheRead + cacheWrite."""
+    if usage is None:
+        return 0
+    total = _usage_number(usage, "totalTokens", "total_tokens")
+    if total:
+        return total
+    return (
+        _usage_number(usage, "input", "input")
+        + _usage_number(usage, "output", "output")
+        + _usage_number(usage, "cacheRead", "cache_read")
+        + _usage_number(usage, "cacheWrite", "cache_write")
+    )
+
+
+def usage_anchor(message: Any) -> Any:
+    """The usage of an assistant message if it is a valid anchor (compaction.md §2.3), else None."""
+    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+        return None
+    usage = message.get("usage")
+    if not usage:
+        return None
+    if message.get("stopReason") in ("aborted", "error"):
+        return None
+    if not calculate_context_tokens(usage) > 0:
+        return None
+    return usage
+
+
+def get_last_assistant_usage(entries: Sequence[Mapping[str, Any]]) -> Any:
+    """Usage of the last valid anchor among ``message`` session entries, or None."""
+    for i in range(len(entries) - 1, -1, -1):
+        entry = entries[i]
+        if entry.get("type") == "message":
+            usage = usage_anchor(entry.get("message"))
+            if usage is not None:
+                return usage
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextUsageEstimate:
+    tokens: int | float
+    usage_tokens: int | float
+    trailing_tokens: int
+    last_usage_index: int | None
+
+
+def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> ContextUsageEstimate:
+    """Last valid usage anchor plus the estimate of everything after it (compaction.md §2.4)."""
+    for k in range(len(messages) - 1, -1, -1):
+        usage = usage_anchor(messages[k])
+        if usage is not None:
+            usage_tokens = calculate_context_tokens(usage)
+            trailing = 0
+            for i in range(k + 1, len(messages)):
+                trailing += estimate_tokens(messages[i])
+            return ContextUsageEstimate(usage_tokens + trailing, usage_tokens, trailing, k)
+    total = 0
+    for message in messages:
+        total += estimate_tokens(message)
+    return ContextUsageEstimate(total, 0, total, None)
+
+
+def _source_of(projected: Any) -> Mapping[str, Any]:
+    source = getattr(projected, "source", None)
+    if source is None and isinstance(projected, Mapping):
+        source = projected.get("sourceEntry", projected.get("source"))
+    return source if source is not None else {}
+
+
+def _messages_of(projected: Any) -> list[Mapping[str, Any]]:
+    messages = getattr(projected, "messages", None)
+    if messages is None and isinstance(projected, Mapping):
+        messages = projected.get("messages")
+    return messages or []
+
+
+def estimate_projected_context_tokens(projection: Any, branch_entries: Sequence[Mapping[str, Any]]) -> ContextUsageEstimate:
+    """Context estimate that trusts usage only if measured after the last edit/compaction (§2.5)."""
+    messages = projection.messages
+    estimate = estimate_context_tokens(messages)
+    if estimate.last_usage_index is not None:
+        usage_entry_id = None
+        seen = 0
+        for projected in projection.entries:
+            count = len(_messages_of(projected))
+            if estimate.last_usage_index < seen + count:
+                usage_entry_id = _source_of(projected).get("id")
+                break
+            seen += count
+        usage_index = -1
+        if usage_entry_id:
+            for i, entry in enumerate(branch_entries):
+                if entry.get("id") == usage_entry_id:
+                    usage_index = i
+                    break
+        invalidating = -1
+        for i in range(len(branch_entries) - 1, -1, -1):
+            if branch_entries[i].get("type") in ("context_edit", "compaction"):
+                invalidating = i
+                break
+        if usage_index > invalidating:
+            return estimate
+
+    from pi_lab.session.projection import replay_system_state
+
+    system = replay_system_state(messages)
+    tokens = estimate_tokens(system) if system is not None else 0
+    for message in messages:
+        if message.get("role") != "system":
+            tokens += estimate_tokens(message)
+    return ContextUsageEstimate(tokens, 0, tokens, None)
+
+
+def should_compact(context_tokens: float, context_window: float, settings: Any) -> bool:
+    """True when automatic compaction is on and the context exceeds window − reserve."""
+    if not settings_value(settings, "enabled", "enabled", True):
+        return False
+    reserve = settings_value(settings, "reserve_tokens", "reserveTokens", 16384)
+    return context_tokens > context_window - reserve
