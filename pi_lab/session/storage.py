@@ -51,6 +51,9 @@ class LoadResult:
 
 
 def _decode_and_parse(raw: bytes) -> Entry | None:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        # JSON.parse rejects a byte order mark (orjson would skip it); pi drops such a line.
+        return None
     entry = loads_object(raw)
     if entry is not None:
         return entry
