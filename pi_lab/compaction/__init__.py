@@ -147,14 +147,23 @@ __all__ = [
 
 # Message conversion belongs to the model layer; it is re-exported here because callers
 # (and pi's own API) reach it through the compaction module. Resolved on first use.
-_FROM_LLM_CONVERT = ("convert_to_llm", "COMPACTION_PREFIX", "COMPACTION_SUFFIX", "BRANCH_PREFIX", "BRANCH_SUFFIX")
+_FROM_LLM_CONVERT = {
+    "convert_to_llm": ("convert_to_llm",),
+    "COMPACTION_PREFIX": ("COMPACTION_PREFIX", "COMPACTION_SUMMARY_PREFIX"),
+    "COMPACTION_SUFFIX": ("COMPACTION_SUFFIX", "COMPACTION_SUMMARY_SUFFIX"),
+    "BRANCH_PREFIX": ("BRANCH_PREFIX", "BRANCH_SUMMARY_PREFIX"),
+    "BRANCH_SUFFIX": ("BRANCH_SUFFIX", "BRANCH_SUMMARY_SUFFIX"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _FROM_LLM_CONVERT:
+    candidates = _FROM_LLM_CONVERT.get(name)
+    if candidates is not None:
         from pi_lab.llm import convert
 
-        value = getattr(convert, name)
-        globals()[name] = value
-        return value
+        for candidate in candidates:
+            if hasattr(convert, candidate):
+                value = getattr(convert, candidate)
+                globals()[name] = value
+                return value
     raise AttributeError(f"module 'pi_lab.compaction' has no attribute {name!r}")

@@ -154,7 +154,7 @@ async def sleep_abortable(delay_ms: float, signal: Any) -> bool:
 
 
 def _default_is_retryable(message: Mapping[str, Any]) -> bool:
-    from pi_lab.llm import is_retryable_assistant_error
+    from pi_lab.llm.errors import is_retryable_assistant_error
 
     return bool(is_retryable_assistant_error(message))
 
