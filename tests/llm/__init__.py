@@ -1,0 +1,1 @@
+"""Tests of pi_lab.llm (models, clients, classification, conversion)."""
