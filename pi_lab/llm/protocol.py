@@ -1,0 +1,263 @@
+"""The one interface through which the agent loop and the summariser call a model.
+
+A client streams events for one request and ends with exactly one `StreamDone` or `StreamError`:
+
+    StreamStart → (TextDelta | ThinkingDelta | ToolCallEvent)* → StreamDone | StreamError
+
+Every stream starts with `StreamStart`, whose `message` is the assistant message being built: the
+same dict object that later arrives complete in `StreamDone.message` / `StreamError.message`, so
+a UI can render it while it grows. Failures never raise: a missing key, an HTTP error, a dropped
+connection or a cancellation ends the stream with `StreamError`, whose message has `stopReason`
+`"error"` or `"aborted"` and an `errorMessage` that the classifiers in `errors.py` understand.
+
+`context` is a plain dict:
+
+    {"system_prompt": str | None,
+     "messages": [pi LLM messages: user / assistant / toolResult (and system) dicts],
+     "tools": [{"name", "description", "parameters": <JSON schema>}] | None}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol, TypedDict, TypeVar, Union, runtime_checkable
+
+from .model import Model
+
+__all__ = [
+    "Cancel",
+    "Context",
+    "StreamDone",
+    "StreamError",
+    "ModelClient",
+    "StreamStart",
+    "StreamEvent",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallEvent",
+    "collect",
+    "complete_sync",
+    "run_sync",
+    "stream_sync",
+]
+
+
+class Context(TypedDict, total=False):
+    system_prompt: str | None
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+
+
+# --- events -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStart:
+    """The request was accepted; `message` is the (still empty) assistant message."""
+
+    message: dict[str, Any]
+    kind = "start"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """More text for the content block at `index`."""
+
+    index: int
+    delta: str
+    kind = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """More reasoning text for the thinking block at `index`."""
+
+    index: int
+    delta: str
+    kind = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """A complete tool call (`{"type": "toolCall", id, name, arguments}`) at `index`."""
+
+    index: int
+    tool_call: dict[str, Any]
+    kind = "toolcall"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDone:
+    """Success; `message["stopReason"]` is `stop`, `length` or `toolUse`."""
+
+    message: dict[str, Any]
+    kind = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamError:
+    """Failure; `message["stopReason"]` is `error` or `aborted`, with `errorMessage`."""
+
+    message: dict[str, Any]
+    kind = "error"
+
+
+StreamEvent = Union[StreamStart, TextDelta, ThinkingDelta, ToolCallEvent, StreamDone, StreamError]
+
+
+# --- cancellation -----------------------------------------------------------------------------
+
+
+class Cancel(Protocol):
+    """Anything with `is_set()`: an `asyncio.Event`, a `threading.Event`, or your own flag."""
+
+    def is_set(self) -> bool: ...
+
+
+# --- the client interface ---------------------------------------------------------------------
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    """A model endpoint. Implementations: OpenAIClient, AnthropicClient, OfflineModel.
+
+    `stream` is an async generator (`async def ... yield`). Keyword options:
+
+    * `tools` — overrides `context["tools"]` when given;
+    * `reasoning` — pi thinking level (`minimal`/`low`/`medium`/`high`/`xhigh`); `None` or
+      `"off"` asks for no reasoning; ignored for models with `reasoning=False`;
+    * `cancel` — checked while waiting; when set the stream ends with `stopReason: "aborted"`;
+    * `session_id` — a cache/affinity key passed to providers that accept one;
+    * `max_tokens` — output cap; `None` leaves it to the provider layer (the model's own limit,
+      clamped to the room left in the context window where the API requires a value);
+    * `cache_retention` — prompt caching: `"short"`, `"long"` or `"none"` (pi's summariser asks
+      for `"none"`); `None` means the client's default; ignored where the API has no caching.
+    """
+
+    def stream(
+        self,
+        model: Model,
+        context: Context,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        reasoning: str | None = None,
+        cancel: Cancel | None = None,
+        session_id: str | None = None,
+        max_tokens: int | None = None,
+        cache_retention: str | None = None,
+    ) -> AsyncIterator[StreamEvent]: ...
+
+    async def complete(
+        self,
+        model: Model,
+        context: Context,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        reasoning: str | None = None,
+        cancel: Cancel | None = None,
+        session_id: str | None = None,
+        max_tokens: int | None = None,
+        cache_retention: str | None = None,
+    ) -> dict[str, Any]: ...
+
+
+async def collect(events: AsyncIterator[StreamEvent]) -> dict[str, Any]:
+    """Drain a stream and return its final assistant message (from `StreamDone` or `StreamError`)."""
+    final: dict[str, Any] | None = None
+    async for event in events:
+        if isinstance(event, (StreamDone, StreamError)):
+            final = event.message
+    if final is None:
+        raise RuntimeError("model stream ended without a StreamDone or StreamError event")
+    return final
+
+
+# --- sync wrappers (scripts, tests, and Jupyter cells where a loop is already running) ------
+
+T = TypeVar("T")
+
+
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """Run a coroutine to completion from synchronous code.
+
+    Inside a running event loop (a Jupyter kernel) `asyncio.run` is not allowed, so the
+    coroutine then runs on a fresh loop in a worker thread.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_as_coroutine(awaitable))
+    box: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            box["value"] = asyncio.run(_as_coroutine(awaitable))
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=worker, name="pi-lab-model-call", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+async def _as_coroutine(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
+def complete_sync(client: ModelClient, model: Model, context: Context, **options: Any) -> dict[str, Any]:
+    """`client.complete(...)` for synchronous callers."""
+    return run_sync(client.complete(model, context, **options))
+
+
+_END = object()
+
+
+def stream_sync(client: ModelClient, model: Model, context: Context, **options: Any) -> Iterator[StreamEvent]:
+    """Iterate `client.stream(...)` from synchronous code; events arrive as they are produced.
+
+    The stream runs on its own event loop in a worker thread. Leaving the loop early (break,
+    exception) cancels the request.
+    """
+    events: queue.Queue[Any] = queue.Queue()
+    stop = threading.Event()
+    merged_cancel = _EitherSet(options.pop("cancel", None), stop)
+
+    async def pump() -> None:
+        try:
+            async for event in client.stream(model, context, cancel=merged_cancel, **options):
+                events.put(event)
+        except BaseException as exc:
+            events.put(exc)
+        finally:
+            events.put(_END)
+
+    thread = threading.Thread(target=lambda: asyncio.run(pump()), name="pi-lab-model-stream", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = events.get()
+            if item is _END:
+                break
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+class _EitherSet:
+    """A cancel flag that is set when either of two flags is."""
+
+    def __init__(self, first: Cancel | None, second: Cancel) -> None:
+        self._first, self._second = first, second
+
+    def is_set(self) -> bool:
+        return self._second.is_set() or (self._first is not None and self._first.is_set())
