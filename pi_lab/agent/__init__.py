@@ -1,0 +1,25 @@
+"""AgentSession: the agent loop over a session file, with pi's compaction and recovery."""
+
+from pi_lab.agent.compaction_flow import LENGTH_RETRY_FAILED, OVERFLOW_RETRY_FAILED, ContextUsage
+from pi_lab.agent.session import ALREADY_PROCESSING, PROMPT_DURING_COMPACTION, AgentSession, SessionStats
+from pi_lab.agent.tools import Tool, ToolError, ToolOutput, demo_tools, tool
+from pi_lab.agent.tree_flow import NAVIGATE_WHILE_COMPACTING, NAVIGATE_WHILE_RUNNING, ForkResult, NavigateResult
+
+__all__ = [
+    "AgentSession",
+    "ContextUsage",
+    "NavigateResult",
+    "ForkResult",
+    "SessionStats",
+    "Tool",
+    "ToolOutput",
+    "ToolError",
+    "tool",
+    "demo_tools",
+    "OVERFLOW_RETRY_FAILED",
+    "LENGTH_RETRY_FAILED",
+    "PROMPT_DURING_COMPACTION",
+    "ALREADY_PROCESSING",
+    "NAVIGATE_WHILE_RUNNING",
+    "NAVIGATE_WHILE_COMPACTING",
+]
