@@ -6,6 +6,7 @@ pi's on the same input. Tool-call arguments are measured as ``JSON.stringify`` o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -121,19 +122,36 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     return -(-chars // 4)
 
 
+_MISSING = object()
+
+
 def _usage_number(usage: Any, key: str, attr: str) -> float:
-    value = usage.get(key) if isinstance(usage, Mapping) else getattr(usage, attr, None)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """One usage counter with JavaScript arithmetic: absent → NaN (undefined), null → 0."""
+    if isinstance(usage, Mapping):
+        value = usage.get(key, _MISSING)
+    else:
+        value = getattr(usage, attr, _MISSING)
+    if value is _MISSING:
+        return math.nan
+    if value is None:
         return 0
-    return value
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)):
+        return value
+    return math.nan
 
 
 def calculate_context_tokens(usage: Any) -> int | float:
-    """``usage.totalTokens`` when non-zero, else input + output + cacheRead + cacheWrite."""
+    """``usage.totalTokens`` when truthy, else input + output + cacheRead + cacheWrite.
+
+    As in pi, a missing counter makes the sum NaN (so such a usage is never a valid anchor);
+    files with all four counters but no ``totalTokens`` sum normally.
+    """
     if usage is None:
         return 0
     total = _usage_number(usage, "totalTokens", "total_tokens")
-    if total:
+    if total and not math.isnan(total):
         return total
     return (
         _usage_number(usage, "input", "input")

@@ -74,8 +74,14 @@ class Gen:
             inp = out = 0
         else:
             inp, out = r.randint(0, 50000), r.randint(0, 3000)
-        return {"input": inp, "output": out, "cacheRead": 0, "cacheWrite": 0, "totalTokens": inp + out,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+        usage = {"input": inp, "output": out, "cacheRead": 0, "cacheWrite": 0, "totalTokens": inp + out,
+                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+        roll = r.random()
+        if roll < 0.1:
+            del usage["totalTokens"]  # old files: the four counters only
+        elif roll < 0.15:
+            del usage["totalTokens"], usage["cacheWrite"]  # a counter missing: NaN in JavaScript
+        return usage
 
     def args(self, name: str) -> dict:
         r = self.r

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from cbuild import Branch, asst, usage, user
 
@@ -103,7 +105,17 @@ def test_calculate_context_tokens():
     assert calculate_context_tokens(usage(0, 0, 0, 0)) == 0
     # totalTokens wins when non-zero, components are the fallback
     assert calculate_context_tokens(usage(1, 1, total=50)) == 50
-    assert calculate_context_tokens({"input": 3, "output": 4}) == 7
+    assert calculate_context_tokens({"input": 3, "output": 4, "cacheRead": 0, "cacheWrite": 0}) == 7
+    # JavaScript arithmetic: an absent counter gives NaN, a null one counts as 0
+    assert math.isnan(calculate_context_tokens({"input": 3, "output": 4}))
+    assert calculate_context_tokens({"input": 3, "output": None, "cacheRead": 0, "cacheWrite": 0}) == 3
+
+
+def test_usage_with_missing_counters_is_not_an_anchor():
+    old = asst("a", use={"input": 100, "output": 5})
+    assert get_last_assistant_usage(_entries(user("hi"), old)) is None
+    estimate = estimate_context_tokens([user("Hello"), old])
+    assert estimate.last_usage_index is None and estimate.tokens == 2 + 1
 
 
 def _entries(*messages):
