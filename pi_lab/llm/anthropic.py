@@ -1,0 +1,413 @@
+"""A streaming client for the Anthropic Messages API (`POST {base}/v1/messages`).
+
+What goes over the wire:
+
+* `max_tokens` is required by this API. When the caller gives none (pi 1.6.0 summaries send
+  none) the model's own `max_tokens` is used, clamped to the room the estimated input leaves in
+  the context window, but never below `min(1024, model.max_tokens)`;
+* thinking: for reasoning models with a thinking level, `thinking: {type: "enabled",
+  budget_tokens}` with pi's budgets (minimal 1024, low 2048, medium 8192, high/xhigh 16384);
+  `max_tokens` grows by the budget up to the model's limit, and the budget shrinks to leave
+  1024 output tokens (thinking is dropped when less than 1024 would remain);
+* prompt caching (`cache_retention`: `short` → ephemeral, `long` → ephemeral 1h, `none`):
+  a cache breakpoint on the system prompt and on the last block of the last user message;
+* tool ids are made safe for Anthropic (`[a-zA-Z0-9_-]`, at most 64 characters) on both the
+  tool_use and the tool_result side; consecutive tool results travel in one user message.
+
+Answers: text → text blocks; `thinking` with its `signature` → `{type: "thinking", thinking,
+thinkingSignature}`; `redacted_thinking` → a thinking block with `redacted: true` and the opaque
+payload in `thinkingSignature`; `tool_use` → tool calls. `stop_reason` `end_turn`,
+`stop_sequence`, `pause_turn` → `stop`; `max_tokens` and `model_context_window_exceeded` →
+`length`; `tool_use` → `toolUse`; `refusal` and unknown reasons → `error`. Usage: `input_tokens`,
+`output_tokens`, `cache_read_input_tokens` → cacheRead, `cache_creation_input_tokens` →
+cacheWrite (`cacheWrite1h` when a 1-hour share is reported). An HTTP error becomes
+`"<status> <body>"` — the JSON body as the Anthropic SDK shows it to pi, e.g.
+`400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: …"}}`.
+A stream that ends without `message_stop` is an error (`stream ended before message_stop`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from . import _http
+from ._assistant import AssistantBuilder, Clock, now_ms
+from .model import Model, make_usage
+from .protocol import Cancel, Context, StreamEvent, collect, run_sync
+from .request import build_request
+from .tokens import estimate_request_tokens
+
+__all__ = ["ANTHROPIC_VERSION", "DEFAULT_ANTHROPIC_BASE_URL", "THINKING_BUDGETS", "AnthropicClient"]
+
+DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
+_MIN_OUTPUT = 1024
+_REDACTED_THINKING_TEXT = "[redacted thinking]"
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "toolUse",
+}
+_CACHE_CONTROL = {"short": {"type": "ephemeral"}, "long": {"type": "ephemeral", "ttl": "1h"}, "none": None}
+
+
+class AnthropicClient:
+    """`ModelClient` for the Anthropic Messages protocol.
+
+    The API key comes from `api_key`, else `ANTHROPIC_API_KEY` at request time; it is sent only
+    in the `x-api-key` header and never appears in repr, events or messages.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+        cache_retention: str = "short",
+        timeout: httpx.Timeout = _http.DEFAULT_TIMEOUT,
+        clock: Clock | None = None,
+    ) -> None:
+        if cache_retention not in _CACHE_CONTROL:
+            raise ValueError(f"cache_retention must be one of {sorted(_CACHE_CONTROL)}, not {cache_retention!r}")
+        self._api_key = api_key
+        self.base_url = base_url
+        self._headers = dict(headers or {})
+        self.cache_retention = cache_retention
+        self.timeout = timeout
+        self._clock = clock or now_ms
+
+    def __repr__(self) -> str:
+        key = "set" if self._resolve_key() else "unset"
+        return f"AnthropicClient(base_url={self.base_url!r}, api_key=<{key}>)"
+
+    def _resolve_key(self) -> str | None:
+        return self._api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+
+    async def complete(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
+        return await collect(self.stream(model, context, **options))
+
+    def complete_sync(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
+        return run_sync(self.complete(model, context, **options))
+
+    async def stream(
+        self,
+        model: Model,
+        context: Context,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        reasoning: str | None = None,
+        cancel: Cancel | None = None,
+        session_id: str | None = None,  # the Messages API has no session field
+        max_tokens: int | None = None,
+        cache_retention: str | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        builder = AssistantBuilder(model, self._clock())
+        yield builder.start()
+        key = self._resolve_key()
+        if not key:
+            yield builder.fail(f"No API key for provider: {model.provider} (set ANTHROPIC_API_KEY or pass api_key)")
+            return
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            "anthropic-version": ANTHROPIC_VERSION,
+            **self._headers,
+            "x-api-key": key,
+        }
+        body = self.build_body(
+            model, context, tools=tools, reasoning=reasoning, max_tokens=max_tokens, cache_retention=cache_retention
+        )
+        base_url = model.base_url or self.base_url or DEFAULT_ANTHROPIC_BASE_URL
+        url = base_url.rstrip("/") + "/v1/messages"
+
+        reader = _Reader(builder, model)
+        try:
+            events = _http.post_sse(url, headers=headers, body=body, cancel=cancel, timeout=self.timeout)
+            async with contextlib.aclosing(events):
+                async for sse in events:
+                    for event in reader.feed(sse.event, sse.data):
+                        yield event
+                    if reader.failure is not None or reader.saw_stop:
+                        break
+        except _http.Cancelled:
+            yield builder.fail("Request was aborted", aborted=True)
+            return
+        except _http.HttpStatusFailure as exc:
+            yield builder.fail(_http.redact(_error_text(exc.status, exc.body), key))
+            return
+        except _http.TransportFailure as exc:
+            yield builder.fail(_http.redact(str(exc), key))
+            return
+        yield reader.finish()
+
+    def build_body(
+        self,
+        model: Model,
+        context: Context,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        reasoning: str | None = None,
+        max_tokens: int | None = None,
+        cache_retention: str | None = None,
+    ) -> dict[str, Any]:
+        """The JSON request body (exposed for inspection and tests)."""
+        request = build_request(model, context, tools)
+        cache = _CACHE_CONTROL[cache_retention or self.cache_retention]
+        messages = _encode_messages(request.messages)
+        if cache is not None:
+            _mark_last_user_block(messages, cache)
+        if max_tokens is None:
+            estimate = estimate_request_tokens(request.system_prompt, request.messages, request.tools)
+            room = model.context_window - estimate
+            max_tokens = max(min(model.max_tokens, room), min(_MIN_OUTPUT, model.max_tokens))
+        budget = 0
+        if model.reasoning and reasoning and reasoning != "off":
+            budget = THINKING_BUDGETS.get(reasoning, THINKING_BUDGETS["high"])
+            max_tokens = min(max_tokens + budget, model.max_tokens)
+            if max_tokens <= budget:
+                budget = max(0, max_tokens - _MIN_OUTPUT)
+
+        body: dict[str, Any] = {"model": model.id, "messages": messages, "max_tokens": max_tokens, "stream": True}
+        if request.system_prompt:
+            system: dict[str, Any] = {"type": "text", "text": request.system_prompt}
+            if cache is not None:
+                system["cache_control"] = dict(cache)
+            body["system"] = [system]
+        if request.tools:
+            body["tools"] = [
+                {
+                    "name": tool.get("name"),
+                    "description": tool.get("description", ""),
+                    "input_schema": {"type": "object", **(tool.get("parameters") or {})},
+                }
+                for tool in request.tools
+            ]
+        if budget >= _MIN_OUTPUT:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        return body
+
+
+class _Reader:
+    """Turns Messages-API stream events into builder calls and events."""
+
+    def __init__(self, builder: AssistantBuilder, model: Model) -> None:
+        self.builder = builder
+        self.model = model
+        self.stop_reason: str | None = None
+        self.saw_stop = False
+        self.failure: str | None = None
+        self._blocks: dict[Any, int] = {}  # server block index → content index
+        self._counts = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+        self._cache_write_1h: int | None = None
+
+    def feed(self, name: str | None, data: str) -> list[StreamEvent]:
+        payload = _http.parse_json(data)
+        if not isinstance(payload, dict):
+            return []
+        kind = payload.get("type") or name
+        events: list[StreamEvent] = []
+        if kind == "message_start":
+            message = payload.get("message") or {}
+            if isinstance(message.get("id"), str):
+                self.builder.set_response_id(message["id"])
+            self._update_usage(message.get("usage") or {})
+        elif kind == "content_block_start":
+            self._start_block(payload.get("index"), payload.get("content_block") or {}, events)
+        elif kind == "content_block_delta":
+            self._delta(payload.get("index"), payload.get("delta") or {}, events)
+        elif kind == "content_block_stop":
+            index = self._blocks.get(payload.get("index"))
+            if index is not None and self.builder.content[index].get("type") == "toolCall":
+                events.append(self.builder.end_tool_call(index))
+        elif kind == "message_delta":
+            delta = payload.get("delta") or {}
+            if delta.get("stop_reason"):
+                self.stop_reason = delta["stop_reason"]
+            self._update_usage(payload.get("usage") or {})
+        elif kind == "message_stop":
+            self.saw_stop = True
+        elif kind == "error":
+            self.failure = data.strip()  # the SDK reports the event's JSON as the error text
+        return events
+
+    def _start_block(self, server_index: Any, block: dict[str, Any], events: list[StreamEvent]) -> None:
+        kind = block.get("type")
+        if kind == "text":
+            index = self.builder.begin_text()
+            if block.get("text"):
+                events.append(self.builder.append_text(index, block["text"]))
+        elif kind == "thinking":
+            index = self.builder.begin_thinking(signature="")
+            if block.get("thinking"):
+                events.append(self.builder.append_thinking(index, block["thinking"]))
+        elif kind == "redacted_thinking":
+            index = self.builder.add_block({
+                "type": "thinking",
+                "thinking": _REDACTED_THINKING_TEXT,
+                "thinkingSignature": block.get("data", ""),
+                "redacted": True,
+            })
+        elif kind == "tool_use":
+            index = self.builder.begin_tool_call(block.get("id", ""), block.get("name", ""))
+            if block.get("input"):
+                self.builder.append_tool_arguments(index, _http.compact(block["input"]))
+        else:
+            return  # server-side tool blocks and other kinds are not part of pi's message
+        self._blocks[server_index] = index
+
+    def _delta(self, server_index: Any, delta: dict[str, Any], events: list[StreamEvent]) -> None:
+        index = self._blocks.get(server_index)
+        if index is None:
+            return
+        kind = delta.get("type")
+        block_type = self.builder.content[index].get("type")
+        if kind == "text_delta" and block_type == "text":
+            events.append(self.builder.append_text(index, delta.get("text", "")))
+        elif kind == "thinking_delta" and block_type == "thinking":
+            events.append(self.builder.append_thinking(index, delta.get("thinking", "")))
+        elif kind == "signature_delta" and block_type == "thinking":
+            self.builder.append_signature(index, delta.get("signature", ""))
+        elif kind == "input_json_delta" and block_type == "toolCall":
+            self.builder.append_tool_arguments(index, delta.get("partial_json", ""))
+
+    def _update_usage(self, raw: dict[str, Any]) -> None:
+        # message_delta repeats only some counters; a missing or null one keeps its last value.
+        for field, key in (("input_tokens", "input"), ("output_tokens", "output"),
+                           ("cache_read_input_tokens", "cache_read"), ("cache_creation_input_tokens", "cache_write")):
+            if isinstance(raw.get(field), int):
+                self._counts[key] = raw[field]
+        breakdown = raw.get("cache_creation")
+        if isinstance(breakdown, dict) and breakdown.get("ephemeral_1h_input_tokens"):
+            self._cache_write_1h = breakdown["ephemeral_1h_input_tokens"]
+        self.builder.set_usage(make_usage(self.model, **self._counts, cache_write_1h=self._cache_write_1h))
+
+    def finish(self) -> StreamEvent:
+        if self.failure is not None:
+            return self.builder.fail(self.failure)
+        if not self.saw_stop:
+            return self.builder.fail("stream ended before message_stop (connection closed early)")
+        stop = _STOP_REASONS.get(self.stop_reason or "end_turn")
+        if stop is None:
+            return self.builder.fail(f"Provider stop_reason: {self.stop_reason}")
+        return self.builder.finish(stop)
+
+
+def _error_text(status: int, body: str) -> str:
+    data = _http.parse_json(body)
+    if isinstance(data, dict) and isinstance(data.get("message"), str):
+        text = data["message"]
+    elif data is not None:
+        text = _http.truncate_body(_http.compact(data))
+    elif body.strip():
+        text = _http.truncate_body(body)
+    else:
+        text = "status code (no body)"
+    return f"{status} {text}"
+
+
+# --- request encoding -------------------------------------------------------------------------
+
+_UNSAFE_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _tool_id(call_id: Any) -> str:
+    return _UNSAFE_ID.sub("_", str(call_id or ""))[:64]
+
+
+def _content_block(block: dict[str, Any]) -> dict[str, Any] | None:
+    if block.get("type") == "text":
+        text = block.get("text") or ""
+        return {"type": "text", "text": text} if text.strip() else None
+    if block.get("type") == "image":
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": block.get("mimeType"), "data": block.get("data")},
+        }
+    return None
+
+
+def _encode_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        role = message.get("role")
+        if role == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                if content.strip():
+                    out.append({"role": "user", "content": content})
+            else:
+                blocks = [b for b in (_content_block(x) for x in content or [] if isinstance(x, dict)) if b]
+                if blocks:
+                    out.append({"role": "user", "content": blocks})
+        elif role == "assistant":
+            blocks = _assistant_blocks(message)
+            if blocks:
+                out.append({"role": "assistant", "content": blocks})
+        elif role == "toolResult":
+            results = []
+            while i < len(messages) and messages[i].get("role") == "toolResult":
+                result = messages[i]
+                content = [b for b in (_content_block(x) for x in result.get("content") or [] if isinstance(x, dict)) if b]
+                results.append({
+                    "type": "tool_result",
+                    "tool_use_id": _tool_id(result.get("toolCallId")),
+                    "content": content,
+                    "is_error": bool(result.get("isError")),
+                })
+                i += 1
+            out.append({"role": "user", "content": results})
+            continue
+        i += 1
+    return out
+
+
+def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and (block.get("text") or "").strip():
+            blocks.append({"type": "text", "text": block["text"]})
+        elif kind == "thinking":
+            signature = block.get("thinkingSignature") or ""
+            if block.get("redacted"):
+                blocks.append({"type": "redacted_thinking", "data": signature})
+            elif not (block.get("thinking") or "").strip():
+                continue
+            elif signature.strip():
+                blocks.append({"type": "thinking", "thinking": block["thinking"], "signature": signature})
+            else:
+                # Unsigned thinking (an interrupted stream) would be rejected; send it as text.
+                blocks.append({"type": "text", "text": block["thinking"]})
+        elif kind == "toolCall":
+            blocks.append({
+                "type": "tool_use",
+                "id": _tool_id(block.get("id")),
+                "name": block.get("name", ""),
+                "input": block.get("arguments") or {},
+            })
+    return blocks
+
+
+def _mark_last_user_block(messages: list[dict[str, Any]], cache: dict[str, Any]) -> None:
+    if not messages or messages[-1]["role"] != "user":
+        return
+    last = messages[-1]
+    if isinstance(last["content"], str):
+        last["content"] = [{"type": "text", "text": last["content"]}]
+    if last["content"]:
+        last["content"][-1]["cache_control"] = dict(cache)

@@ -1,0 +1,370 @@
+"""A streaming client for OpenAI-compatible chat completions (`POST {base}/chat/completions`).
+
+Works with api.openai.com and with compatible servers (vLLM, llama.cpp, LM Studio, Ollama,
+OpenRouter, LiteLLM…). What goes over the wire:
+
+* `stream: true` and `stream_options: {include_usage: true}`, so the last chunk reports usage;
+* the cap only when the caller gives one, in `max_completion_tokens` (or the field named by
+  `max_tokens_field`); without it the server's default applies (pi 1.6.0 sends none for
+  summaries either);
+* `reasoning_effort` for reasoning models when a thinking level is requested (`xhigh` → `high`);
+* the system prompt as `system` (`developer` for OpenAI's own reasoning models);
+* tool calls with JSON-encoded arguments, tool results as `tool` messages; images as data URLs.
+
+Answers map to pi's assistant message: text deltas → text blocks, `reasoning_content` /
+`reasoning` / `reasoning_text` deltas → thinking blocks (the field name is kept as the block's
+signature so it can be sent back), `tool_calls` deltas → tool calls; `finish_reason` `stop` →
+`stop`, `length` → `length`, `tool_calls` → `toolUse`, `content_filter` and unknown reasons →
+`error`. Usage: `input` = prompt tokens minus cached ones, `cacheRead` = cached tokens,
+`output` = completion tokens (reasoning tokens are part of them and are reported in
+`reasoning`). An HTTP error becomes `errorMessage = "<status> <provider message>"`, the text the
+OpenAI SDK shows pi (e.g. `400 This model's maximum context length is 128000 tokens…`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from . import _http
+from ._assistant import AssistantBuilder, Clock, now_ms
+from .model import Model, make_usage
+from .protocol import Cancel, Context, StreamEvent, collect, run_sync
+from .request import build_request
+from .tokens import compact_json
+
+__all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIClient"]
+
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+_STOP_REASONS = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse",
+                 "function_call": "toolUse"}
+
+
+class OpenAIClient:
+    """`ModelClient` for the OpenAI chat-completions protocol.
+
+    The API key comes from `api_key`, else `OPENAI_API_KEY` at request time. A model or client
+    with its own `base_url` (a local server) may run without a key. The key is sent only in the
+    `Authorization` header; it never appears in repr, events or messages (a server that echoes it
+    in an error has it replaced by `***`).
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+        max_tokens_field: str = "max_completion_tokens",
+        timeout: httpx.Timeout = _http.DEFAULT_TIMEOUT,
+        clock: Clock | None = None,
+    ) -> None:
+        self._api_key = api_key
+        self.base_url = base_url
+        self._headers = dict(headers or {})
+        self.max_tokens_field = max_tokens_field
+        self.timeout = timeout
+        self._clock = clock or now_ms
+
+    def __repr__(self) -> str:
+        key = "set" if self._resolve_key() else "unset"
+        return f"OpenAIClient(base_url={self.base_url!r}, api_key=<{key}>)"
+
+    def _resolve_key(self) -> str | None:
+        return self._api_key or os.environ.get("OPENAI_API_KEY") or None
+
+    async def complete(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
+        return await collect(self.stream(model, context, **options))
+
+    def complete_sync(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
+        return run_sync(self.complete(model, context, **options))
+
+    async def stream(
+        self,
+        model: Model,
+        context: Context,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        reasoning: str | None = None,
+        cancel: Cancel | None = None,
+        session_id: str | None = None,  # chat completions has no session field; accepted for the protocol
+        max_tokens: int | None = None,
+        cache_retention: str | None = None,  # OpenAI caches automatically; nothing to send
+    ) -> AsyncIterator[StreamEvent]:
+        builder = AssistantBuilder(model, self._clock())
+        yield builder.start()
+        key = self._resolve_key()
+        base_url = model.base_url or self.base_url
+        if not key and not base_url:
+            yield builder.fail(f"No API key for provider: {model.provider} (set OPENAI_API_KEY or pass api_key)")
+            return
+        headers = {"content-type": "application/json", "accept": "text/event-stream", **self._headers}
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+        body = self.build_body(model, context, tools=tools, reasoning=reasoning, max_tokens=max_tokens)
+        url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
+
+        reader = _Reader(builder, model)
+        try:
+            events = _http.post_sse(url, headers=headers, body=body, cancel=cancel, timeout=self.timeout)
+            async with contextlib.aclosing(events):
+                async for sse in events:
+                    if sse.data.strip() == "[DONE]":
+                        reader.saw_done = True
+                        break
+                    for event in reader.feed(sse.data):
+                        yield event
+                    if reader.failure is not None:
+                        break
+        except _http.Cancelled:
+            yield builder.fail("Request was aborted", aborted=True)
+            return
+        except _http.HttpStatusFailure as exc:
+            yield builder.fail(_http.redact(_error_text(exc.status, exc.body), key))
+            return
+        except _http.TransportFailure as exc:
+            yield builder.fail(_http.redact(str(exc), key))
+            return
+        for event in reader.finish():
+            yield event
+
+    def build_body(
+        self,
+        model: Model,
+        context: Context,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        reasoning: str | None = None,
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The JSON request body (exposed for inspection and tests)."""
+        request = build_request(model, context, tools)
+        body: dict[str, Any] = {
+            "model": model.id,
+            "messages": _encode_messages(model, request.system_prompt, request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if max_tokens:
+            body[self.max_tokens_field] = max_tokens
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": tool.get("name"),
+                        "description": tool.get("description", ""),
+                        "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
+                    },
+                }
+                for tool in request.tools
+            ]
+        if model.reasoning and reasoning and reasoning != "off":
+            body["reasoning_effort"] = "high" if reasoning == "xhigh" else reasoning
+        return body
+
+
+class _Reader:
+    """Turns chat-completion chunks into builder calls and events."""
+
+    def __init__(self, builder: AssistantBuilder, model: Model) -> None:
+        self.builder = builder
+        self.model = model
+        self.finish_reason: str | None = None
+        self.saw_done = False
+        self.failure: str | None = None
+        self._current: tuple[str, int] | None = None  # ("text" | "thinking", content index)
+        self._calls: dict[Any, int] = {}  # provider tool-call index → content index
+
+    def feed(self, data: str) -> list[StreamEvent]:
+        chunk = _http.parse_json(data)
+        if not isinstance(chunk, dict):
+            return []
+        events: list[StreamEvent] = []
+        if chunk.get("error") and not chunk.get("choices"):
+            self.failure = _error_object_text(chunk["error"])
+            return events
+        if isinstance(chunk.get("id"), str) and "responseId" not in self.builder.message:
+            self.builder.set_response_id(chunk["id"])
+        choices = chunk.get("choices") or []
+        choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+        usage = chunk.get("usage") or choice.get("usage")
+        if isinstance(usage, dict):
+            self.builder.set_usage(_usage(self.model, usage))
+        if choice.get("finish_reason"):
+            self.finish_reason = choice["finish_reason"]
+        delta = choice.get("delta") or {}
+
+        text = delta.get("content")
+        if isinstance(text, str) and text:
+            events.append(self.builder.append_text(self._block("text"), text))
+        for field in _REASONING_FIELDS:
+            thinking = delta.get(field)
+            if isinstance(thinking, str) and thinking:
+                events.append(self.builder.append_thinking(self._block("thinking", field), thinking))
+                break
+        for call in delta.get("tool_calls") or []:
+            self._tool_call_delta(call)
+        return events
+
+    def _block(self, kind: str, signature: str | None = None) -> int:
+        if self._current is None or self._current[0] != kind:
+            index = self.builder.begin_text() if kind == "text" else self.builder.begin_thinking(signature)
+            self._current = (kind, index)
+        return self._current[1]
+
+    def _tool_call_delta(self, call: dict[str, Any]) -> None:
+        key = call.get("index", len(self._calls))
+        function = call.get("function") or {}
+        index = self._calls.get(key)
+        if index is not None and call.get("id") and self.builder.content[index]["id"] != call["id"]:
+            index = None  # a server that reuses index 0 for every call
+        if index is None:
+            index = self.builder.begin_tool_call(call.get("id") or "", function.get("name") or "")
+            self._calls[key] = index
+            self._current = None
+        block = self.builder.content[index]
+        if call.get("id"):
+            block["id"] = call["id"]
+        if function.get("name"):
+            block["name"] = function["name"]
+        if function.get("arguments"):
+            self.builder.append_tool_arguments(index, function["arguments"])
+
+    def finish(self) -> list[StreamEvent]:
+        if self.failure is not None:
+            return [self.builder.fail(self.failure)]
+        reason = self.finish_reason
+        if reason is None and not self.saw_done:
+            return [self.builder.fail("stream ended without a finish_reason (connection closed early)")]
+        stop = _STOP_REASONS.get(reason or "stop")
+        if stop is None:
+            text = "content filter" if reason == "content_filter" else f"Unhandled stop reason: {reason}"
+            return [self.builder.fail(f"Provider finish_reason: {reason} ({text})")]
+        events: list[StreamEvent] = list(self.builder.end_open_tool_calls())
+        events.append(self.builder.finish(stop))
+        return events
+
+
+def _usage(model: Model, raw: dict[str, Any]) -> dict[str, Any]:
+    prompt = raw.get("prompt_tokens") or 0
+    cached = (raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    completion = raw.get("completion_tokens") or 0
+    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or None
+    return make_usage(model, input=prompt - cached, output=completion, cache_read=cached, reasoning=reasoning)
+
+
+def _error_object_text(error: Any) -> str:
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    if isinstance(error, str):
+        return error
+    return _http.compact(error)
+
+
+def _error_text(status: int, body: str) -> str:
+    data = _http.parse_json(body)
+    extra = ""
+    if isinstance(data, dict) and data.get("error") is not None:
+        text = _error_object_text(data["error"])
+        metadata = data["error"].get("metadata") if isinstance(data["error"], dict) else None
+        if isinstance(metadata, dict) and isinstance(metadata.get("raw"), str):
+            extra = "\n" + metadata["raw"]  # OpenRouter puts the upstream provider's text here
+    elif isinstance(data, dict) and isinstance(data.get("message"), str):
+        text = data["message"]
+    elif body.strip():
+        text = _http.truncate_body(body)
+    else:
+        text = "status code (no body)"
+    return f"{status} {text}{extra}"
+
+
+# --- request encoding -------------------------------------------------------------------------
+
+_UNSAFE_ID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _call_id(model: Model, call_id: str) -> str:
+    if "|" in call_id:  # Responses-API ids: "<call_id>|<item id>"
+        return _UNSAFE_ID.sub("_", call_id.split("|", 1)[0])[:40]
+    return call_id[:40] if model.provider == "openai" else call_id
+
+
+def _image_part(block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{block.get('mimeType')};base64,{block.get('data')}"}}
+
+
+def _encode_messages(model: Model, system_prompt: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if system_prompt:
+        role = "developer" if model.reasoning and model.provider == "openai" else "system"
+        out.append({"role": role, "content": system_prompt})
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        role = message.get("role")
+        if role == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                out.append({"role": "user", "content": content})
+            else:
+                parts = [
+                    {"type": "text", "text": b.get("text", "")} if b.get("type") == "text" else _image_part(b)
+                    for b in content or []
+                    if isinstance(b, dict) and b.get("type") in ("text", "image")
+                ]
+                if parts:
+                    out.append({"role": "user", "content": parts})
+        elif role == "assistant":
+            encoded = _encode_assistant(model, message)
+            if encoded is not None:
+                out.append(encoded)
+        elif role == "toolResult":
+            images: list[dict[str, Any]] = []
+            while i < len(messages) and messages[i].get("role") == "toolResult":
+                result = messages[i]
+                blocks = [b for b in result.get("content") or [] if isinstance(b, dict)]
+                text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+                has_images = any(b.get("type") == "image" for b in blocks)
+                out.append({
+                    "role": "tool",
+                    "tool_call_id": _call_id(model, str(result.get("toolCallId", ""))),
+                    "content": text or ("(image attached below)" if has_images else ""),
+                })
+                images.extend(_image_part(b) for b in blocks if b.get("type") == "image")
+                i += 1
+            if images:
+                # The tool role carries text only; images travel in a following user message.
+                out.append({"role": "user", "content": [{"type": "text", "text": "Images returned by the tools above:"}, *images]})
+            continue
+        i += 1
+    return out
+
+
+def _encode_assistant(model: Model, message: dict[str, Any]) -> dict[str, Any] | None:
+    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
+    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text" and (b.get("text") or "").strip())
+    encoded: dict[str, Any] = {"role": "assistant", "content": text or None}
+    thinking = [b for b in blocks if b.get("type") == "thinking" and (b.get("thinking") or "").strip()]
+    if thinking and thinking[0].get("thinkingSignature") in _REASONING_FIELDS:
+        # Servers that stream reasoning in a side field accept it back in the same field.
+        encoded[thinking[0]["thinkingSignature"]] = "\n".join(b["thinking"] for b in thinking)
+    calls = [b for b in blocks if b.get("type") == "toolCall"]
+    if calls:
+        encoded["tool_calls"] = [
+            {
+                "id": _call_id(model, str(call.get("id", ""))),
+                "type": "function",
+                "function": {"name": call.get("name", ""), "arguments": compact_json(call.get("arguments") or {})},
+            }
+            for call in calls
+        ]
+    if not text and not calls:
+        return None  # providers reject assistant messages with neither content nor tool calls
+    return encoded
