@@ -31,6 +31,7 @@ __all__ = [
     "find_projected_turn_start_index",
     "projected_source",
     "projected_messages",
+    "projected_columns",
 ]
 
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
@@ -108,8 +109,17 @@ def _raw_view(entries: Sequence[Entry]) -> _View:
     return _View(entries.__getitem__, messages)
 
 
+def projected_columns(projected: Sequence[Any]) -> tuple[list[Entry], list[list[Message]]]:
+    """``(sources, messages)`` of projected entries as two parallel lists."""
+    try:
+        return [p.source for p in projected], [p.messages for p in projected]
+    except AttributeError:
+        return [projected_source(p) for p in projected], [projected_messages(p) for p in projected]
+
+
 def _projected_view(projected: Sequence[Any]) -> _View:
-    return _View(lambda i: projected_source(projected[i]), lambda i: projected_messages(projected[i]))
+    sources, messages = projected_columns(projected)
+    return _View(sources.__getitem__, messages.__getitem__)
 
 
 def _turn_start_before(view: _View, entry_index: int, start_index: int) -> int:
@@ -209,6 +219,14 @@ def find_projected_cut_point(
     point and costs nothing; includes the recovery-omission rule of step 3.
     """
     return _find_cut(_projected_view(projected), start_index, end_index, keep_recent_tokens, True)
+
+
+def find_cut_in_columns(
+    sources: Sequence[Entry], messages: Sequence[list[Message]], start_index: int, end_index: int,
+    keep_recent_tokens: float,
+) -> CutPointResult:
+    """:func:`find_projected_cut_point` over parallel ``sources``/``messages`` lists."""
+    return _find_cut(_View(sources.__getitem__, messages.__getitem__), start_index, end_index, keep_recent_tokens, True)
 
 
 def find_projected_turn_start_index(projected: Sequence[Any], entry_index: int, start_index: int) -> int:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_lab.compaction.cut_point import find_projected_cut_point, projected_messages, projected_source
+from pi_lab.compaction.cut_point import find_cut_in_columns, projected_columns
 from pi_lab.compaction.file_ops import (
     FileOperations,
     add_summary_details,
@@ -39,12 +39,18 @@ class CompactionPreparation:
 
 def messages_for_summary(projected: Sequence[Any], start: int, end: int) -> list[Message]:
     """Projected messages of ``projected[start:end]`` minus compactions and system messages."""
+    sources, messages = projected_columns(projected[start:end])
+    return _summary_messages(sources, messages, 0, len(sources))
+
+
+def _summary_messages(
+    sources: Sequence[Entry], messages: Sequence[list[Message]], start: int, end: int
+) -> list[Message]:
     out: list[Message] = []
     for i in range(start, end):
-        item = projected[i]
-        if projected_source(item).get("type") == "compaction":
+        if sources[i].get("type") == "compaction":
             continue
-        for message in projected_messages(item):
+        for message in messages[i]:
             if message.get("role") != "system":
                 out.append(message)
     return out
@@ -59,37 +65,39 @@ def prepare_compaction(path_entries: Sequence[Entry], settings: Any) -> Compacti
 
     entries = list(path_entries)
     projection = build_session_projection(entries)
-    projected = projection.entries
+    sources, messages = projected_columns(projection.entries)
 
+    # Only the newest compaction contributes messages, and the projection puts it first.
     previous_index = -1
-    for i, item in enumerate(projected):
-        if projected_source(item).get("type") == "compaction" and projected_messages(item):
+    for i, source in enumerate(sources):
+        if source.get("type") == "compaction" and messages[i]:
             previous_index = i
             break
     previous_summary: str | None = None
     previous_compaction: Entry | None = None
     boundary_start = 0
     if previous_index >= 0:
-        previous_compaction = projected_source(projected[previous_index])
+        previous_compaction = sources[previous_index]
         previous_summary = previous_compaction.get("summary")
         boundary_start = previous_index + 1
-    boundary_end = len(projected)
+    boundary_end = len(sources)
 
     tokens_before = estimate_projected_context_tokens(projection, entries).tokens
     keep = settings_value(settings, "keep_recent_tokens", "keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS)
-    cut = find_projected_cut_point(projected, boundary_start, boundary_end, keep)
+    cut = find_cut_in_columns(sources, messages, boundary_start, boundary_end, keep)
 
-    if cut.first_kept_entry_index >= len(projected):
+    if cut.first_kept_entry_index >= len(sources):
         return None
-    first_kept = projected_source(projected[cut.first_kept_entry_index])
-    first_kept_id = first_kept.get("id")
+    first_kept_id = sources[cut.first_kept_entry_index].get("id")
     if not first_kept_id:
         return None  # unmigrated v1 data
 
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
-    to_summarize = messages_for_summary(projected, boundary_start, history_end)
+    to_summarize = _summary_messages(sources, messages, boundary_start, history_end)
     prefix = (
-        messages_for_summary(projected, cut.turn_start_index, cut.first_kept_entry_index) if cut.is_split_turn else []
+        _summary_messages(sources, messages, cut.turn_start_index, cut.first_kept_entry_index)
+        if cut.is_split_turn
+        else []
     )
     if not to_summarize and not prefix:
         return None

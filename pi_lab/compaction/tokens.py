@@ -231,9 +231,11 @@ def estimate_projected_context_tokens(projection: Any, branch_entries: Sequence[
     if estimate.last_usage_index is not None:
         usage_entry_id = None
         seen = 0
+        target = estimate.last_usage_index
         for projected in projection.entries:
-            count = len(_messages_of(projected))
-            if estimate.last_usage_index < seen + count:
+            messages_of = getattr(projected, "messages", None)
+            count = len(messages_of) if messages_of is not None else len(_messages_of(projected))
+            if target < seen + count:
                 usage_entry_id = _source_of(projected).get("id")
                 break
             seen += count
