@@ -1,0 +1,194 @@
+"""What the model sees, at any entry: the projection with the leaf put on that entry.
+
+``context_marks`` summarises the projection at the current leaf for the row flags (which
+entries of the branch a compaction summarised away, the first kept entry, context edits);
+``context_at`` lists the projected messages at any entry for the "what the model sees"
+pane, each with its token estimate and the entry it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_lab.compaction import estimate_projected_context_tokens, estimate_tokens
+from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
+from pi_lab.session.projection import SessionProjection, entry_to_messages, project_path, replay_system_state
+
+__all__ = ["ContextMarks", "context_marks", "context_at", "message_preview", "entry_tokens", "PREVIEW_CHARS"]
+
+Entry = Mapping[str, Any]
+PREVIEW_CHARS = 240
+
+
+@dataclass(frozen=True, slots=True)
+class ContextMarks:
+    """Facts about the current branch that change how rows look."""
+
+    out_of_context: frozenset[str] = frozenset()
+    first_kept_id: str | None = None
+    omitted: frozenset[str] = frozenset()
+    replaced: frozenset[str] = frozenset()
+    path_ids: frozenset[str] = field(default_factory=frozenset)
+
+
+def entry_tokens(entry: Entry) -> int:
+    """pi's estimate of the messages one entry contributes, before any context edit."""
+    total = 0
+    for message in entry_to_messages(dict(entry)):
+        total += estimate_tokens(message)
+    return int(total)
+
+
+def _edits(projection: SessionProjection) -> tuple[set[str], set[str]]:
+    omitted: set[str] = set()
+    replaced: set[str] = set()
+    for item in projection.entries:
+        source = item.source
+        if source.get("type") != "context_edit":
+            continue
+        target = source.get("targetId")
+        if not isinstance(target, str):
+            continue
+        # The last edit for a target wins, in path order.
+        if source.get("replacement") is None:
+            omitted.add(target)
+            replaced.discard(target)
+        else:
+            replaced.add(target)
+            omitted.discard(target)
+    return omitted, replaced
+
+
+def context_marks(branch: Sequence[Entry], projection: SessionProjection | None = None) -> ContextMarks:
+    """Row facts for the branch ``branch`` (root → leaf) and its projection."""
+    if projection is None:
+        projection = project_path(list(branch))
+    in_context = {id(item.source) for item in projection.entries}
+    out: set[str] = set()
+    path_ids: set[str] = set()
+    for entry in branch:
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            path_ids.add(entry_id)
+            if id(entry) not in in_context:
+                out.add(entry_id)
+    first_kept = None
+    if projection.entries and projection.entries[0].source.get("type") == "compaction":
+        kept = projection.entries[0].source.get("firstKeptEntryId")
+        first_kept = kept if isinstance(kept, str) and kept in path_ids else None
+    omitted, replaced = _edits(projection)
+    return ContextMarks(frozenset(out), first_kept, frozenset(omitted), frozenset(replaced), frozenset(path_ids))
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif kind == "toolCall":
+            parts.append(f"→ {block.get('name')}({_compact_json(block.get('arguments'))})")
+        elif kind == "thinking" and isinstance(block.get("thinking"), str):
+            parts.append(f"(thinking) {block['thinking']}")
+        elif kind == "image":
+            parts.append("[image]")
+    return "\n".join(parts)
+
+
+def _compact_json(value: Any) -> str:
+    from pi_lab.session._json import dumps
+
+    try:
+        return dumps(value).decode("utf-8")
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def message_preview(message: Mapping[str, Any], limit: int = PREVIEW_CHARS) -> str:
+    """A short plain-text preview of a message (for lists; never rendered as markup)."""
+    role = message.get("role")
+    if role in ("compactionSummary", "branchSummary"):
+        text = message.get("summary") or ""
+    elif role == "bashExecution":
+        text = f"$ {message.get('command') or ''}\n{message.get('output') or ''}"
+    else:
+        text = _text_of(message.get("content"))
+    if not isinstance(text, str):
+        text = str(text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def context_at(branch: Sequence[Entry], *, limit: int = PREVIEW_CHARS) -> dict[str, Any]:
+    """The projected messages at the last entry of ``branch`` (root → that entry).
+
+    Each message carries its role, pi's token estimate, the id of the entry it came from and
+    a preview; entries a context edit dropped are listed with ``omitted`` so the pane can show
+    what the model no longer sees. ``estimate`` is pi's context estimate at that entry
+    (``estimateProjectedContextTokens``): measured usage plus estimated trailing messages.
+    """
+    path = list(branch)
+    projection = project_path(path)
+    omitted, replaced = _edits(projection)
+    items: list[dict[str, Any]] = []
+    total = 0
+    for position, item in enumerate(projection.entries):
+        source = item.source
+        source_id = source.get("id")
+        if not item.messages:
+            if source_id in omitted or (position > 0 and source.get("type") == "compaction"):
+                originals = entry_to_messages(dict(source))
+                if originals:
+                    items.append({
+                        "role": originals[0].get("role"),
+                        "source_id": source_id,
+                        "tokens": 0,
+                        "preview": message_preview(originals[0], limit),
+                        "omitted": True,
+                        "reason": "context edit" if source_id in omitted else "older checkpoint",
+                    })
+            continue
+        for message in item.messages:
+            tokens = int(estimate_tokens(message))
+            total += tokens
+            row: dict[str, Any] = {
+                "role": message.get("role"),
+                "source_id": source_id,
+                "source_type": source.get("type"),
+                "tokens": tokens,
+                "preview": message_preview(message, limit),
+            }
+            if source_id in replaced:
+                row["replaced"] = True
+            usage = usage_anchor(message)
+            if usage is not None:
+                row["usage_tokens"] = int(calculate_context_tokens(usage))
+            if message.get("role") == "toolResult" and message.get("isError"):
+                row["error"] = True
+            items.append(row)
+    estimate = estimate_projected_context_tokens(projection, path)
+    system = replay_system_state(projection.messages)
+    leaf = path[-1] if path else None
+    return {
+        "at": leaf.get("id") if leaf else None,
+        "messages": items,
+        "message_count": len(projection.messages),
+        "estimated_total": total,
+        "context_tokens": int(estimate.tokens),
+        "measured_tokens": int(estimate.usage_tokens),
+        "trailing_tokens": int(estimate.trailing_tokens),
+        "thinking_level": projection.thinking_level,
+        "model": projection.model,
+        "system_tokens": int(estimate_tokens(system)) if system is not None else 0,
+        "compaction_id": projection.entries[0].source.get("id")
+        if projection.entries and projection.entries[0].source.get("type") == "compaction"
+        else None,
+    }

@@ -1,0 +1,165 @@
+"""The detail of one entry for the detail pane: its raw JSON and its parts, as plain data.
+
+Nothing here is markup. Text is returned as text; the front end renders Markdown with its
+own escaping renderer. Long pieces are cut at ``limit`` characters unless ``full`` is asked
+for, so selecting an entry with a megabyte of tool output stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pi_lab.session.navigation import copy_text
+from pi_lab.widget.context import entry_tokens
+from pi_lab.widget.kinds import KIND_NAMES, entry_kind
+
+__all__ = ["entry_detail", "TEXT_LIMIT", "RAW_LIMIT"]
+
+TEXT_LIMIT = 20_000
+RAW_LIMIT = 60_000
+
+Entry = Mapping[str, Any]
+
+
+def _cut(text: str, limit: int | None) -> dict[str, Any]:
+    if limit is None or len(text) <= limit:
+        return {"text": text, "length": len(text), "truncated": False}
+    return {"text": text[:limit], "length": len(text), "truncated": True}
+
+
+def _pretty(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _blocks(content: Any, limit: int | None) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", **_cut(content, limit)}]
+    blocks: list[dict[str, Any]] = []
+    if not isinstance(content, list):
+        return blocks
+    for block in content:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            blocks.append({"type": "text", **_cut(str(block.get("text") or ""), limit)})
+        elif kind == "thinking":
+            blocks.append({"type": "thinking", **_cut(str(block.get("thinking") or ""), limit),
+                           "redacted": bool(block.get("redacted"))})
+        elif kind == "toolCall":
+            blocks.append({"type": "tool_call", "id": block.get("id"), "name": block.get("name"),
+                           "arguments": _cut(_pretty(block.get("arguments")), limit)})
+        elif kind == "image":
+            blocks.append({"type": "image", "mime": block.get("mimeType"),
+                           "bytes": len(block.get("data") or "") * 3 // 4})
+        else:
+            blocks.append({"type": "other", "block_type": kind, **_cut(_pretty(block), limit)})
+    return blocks
+
+
+def _plain(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text") or "") for b in content if isinstance(b, Mapping) and b.get("type") == "text"
+        )
+    return ""
+
+
+def entry_detail(
+    entry: Entry,
+    *,
+    label: str | None = None,
+    label_timestamp: str | None = None,
+    tool_call: Any = None,
+    full: bool = False,
+) -> dict[str, Any]:
+    """Everything the detail pane shows for ``entry``; ``tool_call`` is the call a tool
+    result answers (name, arguments), when known."""
+    limit = None if full else TEXT_LIMIT
+    raw = _pretty(entry)
+    out: dict[str, Any] = {
+        "id": entry.get("id"),
+        "type": entry.get("type"),
+        "kind": KIND_NAMES[entry_kind(entry)],
+        "parent_id": entry.get("parentId"),
+        "timestamp": entry.get("timestamp"),
+        "label": label,
+        "label_timestamp": label_timestamp,
+        "tokens": entry_tokens(entry),
+        "raw": _cut(raw, None if full else RAW_LIMIT),
+        "copy_text": copy_text(dict(entry)),
+    }
+    kind = entry.get("type")
+    if kind == "message" and isinstance(entry.get("message"), Mapping):
+        message = entry["message"]
+        role = message.get("role")
+        out["role"] = role
+        for key, name in (("stopReason", "stop_reason"), ("errorMessage", "error_message"), ("model", "model"),
+                          ("provider", "provider"), ("usage", "usage"), ("api", "api")):
+            if key in message:
+                out[name] = message[key]
+        if role == "toolResult":
+            text = _plain(message.get("content"))
+            out["tool_result"] = {
+                "tool_name": message.get("toolName"),
+                "tool_call_id": message.get("toolCallId"),
+                "is_error": bool(message.get("isError")),
+                "lines": text.count("\n") + 1 if text else 0,
+                **_cut(text, limit),
+            }
+            if tool_call is not None:
+                name, arguments = tool_call[0], tool_call[1]
+                out["tool_result"]["call"] = {"name": name, "arguments": _cut(_pretty(arguments), limit)}
+            out["blocks"] = [b for b in _blocks(message.get("content"), limit) if b["type"] != "text"]
+        elif role == "bashExecution":
+            out["bash"] = {
+                "command": message.get("command"),
+                "exit_code": message.get("exitCode"),
+                "cancelled": bool(message.get("cancelled")),
+                "output": _cut(str(message.get("output") or ""), limit),
+                "exclude_from_context": bool(message.get("excludeFromContext")),
+            }
+        else:
+            out["blocks"] = _blocks(message.get("content"), limit)
+            if role == "system":
+                out["system"] = {
+                    "sections": sorted((message.get("sections") or {}).keys()),
+                    "tools_added": [t.get("name") for t in message.get("toolsAdded") or [] if isinstance(t, Mapping)],
+                    "tools_removed": [t.get("name") for t in message.get("toolsRemoved") or [] if isinstance(t, Mapping)],
+                }
+    elif kind in ("compaction", "branch_summary"):
+        out["summary"] = _cut(str(entry.get("summary") or ""), limit)
+        for key, name in (("tokensBefore", "tokens_before"), ("firstKeptEntryId", "first_kept_id"),
+                          ("fromId", "from_id"), ("fromHook", "from_hook"), ("usage", "usage")):
+            if key in entry:
+                out[name] = entry[key]
+        if "details" in entry:
+            out["details"] = _cut(_pretty(entry["details"]), limit)
+    elif kind == "custom_message":
+        out["custom_type"] = entry.get("customType")
+        out["display"] = entry.get("display")
+        out["blocks"] = _blocks(entry.get("content"), limit)
+    elif kind == "context_edit":
+        out["target_id"] = entry.get("targetId")
+        replacement = entry.get("replacement")
+        out["replacement"] = None if replacement is None else _cut(_pretty(replacement), limit)
+    elif kind == "label":
+        out["target_id"] = entry.get("targetId")
+        out["label_text"] = entry.get("label")
+    elif kind == "model_change":
+        out["provider"] = entry.get("provider")
+        out["model"] = entry.get("modelId")
+    elif kind == "thinking_level_change":
+        out["thinking_level"] = entry.get("thinkingLevel")
+    elif kind == "session_info":
+        out["name"] = entry.get("name")
+    elif kind == "usage":
+        out["usage"] = entry.get("usage")
+    return out

@@ -1,0 +1,182 @@
+"""Payloads for a session viewer, independent of how they travel.
+
+The notebook widget sends these over a comm; the JupyterLab server extension sends the same
+ones over REST. Nothing here imports Jupyter. Every function takes the session (a
+``SessionManager``) and, for rows, a :class:`~pi_lab.widget.rows.RowState`, and returns
+plain JSON-ready data (the structure is one ``bytes`` blob, see ``columns.py``).
+
+``read_request(view, op, args)`` answers the read-only requests by name; the operations
+that change the session live in ``actions.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_lab.compaction import CompactionSettings
+from pi_lab.widget.context import context_at
+from pi_lab.widget.detail import entry_detail
+from pi_lab.widget.gauge import gauge
+from pi_lab.widget.preview import compaction_preview
+from pi_lab.widget.rows import RowState
+
+__all__ = [
+    "ViewSettings",
+    "SessionView",
+    "structure_payload",
+    "rows_payload",
+    "entry_payload",
+    "context_payload",
+    "gauge_payload",
+    "preview_payload",
+    "read_request",
+    "READ_OPS",
+    "RequestError",
+    "MAX_ROWS_PER_REQUEST",
+]
+
+MAX_ROWS_PER_REQUEST = 2000
+
+
+class RequestError(ValueError):
+    """A request the viewer can show to the user as is (a bad id, a stale version...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ViewSettings:
+    """The numbers the gauge and the compaction preview use."""
+
+    context_window: int = 128_000
+    reserve_tokens: int = 16_384
+    keep_recent_tokens: int = 20_000
+    enabled: bool = True
+
+    def compaction(self) -> CompactionSettings:
+        return CompactionSettings(enabled=self.enabled, reserve_tokens=self.reserve_tokens,
+                                  keep_recent_tokens=self.keep_recent_tokens)
+
+
+@dataclass
+class SessionView:
+    """One session seen through one viewer: its rows, its settings, its current gauge."""
+
+    sm: Any
+    rows: RowState
+    settings: ViewSettings = field(default_factory=ViewSettings)
+    gauge: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, sm: Any, settings: ViewSettings | None = None, **view: Any) -> SessionView:
+        result = cls(sm, RowState(sm, **view), settings or ViewSettings())
+        result.refresh_gauge()
+        return result
+
+    def refresh_gauge(self) -> dict[str, Any]:
+        self.gauge = gauge_payload(self.sm, self.settings, projection=self.rows.projection)
+        return self.gauge
+
+
+def structure_payload(view: SessionView, selected_id: str | None = None) -> bytes:
+    """The whole row structure, with the selected row resolved by pi's nearest-visible rule."""
+    rows = view.rows
+    selected = rows.locate(selected_id) if selected_id is not None else rows.anchor_row
+    sm = view.sm
+    return rows.structure(
+        selected_row=selected,
+        selected_id=rows.ids[selected] if 0 <= selected < len(rows.ids) else None,
+        session_id=sm.session_id,
+        session_file=sm.session_file,
+        session_name=sm.session_name,
+    )
+
+
+def rows_payload(view: SessionView, start: int, end: int, version: int | None = None) -> dict[str, Any]:
+    """Display text and labels of rows ``[start, end)`` (at most ``MAX_ROWS_PER_REQUEST``)."""
+    rows = view.rows
+    if version is not None and version != rows.version:
+        return {"stale": True, "version": rows.version}
+    start = max(0, int(start))
+    end = min(int(end), start + MAX_ROWS_PER_REQUEST)
+    return {"version": rows.version, "start": start, "rows": rows.texts(start, end)}
+
+
+def _entry(sm: Any, entry_id: Any) -> Mapping[str, Any]:
+    entry = sm.get_entry(entry_id) if isinstance(entry_id, str) else None
+    if entry is None:
+        raise RequestError(f"Entry {entry_id} not found")
+    return entry
+
+
+def entry_payload(view: SessionView, entry_id: str, full: bool = False) -> dict[str, Any]:
+    sm = view.sm
+    entry = _entry(sm, entry_id)
+    call = None
+    message = entry.get("message") if entry.get("type") == "message" else None
+    if isinstance(message, dict) and message.get("role") == "toolResult":
+        call = view.rows.tool_call(message.get("toolCallId"))
+    detail = entry_detail(entry, label=sm.get_label(entry_id), label_timestamp=sm.get_label_timestamp(entry_id),
+                          tool_call=call, full=full)
+    detail["on_active_path"] = entry_id in view.rows.path_ids
+    detail["out_of_context"] = entry_id in view.rows.marks.out_of_context
+    detail["children"] = [e.get("id") for e in _children(view, entry_id)]
+    return detail
+
+
+def _children(view: SessionView, entry_id: str) -> list[Mapping[str, Any]]:
+    node = view.rows.node_of.get(entry_id)
+    return [child.entry for child in node.children] if node is not None else []
+
+
+def context_payload(view: SessionView, entry_id: str | None = None) -> dict[str, Any]:
+    """What the model sees with the leaf put on ``entry_id`` (default: the current leaf)."""
+    sm = view.sm
+    target = entry_id if entry_id is not None else sm.leaf_id
+    if target is None:
+        return context_at([])
+    _entry(sm, target)
+    result = context_at(sm.get_branch(target))
+    result["is_leaf"] = target == sm.leaf_id
+    return result
+
+
+def gauge_payload(sm: Any, settings: ViewSettings, projection: Any = None) -> dict[str, Any]:
+    return gauge(sm.get_branch(), context_window=settings.context_window, settings=settings.compaction(),
+                 projection=projection)
+
+
+def preview_payload(view: SessionView) -> dict[str, Any]:
+    """A dry run of a manual compaction of the current branch."""
+    result = compaction_preview(view.sm.get_branch(), view.settings.compaction())
+    if result.get("ok"):
+        rows = view.rows
+        for part in ("summarize", "turn_prefix", "kept"):
+            info = result[part]
+            info["first_row"] = rows.locate(info["first_id"], fallback_last=False) if info["first_id"] else -1
+            info["last_row"] = rows.locate(info["last_id"], fallback_last=False) if info["last_id"] else -1
+    return result
+
+
+def _locate(view: SessionView, args: Mapping[str, Any]) -> dict[str, Any]:
+    row = view.rows.locate(args.get("id"), fallback_last=False)
+    return {"row": row, "version": view.rows.version,
+            "id": view.rows.ids[row] if row >= 0 else None}
+
+
+READ_OPS = {
+    "rows": lambda view, a: rows_payload(view, a.get("start", 0), a.get("end", 0), a.get("version")),
+    "locate": _locate,
+    "entry": lambda view, a: entry_payload(view, a.get("id"), bool(a.get("full"))),
+    "context_at": lambda view, a: context_payload(view, a.get("id")),
+    "gauge": lambda view, a: view.gauge or view.refresh_gauge(),
+    "compact_preview": lambda view, a: preview_payload(view),
+}
+
+
+def read_request(view: SessionView, op: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Answer a read-only request; raises :class:`RequestError` for an unknown op or bad id."""
+    handler = READ_OPS.get(op)
+    if handler is None:
+        raise RequestError(f"unknown request {op!r}")
+    return handler(view, args or {})

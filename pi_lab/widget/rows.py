@@ -1,0 +1,505 @@
+"""The rows a view shows, kept up to date as the session grows.
+
+:class:`RowState` owns the visible rows of one session for one view (filter, search,
+folds) as columns, plus the caches that make a live append cheap: the tree (appended to in
+place instead of rebuilt), the flattened tree, the rows' entry ids and the row of the leaf.
+
+* :meth:`RowState.layout` recomputes every row with the engine's navigation functions
+  (pi's /tree rules) and bumps :attr:`version`.
+* :meth:`RowState.sync` looks at what changed in the session since the last call. The
+  common live case, one entry appended under a leaf that had no children, becomes a
+  :class:`Delta` of at most three row operations whose size does not depend on the
+  session. Anything that moves rows non-locally (a new branch point, a compaction, a
+  context edit, a leaf moved by navigation, a label in the labeled-only view) re-lays the
+  rows out instead, and the caller sends the whole structure again.
+
+The incremental rules are pi's layout rules applied to one new child: see
+``_child_layout``. ``tests/widget/test_rows.py`` checks every delta against a full layout.
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pi_lab.session.ids import parse_iso_ms
+from pi_lab.session.navigation import (
+    FILTER_MODES,
+    FlatTree,
+    NavRow,
+    ToolCall,
+    default_home,
+    display_text,
+    flatten_tree,
+    visible_rows,
+)
+from pi_lab.session.projection import project_path
+from pi_lab.session.tree import TreeNode
+from pi_lab.widget.columns import GutterTable, RowColumns, encode_structure, row_values
+from pi_lab.widget.context import ContextMarks, context_marks, entry_tokens
+from pi_lab.widget.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_error_entry
+
+__all__ = ["RowState", "Delta", "SyncResult"]
+
+Entry = dict[str, Any]
+
+# Entries whose arrival changes rows far from the leaf (the row flags of everything a
+# compaction summarised, the target of a context edit).
+_NON_LOCAL_TYPES = frozenset({"compaction", "context_edit"})
+
+
+@dataclass
+class Delta:
+    """Row operations that turn structure ``from_version`` into ``to_version``."""
+
+    from_version: int
+    to_version: int
+    ops: list[dict[str, Any]] = field(default_factory=list)
+    gutter_base: int = 0
+    gutters: list[list[int]] = field(default_factory=list)
+    row_count: int = 0
+    leaf_row: int = -1
+
+    def message(self) -> dict[str, Any]:
+        return {
+            "kind": "delta",
+            "from": self.from_version,
+            "to": self.to_version,
+            "ops": self.ops,
+            "gutter_base": self.gutter_base,
+            "gutters": self.gutters,
+            "row_count": self.row_count,
+            "leaf_row": self.leaf_row,
+        }
+
+
+@dataclass
+class SyncResult:
+    """What :meth:`RowState.sync` did: ``none``, ``delta`` (see :attr:`delta`) or ``layout``."""
+
+    kind: str
+    delta: Delta | None = None
+    new_entries: list[Entry] = field(default_factory=list)
+
+
+def _sort_key(node: TreeNode) -> float:
+    ms = parse_iso_ms(node.entry.get("timestamp"))
+    return float("-inf") if ms != ms else ms
+
+
+class RowState:
+    """Rows of ``sm`` for one view; see the module docstring."""
+
+    def __init__(
+        self,
+        sm: Any,
+        *,
+        filter_mode: str = "default",
+        search: str = "",
+        folded: Iterable[str] = (),
+        home: str | None = None,
+    ):
+        if filter_mode not in FILTER_MODES:
+            raise ValueError(f"unknown filter mode {filter_mode!r}")
+        self.sm = sm
+        self.filter_mode = filter_mode
+        self.search = search
+        self.folded: frozenset[str] = frozenset(folded)
+        self.home = default_home() if home is None else home
+        self.version = 0
+        self._token_cache: dict[int, int] = {}
+        self._flat_stale = True
+        self._extra_calls: dict[Any, ToolCall] = {}
+        self.reload()
+
+    # ------------------------------------------------------------------ full recomputation
+
+    def reload(self) -> None:
+        """Forget every cache and lay the rows out from the session (e.g. after a fork)."""
+        sm = self.sm
+        self.session_id = sm.session_id
+        self.roots: list[TreeNode] = sm.get_tree()
+        self.node_of: dict[str, TreeNode] = {}
+        stack = list(self.roots)
+        while stack:
+            node = stack.pop()
+            entry_id = node.entry.get("id")
+            if isinstance(entry_id, str):
+                self.node_of[entry_id] = node
+            stack.extend(node.children)
+        self.entry_pos: dict[str, int] = {}
+        count = 0
+        for entry in sm.entries:
+            entry_id = entry.get("id")
+            if isinstance(entry_id, str):
+                self.entry_pos[entry_id] = count
+            count += 1
+        self._entry_count = count
+        self._seen = len(sm.file_entries)
+        self.relayout(leaf_moved=True)
+
+    def relayout(self, *, leaf_moved: bool = False) -> None:
+        """Recompute marks and rows (re-flattening when the leaf moved or the tree grew)."""
+        sm = self.sm
+        self.leaf_id = sm.leaf_id
+        branch = sm.get_branch()
+        self.projection = project_path(branch)
+        self.branch_len = len(branch)
+        self.marks: ContextMarks = context_marks(branch, self.projection)
+        self.path_ids: set[str] = set(self.marks.path_ids)
+        if leaf_moved or self._flat_stale:
+            self.flat: FlatTree = flatten_tree(self.roots, self.leaf_id)
+            self._extra_calls: dict[Any, ToolCall] = {}
+            self._flat_stale = False
+        self.layout()
+
+    def set_view(self, *, filter_mode: str | None = None, search: str | None = None,
+                 folded: Iterable[str] | None = None) -> None:
+        if filter_mode is not None:
+            if filter_mode not in FILTER_MODES:
+                raise ValueError(f"unknown filter mode {filter_mode!r}")
+            self.filter_mode = filter_mode
+        if search is not None:
+            self.search = search
+        if folded is not None:
+            self.folded = frozenset(folded)
+        if self._flat_stale:
+            self.flat = flatten_tree(self.roots, self.leaf_id)
+            self._extra_calls = {}
+            self._flat_stale = False
+        self.layout()
+
+    def layout(self) -> None:
+        """Visible rows of the (fresh) flattened tree for the current view; bumps the version."""
+        rows = visible_rows(self.flat, filter_mode=self.filter_mode, search=self.search,
+                            folded=self.folded, leaf_id=self.leaf_id, home=self.home)
+        self.rows: list[NavRow] = rows
+        self.ids: list[Any] = [row.entry_id for row in rows]
+        self.gutters = GutterTable()
+        cols = RowColumns()
+        self.columns = cols
+        self.multiple_roots = sum(1 for row in rows if row.parent < 0) > 1
+        for row in rows:
+            cols.entry.append(self.entry_pos.get(row.entry_id, 0) if isinstance(row.entry_id, str) else 0)
+            cols.parent.append(row.parent)
+            cols.indent.append(min(row.indent, 0xFFFF))
+            cols.flags.append(self._flags(row, row.child_count > 0))
+            cols.kind.append(entry_kind(row.entry))
+            cols.tokens.append(min(self._tokens(row.entry), 0xFFFFFFFF))
+            cols.gutter.append(self.gutters.id_of(row.gutters))
+        self._row_of: dict[Any, int] | None = None
+        self.leaf_row = self._exact_row(self.leaf_id)
+        self.anchor_row = self.locate(self.leaf_id, fallback_last=False)
+        self.version += 1
+
+    # ------------------------------------------------------------------ row facts
+
+    def _tokens(self, entry: Entry) -> int:
+        key = id(entry)
+        found = self._token_cache.get(key)
+        if found is None:
+            found = self._token_cache[key] = entry_tokens(entry)
+        return found
+
+    def _flags(self, row: NavRow, has_children: bool) -> int:
+        f = 0
+        if row.show_connector:
+            f |= FLAG["show_connector"]
+        if row.is_last:
+            f |= FLAG["is_last"]
+        if row.on_active_path:
+            f |= FLAG["on_active_path"]
+        if row.is_leaf:
+            f |= FLAG["is_leaf"]
+        if row.foldable:
+            f |= FLAG["foldable"]
+        if row.folded:
+            f |= FLAG["folded"]
+        if row.label:
+            f |= FLAG["has_label"]
+        if row.is_virtual_root_child:
+            f |= FLAG["is_virtual_root_child"]
+        if has_children:
+            f |= FLAG["has_children"]
+        entry_id = row.entry_id
+        marks = self.marks
+        if entry_id in marks.out_of_context:
+            f |= FLAG["out_of_context"]
+        if entry_id is not None and entry_id == marks.first_kept_id:
+            f |= FLAG["first_kept"]
+        if entry_id in marks.omitted:
+            f |= FLAG["omitted"]
+        if entry_id in marks.replaced:
+            f |= FLAG["replaced"]
+        if is_error_entry(row.entry):
+            f |= FLAG["error"]
+        return f
+
+    def _row_map(self) -> dict[Any, int]:
+        if self._row_of is None:
+            self._row_of = {entry_id: r for r, entry_id in enumerate(self.ids)}
+        return self._row_of
+
+    def _exact_row(self, entry_id: Any) -> int:
+        if entry_id is None:
+            return -1
+        return self._row_map().get(entry_id, -1)
+
+    def locate(self, entry_id: Any, *, fallback_last: bool = True) -> int:
+        """Row of ``entry_id``, else of its nearest visible ancestor (pi's selection rule),
+        else the last row (or -1 with ``fallback_last=False``)."""
+        row_of = self._row_map()
+        seen: set[str] = set()
+        current = entry_id
+        while isinstance(current, str) and current not in seen:
+            row = row_of.get(current)
+            if row is not None:
+                return row
+            seen.add(current)
+            entry = self.sm.get_entry(current)
+            current = entry.get("parentId") if entry else None
+        return len(self.rows) - 1 if (fallback_last and self.rows) else -1
+
+    def tool_call(self, call_id: Any) -> ToolCall | None:
+        """The call a tool result answers (any assistant in the tree), when known."""
+        return self._extra_calls.get(call_id) or self.flat.tool_calls.get(call_id)
+
+    def row_text(self, row: int) -> dict[str, Any]:
+        r = self.rows[row]
+        return {"id": r.entry_id, "text": r.text, "label": r.label, "label_time": r.label_timestamp}
+
+    def texts(self, start: int, end: int) -> list[dict[str, Any]]:
+        start = max(0, start)
+        end = min(len(self.rows), end)
+        return [self.row_text(r) for r in range(start, end)]
+
+    def structure(self, **extra: Any) -> bytes:
+        header = {
+            "version": self.version,
+            "kinds": list(KIND_NAMES),
+            "flags": list(FLAG_BITS),
+            "leaf_id": self.leaf_id,
+            "leaf_row": self.leaf_row,
+            "anchor_row": self.anchor_row,
+            "filter_mode": self.filter_mode,
+            "search": self.search,
+            "multiple_roots": self.multiple_roots,
+            "entry_count": self._entry_count,
+            **extra,
+        }
+        return encode_structure(self.columns, self.gutters, header)
+
+    # ------------------------------------------------------------------ following the session
+
+    def sync(self) -> SyncResult:
+        """Catch up with the session (see the module docstring)."""
+        sm = self.sm
+        if sm.session_id != self.session_id:
+            self.reload()
+            return SyncResult("layout")
+        file_entries = sm.file_entries
+        fresh = [e for e in file_entries[self._seen:] if e.get("type") != "session"]
+        self._seen = len(file_entries)
+        if not fresh:
+            if sm.leaf_id != self.leaf_id:
+                self.relayout(leaf_moved=True)
+                return SyncResult("layout")
+            return SyncResult("none")
+        start_version = self.version
+        gutter_base = len(self.gutters)
+        ops: list[dict[str, Any]] = []
+        local = True
+        for entry in fresh:
+            self._add_to_tree(entry)
+            self.branch_len += 1
+            if local:
+                local = self._append_locally(entry, ops)
+            else:
+                self._track_leaf(entry)
+        if local and sm.leaf_id != self.leaf_id:
+            local = False
+        if not local:
+            self.relayout(leaf_moved=True)
+            return SyncResult("layout", new_entries=fresh)
+        self._flat_stale = True
+        self.version = start_version + 1
+        delta = Delta(start_version, self.version, ops, gutter_base, self.gutters.entries_since(gutter_base),
+                      len(self.rows), self.leaf_row)
+        return SyncResult("delta", delta, fresh)
+
+    def _add_to_tree(self, entry: Entry) -> None:
+        node = TreeNode(entry)
+        entry_id = entry.get("id")
+        parent_id = entry.get("parentId")
+        parent = self.node_of.get(parent_id) if parent_id and parent_id != entry_id else None
+        if parent is None:
+            self.roots.append(node)
+        else:
+            kids = parent.children
+            kids.append(node)
+            if len(kids) > 1 and _sort_key(kids[-2]) > _sort_key(node):
+                kids.sort(key=_sort_key)
+        if isinstance(entry_id, str):
+            self.node_of[entry_id] = node
+            self.entry_pos[entry_id] = self._entry_count
+        self._entry_count += 1
+        if entry.get("type") == "label":
+            target = self.node_of.get(entry.get("targetId"))
+            if target is not None:
+                target.label = self.sm.get_label(entry.get("targetId"))
+                target.label_timestamp = self.sm.get_label_timestamp(entry.get("targetId")) if target.label else None
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+                    self._extra_calls[block["id"]] = ToolCall(block.get("name"), block.get("arguments"))
+
+    def _track_leaf(self, entry: Entry) -> None:
+        self.leaf_id = entry.get("id")
+
+    def _passes(self, entry: Entry, *, as_leaf: bool, label: str | None = None) -> bool:
+        """Whether the filter and search keep ``entry`` (folds aside), via a one-node tree."""
+        node = TreeNode(entry, [], label, None)
+        leaf = entry.get("id") if as_leaf else None
+        mini = flatten_tree([node], leaf)
+        return bool(visible_rows(mini, filter_mode=self.filter_mode, search=self.search, leaf_id=leaf, home=self.home))
+
+    def _new_row(self, entry: Entry, parent_row: int, layout: tuple[int, bool, bool, tuple, bool]) -> NavRow:
+        indent, show_connector, is_last, gutters, virtual = layout
+        calls: Mapping[Any, Any] = ChainMap(self._extra_calls, self.flat.tool_calls)
+        call = None
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "toolResult":
+            call = calls.get(message.get("toolCallId"))
+        return NavRow(entry, entry.get("id"), -1, parent_row, indent, show_connector, is_last, gutters, virtual,
+                      True, True, None, None, False, False, display_text(entry, calls, self.home), 0, call)
+
+    def _child_layout(self, parent: int) -> tuple[int, bool, bool, tuple, bool]:
+        """Layout of the only visible child of row ``parent`` (pi §13.1 items 6–7)."""
+        p = self.rows[parent]
+        raw = p.indent + 1 if self.multiple_roots else p.indent
+        indent = p.indent + 1 if (p.show_connector and raw > 0) else p.indent
+        gutters = p.gutters
+        if p.show_connector and not p.is_virtual_root_child:
+            gutters = gutters + ((p.indent - 1 if p.indent > 0 else 0, not p.is_last),)
+        return indent, False, True, gutters, False
+
+    def _values(self, row: NavRow, parent_row: int) -> list[int]:
+        return row_values(self.entry_pos.get(row.entry_id, 0), parent_row, row.indent, self._flags(row, False),
+                          entry_kind(row.entry), self._tokens(row.entry), self.gutters.id_of(row.gutters))
+
+    def _set_flag(self, row: int, name: str, on: bool, ops: list[dict[str, Any]]) -> None:
+        old = self.columns.flags[row]
+        new = old | FLAG[name] if on else old & ~FLAG[name]
+        if new != old:
+            self.columns.flags[row] = new
+            last = ops[-1] if ops else None
+            if last is not None and last["op"] == "flags" and last["row"] == row:
+                last["flags"] = new  # ops apply in order: only the latest one may be merged
+            else:
+                ops.append({"op": "flags", "row": row, "flags": new})
+
+    def _insert(self, at: int, row: NavRow, ops: list[dict[str, Any]]) -> None:
+        values = self._values(row, row.parent)
+        self.rows.insert(at, row)
+        self.ids.insert(at, row.entry_id)
+        self.columns.insert(at, values)
+        self._row_of = None
+        ops.append({"op": "insert", "row": at, "values": values, "text": self.row_text(at)})
+
+    def _append_locally(self, entry: Entry, ops: list[dict[str, Any]]) -> bool:
+        """Apply one entry appended at the leaf as row operations; False when it cannot be."""
+        parent_id = self.leaf_id
+        entry_id = entry.get("id")
+        if (not isinstance(entry_id, str) or parent_id is None or entry.get("parentId") != parent_id
+                or entry.get("type") in _NON_LOCAL_TYPES):
+            return False
+        parent_node = self.node_of.get(parent_id)
+        if parent_node is None or len(parent_node.children) != 1:
+            return False  # a new branch point: siblings move
+        parent_entry = parent_node.entry
+        hidden_by_fold = not self.folded.isdisjoint(self.path_ids)
+        entry_visible = not hidden_by_fold and self._passes(entry, as_leaf=True)
+        leaf_row = self.leaf_row
+        self.leaf_id = entry_id
+        self.path_ids.add(entry_id)
+
+        if leaf_row >= 0:
+            parent_stays = self._passes(parent_entry, as_leaf=False, label=self.rows[leaf_row].label)
+            self._set_flag(leaf_row, "is_leaf", False, ops)
+            if parent_stays:
+                if entry_visible:
+                    row = self._new_row(entry, leaf_row, self._child_layout(leaf_row))
+                    p = self.rows[leaf_row]
+                    self._set_flag(leaf_row, "has_children", True, ops)
+                    self._set_flag(leaf_row, "foldable", self.columns.parent[leaf_row] < 0 or p.show_connector, ops)
+                    self._insert(leaf_row + 1, row, ops)
+                    self.leaf_row = self.anchor_row = leaf_row + 1
+                else:
+                    self.leaf_row = -1
+                    self.anchor_row = leaf_row
+            else:
+                old = self.rows[leaf_row]
+                parent_row = self.columns.parent[leaf_row]
+                if entry_visible:
+                    # The new entry takes the hidden leaf's place, with the same layout.
+                    row = self._new_row(entry, parent_row, (old.indent, old.show_connector, old.is_last,
+                                                            old.gutters, old.is_virtual_root_child))
+                    values = self._values(row, parent_row)
+                    self.rows[leaf_row] = row
+                    self.ids[leaf_row] = entry_id
+                    self.columns.replace(leaf_row, values)
+                    self._row_of = None
+                    ops.append({"op": "replace", "row": leaf_row, "values": values, "text": self.row_text(leaf_row)})
+                    self.anchor_row = leaf_row
+                else:
+                    if old.show_connector:
+                        return False  # it had siblings: they are laid out again
+                    del self.rows[leaf_row]
+                    del self.ids[leaf_row]
+                    self.columns.remove(leaf_row)
+                    self._row_of = None
+                    ops.append({"op": "remove", "row": leaf_row})
+                    if parent_row >= 0:
+                        self._set_flag(parent_row, "has_children", False, ops)
+                        self._set_flag(parent_row, "foldable", False, ops)
+                    self.leaf_row = -1
+                    self.anchor_row = parent_row
+        else:
+            anchor = self.anchor_row
+            if entry_visible:
+                if anchor < 0:
+                    if self.rows:
+                        return False  # a second visible root
+                    row = self._new_row(entry, -1, (0, False, True, (), False))
+                    self._insert(0, row, ops)
+                    self.leaf_row = self.anchor_row = 0
+                elif self.columns.flags[anchor] & FLAG["has_children"]:
+                    return False  # the anchor becomes a branch point
+                else:
+                    row = self._new_row(entry, anchor, self._child_layout(anchor))
+                    a = self.rows[anchor]
+                    self._set_flag(anchor, "has_children", True, ops)
+                    self._set_flag(anchor, "foldable", self.columns.parent[anchor] < 0 or a.show_connector, ops)
+                    # The anchor has no visible children, so its subtree is just its own row.
+                    self._insert(anchor + 1, row, ops)
+                    self.leaf_row = self.anchor_row = anchor + 1
+        if entry.get("type") == "label":
+            return self._relabel(entry, ops)
+        return True
+
+    def _relabel(self, entry: Entry, ops: list[dict[str, Any]]) -> bool:
+        target_id = entry.get("targetId")
+        if self.filter_mode == "labeled-only" or self.search:
+            return False  # the label decides visibility
+        label = self.sm.get_label(target_id) if isinstance(target_id, str) else None
+        stamp = self.sm.get_label_timestamp(target_id) if label else None
+        row = self._exact_row(target_id)
+        if row < 0:
+            return True
+        self.rows[row] = replace(self.rows[row], label=label or None, label_timestamp=stamp)
+        self._set_flag(row, "has_label", bool(label), ops)
+        ops.append({"op": "text", "row": row, "text": self.row_text(row)})
+        return True

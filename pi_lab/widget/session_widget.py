@@ -1,0 +1,321 @@
+"""``SessionWidget``: a pi session in a notebook (the tree, what the model sees, the gauge).
+
+The whole Python-to-browser contract is on this page:
+
+* traitlets hold everything a view needs to redraw (leaf, selection, filter, search, folds,
+  settings, the row structure and its version, the gauge), so a saved notebook and a second
+  view of the same widget show the same thing;
+* the browser sends ``{"kind": "request", "id", "op", "args"}``; read requests are answered
+  at once by ``payload.read_request``, actions (navigate, compact, label, fork, clone,
+  cancel) run as asyncio tasks through ``actions.run_action`` so the kernel stays
+  responsive; the answer is ``{"kind": "response", "id", "ok", "result" | "error"}``;
+* live changes arrive as ``{"kind": "delta"}`` messages (see ``rows.py``) and
+  ``{"kind": "event"}`` messages (streaming text, tool progress).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets as t
+
+from pi_lab.widget.actions import ActionRefused, run_action
+from pi_lab.widget.gauge import gauge_after_append
+from pi_lab.widget.live import LiveFeed, follow_file
+from pi_lab.widget.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
+
+__all__ = ["SessionWidget", "open_session"]
+
+_STATIC = Path(__file__).resolve().parent.parent / "static"
+SNAPSHOT_DELAY_S = 3.0
+
+
+def _session_manager_and_agent(source: Any, **agent_options: Any) -> tuple[Any, Any]:
+    from pi_lab.session import SessionManager
+
+    if isinstance(source, (str, os.PathLike)):
+        source = SessionManager.open(source)
+    if hasattr(source, "session_manager") and hasattr(source, "navigate_tree"):
+        return source.session_manager, source
+    if not hasattr(source, "get_branch"):
+        raise TypeError(f"SessionWidget needs a path, a SessionManager or an AgentSession, not {type(source).__name__}")
+    from pi_lab.agent import AgentSession
+
+    agent_options.setdefault("record_startup", False)
+    return source, AgentSession(source, **{k: v for k, v in agent_options.items() if v is not None})
+
+
+class SessionWidget(anywidget.AnyWidget):
+    """A live view of a pi session. ``SessionWidget(x)``: x is a path, a SessionManager or an
+    AgentSession (a path or manager gets an AgentSession on the offline model for actions)."""
+
+    _esm = _STATIC / "widget.js"
+
+    leaf_id = t.Unicode(None, allow_none=True).tag(sync=True)
+    selected_id = t.Unicode(None, allow_none=True).tag(sync=True)
+    filter_mode = t.Enum(["default", "no-tools", "user-only", "labeled-only", "all"], "default").tag(sync=True)
+    search = t.Unicode("").tag(sync=True)
+    folded = t.List(t.Unicode()).tag(sync=True)
+    show_label_times = t.Bool(False).tag(sync=True)
+    tool_output = t.Enum(["none", "preview", "full"], "preview").tag(sync=True)
+    side_pane = t.Enum(["detail", "context", "compactions"], "detail").tag(sync=True)
+    structure = t.Bytes(b"").tag(sync=True)
+    structure_version = t.Int(0).tag(sync=True)
+    row_count = t.Int(0).tag(sync=True)
+    gauge = t.Dict().tag(sync=True)
+    context_window = t.Int(128_000).tag(sync=True)
+    reserve_tokens = t.Int(16_384).tag(sync=True)
+    keep_recent_tokens = t.Int(20_000).tag(sync=True)
+    session = t.Dict().tag(sync=True)
+    status = t.Unicode("").tag(sync=True)
+    busy = t.Unicode("").tag(sync=True)
+    editor_text = t.Unicode("").tag(sync=True)
+    height = t.Int(560).tag(sync=True)
+
+    def __init__(self, source: Any, *, model: Any = None, client: Any = None, settings: Any = None,
+                 context_window: int | None = None, follow: bool = True, poll_interval: float = 1.0, **kwargs: Any):
+        sm, agent = _session_manager_and_agent(source, model=model, client=client, settings=settings)
+        self.agent = agent
+        window = context_window or getattr(agent.model, "context_window", 0) or 128_000
+        compaction = agent.settings
+        super().__init__(context_window=window, reserve_tokens=compaction.reserve_tokens,
+                         keep_recent_tokens=compaction.keep_recent_tokens, **kwargs)
+        self.view = SessionView.open(sm, self._view_settings(), filter_mode=self.filter_mode,
+                                     search=self.search, folded=self.folded)
+        self._follow = follow
+        self._poll_interval = poll_interval
+        self._follow_task: asyncio.Task[None] | None = None
+        self._snapshot_handle: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed = False
+        self._feed = LiveFeed(agent, sync=self.sync, stream=self._push_event, status=self._set_status)
+        self.on_msg(self._on_msg)
+        self._publish_layout()
+
+    # ------------------------------------------------------------------ engine → traitlets
+
+    @property
+    def session_manager(self) -> Any:
+        return self.view.sm
+
+    def _view_settings(self) -> ViewSettings:
+        return ViewSettings(self.context_window, self.reserve_tokens, self.keep_recent_tokens,
+                            bool(getattr(self.agent.settings, "enabled", True)))
+
+    def _publish_layout(self) -> None:
+        view = self.view
+        sm = view.sm
+        if sm is not self.agent.session_manager:  # a fork rebound the agent to a new file
+            view.sm = view.rows.sm = self.agent.session_manager
+            view.rows.reload()
+        view.refresh_gauge()
+        blob = structure_payload(view, self.selected_id)
+        header_selected = view.rows.ids[view.rows.locate(self.selected_id)] if (self.selected_id and view.rows.ids) else None
+        with self.hold_sync():
+            self.structure = blob
+            self.structure_version = view.rows.version
+            self.row_count = len(view.rows.rows)
+            self.leaf_id = view.sm.leaf_id
+            self.gauge = view.gauge
+            self.session = self._session_info()
+            if header_selected is not None and header_selected != self.selected_id:
+                self.selected_id = header_selected
+
+    def _session_info(self) -> dict[str, Any]:
+        sm = self.view.sm
+        model = self.agent.model
+        return {"id": sm.session_id, "file": sm.session_file, "name": sm.session_name, "cwd": sm.cwd,
+                "entries": sm.get_entry_count(), "model": f"{getattr(model, 'provider', '?')}/{getattr(model, 'id', '?')}",
+                "following": bool(self._follow and sm.session_file)}
+
+    def sync(self) -> str:
+        """Catch up with the session (appends, a moved leaf); returns ``none``, ``delta`` or ``layout``."""
+        if self._closed:
+            return "none"
+        if self.view.sm is not self.agent.session_manager:
+            self._publish_layout()
+            return "layout"
+        result = self.view.rows.sync()
+        if result.kind == "layout":
+            self._publish_layout()
+        elif result.kind == "delta":
+            gauge = self.view.gauge
+            for entry in result.new_entries:
+                gauge = gauge_after_append(gauge, entry) if gauge else None
+                if gauge is None:
+                    break
+            self.view.gauge = gauge if gauge is not None else self.view.refresh_gauge()
+            self.send(result.delta.message())  # before the version changes: views apply it first
+            with self.hold_sync():
+                self.structure_version = self.view.rows.version
+                self.row_count = len(self.view.rows.rows)
+                self.leaf_id = self.view.sm.leaf_id
+                self.gauge = self.view.gauge
+                self.session = {**self.session, "entries": self.view.sm.get_entry_count()}
+            self._schedule_snapshot()
+        return result.kind
+
+    def _schedule_snapshot(self) -> None:
+        """Refresh the saved structure once deltas have stopped for a while."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.structure = structure_payload(self.view, self.selected_id)
+            return
+        if self._snapshot_handle is not None:
+            self._snapshot_handle.cancel()
+        self._snapshot_handle = loop.call_later(SNAPSHOT_DELAY_S, self._refresh_snapshot)
+
+    def _refresh_snapshot(self) -> None:
+        self._snapshot_handle = None
+        if not self._closed:
+            self.structure = structure_payload(self.view, self.selected_id)
+
+    def _set_status(self, busy: str, text: str) -> None:
+        with self.hold_sync():
+            self.busy = busy
+            if text or not busy:
+                self.status = text
+
+    def _push_event(self, data: dict[str, Any]) -> None:
+        if not self._closed:
+            self.send({"kind": "event", **data})
+
+    # ------------------------------------------------------------------ traitlets → engine
+
+    @t.observe("filter_mode", "search")
+    def _on_view_filter(self, change: dict[str, Any]) -> None:
+        # Like pi, a new filter or search clears the folds.
+        self.view.rows.set_view(filter_mode=self.filter_mode, search=self.search, folded=())
+        self.folded = []
+        self._publish_layout()
+
+    @t.observe("folded")
+    def _on_folded(self, change: dict[str, Any]) -> None:
+        if frozenset(self.folded) != self.view.rows.folded:
+            self.view.rows.set_view(folded=self.folded)
+            self._publish_layout()
+
+    @t.observe("context_window", "reserve_tokens", "keep_recent_tokens")
+    def _on_settings(self, change: dict[str, Any]) -> None:
+        if not hasattr(self, "view"):
+            return
+        self.view.settings = self._view_settings()
+        try:
+            from dataclasses import replace
+
+            self.agent.settings = replace(self.agent.settings, reserve_tokens=self.reserve_tokens,
+                                          keep_recent_tokens=self.keep_recent_tokens)
+        except (TypeError, ValueError):
+            pass
+        self.gauge = self.view.refresh_gauge()
+
+    # ------------------------------------------------------------------ browser requests
+
+    def _on_msg(self, _widget: Any, content: Any, buffers: Any) -> None:
+        if not isinstance(content, dict) or content.get("kind") != "request":
+            return
+        request_id, op, args = content.get("id"), content.get("op"), content.get("args") or {}
+        if op == "hello":
+            self._start_following()
+            self._reply(request_id, {"version": self.view.rows.version})
+        elif op == "structure":
+            blob = structure_payload(self.view, self.selected_id)
+            self._reply(request_id, {"version": self.view.rows.version}, [blob])
+        elif op in ("navigate", "compact", "cancel", "label", "fork", "clone"):
+            self._spawn(self._act(request_id, op, args))
+        else:
+            try:
+                self._reply(request_id, read_request(self.view, op, args))
+            except RequestError as error:
+                self._reply_error(request_id, str(error))
+
+    def _reply(self, request_id: Any, result: Any, buffers: list[bytes] | None = None) -> None:
+        self.send({"kind": "response", "id": request_id, "ok": True, "result": result}, buffers)
+
+    def _reply_error(self, request_id: Any, message: str) -> None:
+        self.send({"kind": "response", "id": request_id, "ok": False, "error": message})
+
+    def _spawn(self, coroutine: Any) -> None:
+        try:
+            task = asyncio.get_running_loop().create_task(coroutine)
+        except RuntimeError:
+            asyncio.run(coroutine)
+            return
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _act(self, request_id: Any, op: str, args: dict[str, Any]) -> None:
+        if op == "compact":
+            self._set_status("compacting", "Compacting…")
+        elif op == "navigate" and args.get("summarize"):
+            self._set_status("navigating", "Summarizing the branch…")
+        try:
+            result = await run_action(self.agent, op, args)
+        except ActionRefused as error:
+            self._set_status("", str(error))
+            self._reply_error(request_id, str(error))
+            return
+        except Exception as error:  # an engine bug must not kill the kernel's task silently
+            self._set_status("", f"{op} failed: {error}")
+            self._reply_error(request_id, f"{op} failed: {error}")
+            return
+        self.sync()
+        if op == "navigate" and not result.get("already_here"):
+            with self.hold_sync():
+                self.editor_text = result.get("editor_text") or ""
+                self.selected_id = self.view.sm.leaf_id or self.selected_id
+            self._set_status("", "Navigated" + (" with a branch summary" if result.get("summary_id") else ""))
+        elif op == "compact":
+            self._set_status("", f"Compacted: {result['tokens_before']} tokens before")
+        elif op in ("fork", "clone"):
+            self._publish_layout()
+            self._set_status("", f"{op.capitalize()}ed into {result.get('session_file') or 'a new session'}")
+        elif op == "label":
+            self._set_status("", "Label saved" if result.get("label") else "Label removed")
+        self._reply(request_id, result)
+
+    # ------------------------------------------------------------------ following a file
+
+    def _start_following(self) -> None:
+        sm = self.view.sm
+        if not self._follow or self._follow_task is not None or not sm.session_file:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._follow_task = loop.create_task(follow_file(
+            self.view.sm, self.sync, interval=self._poll_interval, stopped=lambda: self._closed,
+            on_error=lambda message: self._set_status("", message)))
+
+    def close(self) -> None:
+        self._closed = True
+        self._feed.close()
+        if self._snapshot_handle is not None:
+            self._snapshot_handle.cancel()
+        if self._follow_task is not None:
+            self._follow_task.cancel()
+        super().close()
+
+    # ------------------------------------------------------------------ notebook helpers
+
+    def rows_text(self, *, all_rows: bool = True) -> list[str]:
+        """The visible rows as pi's /tree draws them (handy in a notebook or a test)."""
+        from pi_lab.session.navigation import render_row
+
+        rows = self.view.rows
+        selected = rows.locate(self.selected_id) if self.selected_id else -1
+        return [render_row(row, selected=i == selected) for i, row in enumerate(rows.rows)]
+
+    def select(self, entry_id: str) -> None:
+        self.selected_id = entry_id
+
+
+def open_session(path: str | os.PathLike[str], **kwargs: Any) -> SessionWidget:
+    """``pi_lab.open(path)``: a :class:`SessionWidget` on a session file."""
+    return SessionWidget(path, **kwargs)
