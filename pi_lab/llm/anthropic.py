@@ -2,13 +2,14 @@
 
 What goes over the wire:
 
-* `max_tokens` is required by this API. When the caller gives none (pi 1.6.0 summaries send
-  none) the model's own `max_tokens` is used, clamped to the room the estimated input leaves in
-  the context window, but never below `min(1024, model.max_tokens)`;
-* thinking: for reasoning models with a thinking level, `thinking: {type: "enabled",
-  budget_tokens}` with pi's budgets (minimal 1024, low 2048, medium 8192, high/xhigh 16384);
-  `max_tokens` grows by the budget up to the model's limit, and the budget shrinks to leave
-  1024 output tokens (thinking is dropped when less than 1024 would remain);
+* `max_tokens` (required by this API): the caller's value, else the model's own limit, fitted
+  into the room the estimated input leaves in the context window (pi-ai 1.6.0's rule; pi's
+  summaries send none);
+* thinking, as pi-ai 1.6.0 does it for budget-based models: with a thinking level, `thinking:
+  {type: "enabled", budget_tokens, display: "summarized"}` with budgets minimal 1024, low 2048,
+  medium 8192, high/xhigh 16384; `max_tokens` grows by the budget up to the model's limit and
+  the budget leaves at least 1024 tokens for the answer. A reasoning model asked for no thinking
+  gets `thinking: {type: "disabled"}`. (Adaptive-thinking models are not special-cased.)
 * prompt caching (`cache_retention`: `short` → ephemeral, `long` → ephemeral 1h, `none`):
   a cache breakpoint on the system prompt and on the last block of the last user message;
 * tool ids are made safe for Anthropic (`[a-zA-Z0-9_-]`, at most 64 characters) on both the
@@ -17,13 +18,16 @@ What goes over the wire:
 Answers: text → text blocks; `thinking` with its `signature` → `{type: "thinking", thinking,
 thinkingSignature}`; `redacted_thinking` → a thinking block with `redacted: true` and the opaque
 payload in `thinkingSignature`; `tool_use` → tool calls. `stop_reason` `end_turn`,
-`stop_sequence`, `pause_turn` → `stop`; `max_tokens` and `model_context_window_exceeded` →
-`length`; `tool_use` → `toolUse`; `refusal` and unknown reasons → `error`. Usage: `input_tokens`,
+`stop_sequence`, `pause_turn` → `stop`; `max_tokens` → `length`; `tool_use` → `toolUse`;
+`refusal`, `sensitive` and unknown reasons → `error` (an unknown
+`model_context_window_exceeded` therefore reads as an overflow, as in pi). Usage: `input_tokens`,
 `output_tokens`, `cache_read_input_tokens` → cacheRead, `cache_creation_input_tokens` →
-cacheWrite (`cacheWrite1h` when a 1-hour share is reported). An HTTP error becomes
-`"<status> <body>"` — the JSON body as the Anthropic SDK shows it to pi, e.g.
-`400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: …"}}`.
-A stream that ends without `message_stop` is an error (`stream ended before message_stop`).
+cacheWrite, its 1-hour share → `cacheWrite1h`, reported thinking tokens → `reasoning`, in the
+key order pi writes. An HTTP error becomes `"<status> <body>"` — the JSON body as the Anthropic
+SDK shows it to pi, e.g. `400 {"type":"error","error":{"type":"invalid_request_error",
+"message":"prompt is too long: …"}}`; an `error` event inside the stream becomes its data. A
+stream that stops before `message_stop` is an error (`Anthropic stream ended before
+message_stop`).
 """
 
 from __future__ import annotations
@@ -38,24 +42,22 @@ import httpx
 
 from . import _http
 from ._assistant import AssistantBuilder, Clock, now_ms
-from .model import Model, make_usage
+from .model import Model, calculate_cost
 from .protocol import Cancel, Context, StreamEvent, collect, run_sync
 from .request import build_request
-from .tokens import estimate_request_tokens
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_ANTHROPIC_BASE_URL", "THINKING_BUDGETS", "AnthropicClient"]
 
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
-_MIN_OUTPUT = 1024
+_MIN_ANSWER_TOKENS = 1024
 _REDACTED_THINKING_TEXT = "[redacted thinking]"
 _STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "pause_turn": "stop",
     "max_tokens": "length",
-    "model_context_window_exceeded": "length",
     "tool_use": "toolUse",
 }
 _CACHE_CONTROL = {"short": {"type": "ephemeral"}, "long": {"type": "ephemeral", "ttl": "1h"}, "none": None}
@@ -167,18 +169,20 @@ class AnthropicClient:
         messages = _encode_messages(request.messages)
         if cache is not None:
             _mark_last_user_block(messages, cache)
-        if max_tokens is None:
-            estimate = estimate_request_tokens(request.system_prompt, request.messages, request.tools)
-            room = model.context_window - estimate
-            max_tokens = max(min(model.max_tokens, room), min(_MIN_OUTPUT, model.max_tokens))
-        budget = 0
+        output_cap = request.output_budget(model, max_tokens)
+        thinking: dict[str, Any] | None = None
         if model.reasoning and reasoning and reasoning != "off":
             budget = THINKING_BUDGETS.get(reasoning, THINKING_BUDGETS["high"])
-            max_tokens = min(max_tokens + budget, model.max_tokens)
-            if max_tokens <= budget:
-                budget = max(0, max_tokens - _MIN_OUTPUT)
+            ceiling = min(output_cap + budget, model.max_tokens)
+            if ceiling <= budget:
+                budget = min(budget, max(0, ceiling - _MIN_ANSWER_TOKENS))
+            output_cap = request.output_budget(model, ceiling)
+            budget = min(budget, max(0, output_cap - _MIN_ANSWER_TOKENS))
+            thinking = {"type": "enabled", "budget_tokens": budget or 1024, "display": "summarized"}
+        elif model.reasoning:
+            thinking = {"type": "disabled"}
 
-        body: dict[str, Any] = {"model": model.id, "messages": messages, "max_tokens": max_tokens, "stream": True}
+        body: dict[str, Any] = {"model": model.id, "messages": messages, "max_tokens": output_cap, "stream": True}
         if request.system_prompt:
             system: dict[str, Any] = {"type": "text", "text": request.system_prompt}
             if cache is not None:
@@ -193,8 +197,8 @@ class AnthropicClient:
                 }
                 for tool in request.tools
             ]
-        if budget >= _MIN_OUTPUT:
-            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        if thinking is not None:
+            body["thinking"] = thinking
         return body
 
 
@@ -207,17 +211,24 @@ class _Reader:
         self.stop_reason: str | None = None
         self.saw_stop = False
         self.failure: str | None = None
+        self.saw_start = False
         self._blocks: dict[Any, int] = {}  # server block index → content index
-        self._counts = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
-        self._cache_write_1h: int | None = None
+        self._counts = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+        self._cache_write_1h = 0
+        self._reasoning: int | None = None
+        self._stop_details: Any = None
 
     def feed(self, name: str | None, data: str) -> list[StreamEvent]:
+        if name == "error":
+            self.failure = data  # the SDK reports the event's data as the error text
+            return []
         payload = _http.parse_json(data)
         if not isinstance(payload, dict):
             return []
         kind = payload.get("type") or name
         events: list[StreamEvent] = []
         if kind == "message_start":
+            self.saw_start = True
             message = payload.get("message") or {}
             if isinstance(message.get("id"), str):
                 self.builder.set_response_id(message["id"])
@@ -234,11 +245,10 @@ class _Reader:
             delta = payload.get("delta") or {}
             if delta.get("stop_reason"):
                 self.stop_reason = delta["stop_reason"]
+                self._stop_details = delta.get("stop_details")
             self._update_usage(payload.get("usage") or {})
         elif kind == "message_stop":
             self.saw_stop = True
-        elif kind == "error":
-            self.failure = data.strip()  # the SDK reports the event's JSON as the error text
         return events
 
     def _start_block(self, server_index: Any, block: dict[str, Any], events: list[StreamEvent]) -> None:
@@ -284,23 +294,39 @@ class _Reader:
     def _update_usage(self, raw: dict[str, Any]) -> None:
         # message_delta repeats only some counters; a missing or null one keeps its last value.
         for field, key in (("input_tokens", "input"), ("output_tokens", "output"),
-                           ("cache_read_input_tokens", "cache_read"), ("cache_creation_input_tokens", "cache_write")):
+                           ("cache_read_input_tokens", "cacheRead"), ("cache_creation_input_tokens", "cacheWrite")):
             if isinstance(raw.get(field), int):
                 self._counts[key] = raw[field]
         breakdown = raw.get("cache_creation")
-        if isinstance(breakdown, dict) and breakdown.get("ephemeral_1h_input_tokens"):
+        if isinstance(breakdown, dict) and isinstance(breakdown.get("ephemeral_1h_input_tokens"), int):
             self._cache_write_1h = breakdown["ephemeral_1h_input_tokens"]
-        self.builder.set_usage(make_usage(self.model, **self._counts, cache_write_1h=self._cache_write_1h))
+        thinking = (raw.get("output_tokens_details") or {}).get("thinking_tokens")
+        if isinstance(thinking, int):
+            self._reasoning = thinking
+        # pi's key order: the four counters, totalTokens, cost, then cacheWrite1h and reasoning.
+        usage: dict[str, Any] = {**self._counts, "totalTokens": sum(self._counts.values())}
+        usage["cost"] = calculate_cost(self.model, {**usage, "cacheWrite1h": self._cache_write_1h})
+        usage["cacheWrite1h"] = self._cache_write_1h
+        if self._reasoning is not None:
+            usage["reasoning"] = self._reasoning
+        self.builder.set_usage(usage)
 
     def finish(self) -> StreamEvent:
         if self.failure is not None:
             return self.builder.fail(self.failure)
-        if not self.saw_stop:
-            return self.builder.fail("stream ended before message_stop (connection closed early)")
-        stop = _STOP_REASONS.get(self.stop_reason or "end_turn")
-        if stop is None:
-            return self.builder.fail(f"Provider stop_reason: {self.stop_reason}")
-        return self.builder.finish(stop)
+        if self.saw_start and not self.saw_stop:
+            return self.builder.fail("Anthropic stream ended before message_stop")
+        if self.stop_reason is None:
+            return self.builder.fail("Anthropic stream ended without a stop reason")
+        stop = _STOP_REASONS.get(self.stop_reason)
+        if stop is not None:
+            return self.builder.finish(stop)
+        if self.stop_reason == "refusal":
+            explanation = (self._stop_details or {}).get("explanation") if isinstance(self._stop_details, dict) else None
+            return self.builder.fail(explanation or "The model refused to complete the request")
+        if self.stop_reason == "sensitive":
+            return self.builder.fail("Provider stopped with: sensitive")
+        return self.builder.fail(f"Unhandled stop reason: {self.stop_reason}")
 
 
 def _error_text(status: int, body: str) -> str:

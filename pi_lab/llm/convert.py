@@ -7,15 +7,18 @@ Two steps, as in pi:
    objects; unknown roles are dropped. Used for model requests and for the summariser.
 2. `prepare_request_messages(messages, model)` (pi-ai's request-time transform, applied by every
    provider client just before it encodes a request):
-   * an assistant message written by a different model loses what only its author can read:
-     redacted thinking is dropped, other thinking becomes plain text (empty thinking is dropped),
-     text blocks keep only their text, and tool calls lose a Gemini-style `thoughtSignature`;
+   * thinking written by a different model is dropped (its signatures are useless to another
+     model, and readable thinking would pass for visible reply); that model's text blocks keep
+     only their text and its tool calls lose a Gemini-style `thoughtSignature`. The target
+     model's own thinking is kept when signed, redacted or non-empty;
    * assistant messages with `stopReason` `error` or `aborted` are skipped (incomplete turns);
-   * tool calls that have no result when the next assistant or user message arrives get a
-     synthetic error result `No result provided`, placed right before that message.
-     Like pi-ai, tool calls still pending at the very end of the list are left alone (the
-     agent loop is about to run them), and results are matched by `toolCallId`.
-   Messages are never modified in place; changed ones are shallow copies.
+   * tool calls without a result by the next assistant or user message, or by the end of the
+     list, get a synthetic error result `No result provided` there (matched by `toolCallId`);
+   * a system message between a tool call and its results is moved after the results;
+   * a message whose `content` is missing or null gets `[]`.
+   Messages are never modified in place; changed ones are shallow copies. Not reproduced:
+   pi-ai's image placeholders for models without image input (`Model` has no input list) and
+   tool-call id normalisation, which each client does for its own API.
 """
 
 from __future__ import annotations
@@ -51,29 +54,49 @@ NO_RESULT_TEXT = "No result provided"
 _PASS_THROUGH = frozenset({"system", "user", "assistant", "toolResult"})
 
 
-def bash_execution_to_text(message: dict[str, Any]) -> str:
-    """The user-message text for a `!command` run (output fenced, exit status, truncation)."""
-    text = f"Ran `{message.get('command', '')}`\n"
-    output = message.get("output")
-    text += f"```\n{output}\n```" if output else "(no output)"
-    exit_code = message.get("exitCode")
-    if message.get("cancelled"):
-        text += "\n\n(command cancelled)"
-    elif exit_code is not None and exit_code != 0:
-        text += f"\n\nCommand exited with code {_js_number_text(exit_code)}"
-    if message.get("truncated") and message.get("fullOutputPath"):
-        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
-    return text
-
-
-def _js_number_text(value: Any) -> str:
+def _js_text(value: Any) -> str:
+    """How a JavaScript template literal prints a JSON value (`${value}`)."""
+    if value is None:
+        return "null"
+    if value is _MISSING:
+        return "undefined"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 
 
-def _summary_user(text: str, timestamp: Any) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
+_MISSING = object()
+
+
+def bash_execution_to_text(message: dict[str, Any]) -> str:
+    """The user-message text for a `!command` run (output fenced, exit status, truncation)."""
+    text = f"Ran `{_js_text(message.get('command', _MISSING))}`\n"
+    output = message.get("output")
+    text += f"```\n{_js_text(output)}\n```" if output else "(no output)"
+    exit_code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif exit_code is not None and exit_code != 0:
+        text += f"\n\nCommand exited with code {_js_text(exit_code)}"
+    if message.get("truncated") and message.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {_js_text(message['fullOutputPath'])}]"
+    return text
+
+
+def _user(source: dict[str, Any], content: Any) -> dict[str, Any]:
+    # Keys missing from the source stay missing, as `undefined` does in pi's JSON.
+    message: dict[str, Any] = {"role": "user"}
+    if content is not _MISSING:
+        message["content"] = content
+    if "timestamp" in source:
+        message["timestamp"] = source["timestamp"]
+    return message
+
+
+def _summary_text(prefix: str, message: dict[str, Any], suffix: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": prefix + _js_text(message.get("summary", _MISSING)) + suffix}]
 
 
 def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -88,18 +111,16 @@ def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif role == "bashExecution":
             if message.get("excludeFromContext"):
                 continue
-            out.append(_summary_user(bash_execution_to_text(message), message.get("timestamp")))
+            out.append(_user(message, [{"type": "text", "text": bash_execution_to_text(message)}]))
         elif role == "custom":
-            content = message.get("content")
+            content = message.get("content", _MISSING)
             if isinstance(content, str):
                 content = [{"type": "text", "text": content}]
-            out.append({"role": "user", "content": content, "timestamp": message.get("timestamp")})
+            out.append(_user(message, content))
         elif role == "branchSummary":
-            text = BRANCH_SUMMARY_PREFIX + str(message.get("summary", "")) + BRANCH_SUMMARY_SUFFIX
-            out.append(_summary_user(text, message.get("timestamp")))
+            out.append(_user(message, _summary_text(BRANCH_SUMMARY_PREFIX, message, BRANCH_SUMMARY_SUFFIX)))
         elif role == "compactionSummary":
-            text = COMPACTION_SUMMARY_PREFIX + str(message.get("summary", "")) + COMPACTION_SUMMARY_SUFFIX
-            out.append(_summary_user(text, message.get("timestamp")))
+            out.append(_user(message, _summary_text(COMPACTION_SUMMARY_PREFIX, message, COMPACTION_SUMMARY_SUFFIX)))
         # anything else: not for the model
     return out
 
@@ -112,21 +133,26 @@ def _same_model(message: dict[str, Any], model: Model) -> bool:
     )
 
 
-def _for_other_model(message: dict[str, Any]) -> dict[str, Any]:
+def _replayable(message: dict[str, Any], same_model: bool) -> dict[str, Any]:
+    """The assistant message as the target model may see it (a copy when anything changes)."""
     content: list[Any] = []
     changed = False
     for block in message.get("content") or []:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "thinking":
-            changed = True
-            thinking = block.get("thinking") or ""
-            if block.get("redacted") or not thinking.strip():
-                continue
-            content.append({"type": "text", "text": thinking})
-        elif kind == "text" and set(block) != {"type", "text"}:
+            # Signatures and encrypted reasoning only make sense to the model that wrote them;
+            # readable thinking from another model would pass for part of the visible reply.
+            keep = same_model and bool(
+                block.get("redacted") or block.get("thinkingSignature") or (block.get("thinking") or "").strip()
+            )
+            if keep:
+                content.append(block)
+            else:
+                changed = True
+        elif kind == "text" and not same_model and set(block) != {"type", "text"}:
             changed = True  # e.g. a textSignature only its author can verify
             content.append({"type": "text", "text": block.get("text", "")})
-        elif kind == "toolCall" and "thoughtSignature" in block:
+        elif kind == "toolCall" and not same_model and "thoughtSignature" in block:
             changed = True
             content.append({k: v for k, v in block.items() if k != "thoughtSignature"})
         else:
@@ -153,22 +179,27 @@ def prepare_request_messages(
     out: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     answered: set[Any] = set()
+    held_system: list[dict[str, Any]] = []
 
-    def flush() -> None:
+    def close_pending() -> None:
         nonlocal pending, answered
         for call in pending:
             if call.get("id") not in answered:
                 out.append(_missing_result(call, timestamp))
         pending, answered = [], set()
+        out.extend(held_system)
+        held_system.clear()
 
     for message in messages:
+        if message.get("content") is None and "role" in message:
+            message = {**message, "content": []}  # hand-built or old messages without content
         role = message.get("role")
         if role == "assistant":
-            flush()
+            close_pending()
             if message.get("stopReason") in ("error", "aborted"):
                 continue
-            if model is not None and not _same_model(message, model):
-                message = _for_other_model(message)
+            if model is not None:
+                message = _replayable(message, _same_model(message, model))
             calls = [
                 b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"
             ]
@@ -178,9 +209,12 @@ def prepare_request_messages(
         elif role == "toolResult":
             answered.add(message.get("toolCallId"))
             out.append(message)
+        elif role == "system" and pending:
+            held_system.append(message)  # never between a tool call and its results
         elif role == "user":
-            flush()
+            close_pending()
             out.append(message)
         else:
             out.append(message)
+    close_pending()
     return out

@@ -56,18 +56,27 @@ class Model:
 
 
 def calculate_cost(model: Model | None, usage: dict[str, Any]) -> dict[str, Any]:
-    """Return pi's cost object for the token counters in `usage` (no provider-reported total)."""
+    """pi-ai 1.6.0's cost object for the counters in `usage`.
+
+    1-hour cache writes (`cacheWrite1h`, a subset of `cacheWrite`) cost twice the input price,
+    the rest of `cacheWrite` the cache-write price. `totalFromProvider` is always `false`: the
+    total is computed here, not reported by the provider.
+    """
     price = model.cost if model is not None else ModelCost()
+    long_write = usage.get("cacheWrite1h") or 0
+    short_write = usage.get("cacheWrite", 0) - long_write
     cost = {
         "input": (price.input / 1_000_000) * usage.get("input", 0),
         "output": (price.output / 1_000_000) * usage.get("output", 0),
         "cacheRead": (price.cache_read / 1_000_000) * usage.get("cacheRead", 0),
-        "cacheWrite": (price.cache_write / 1_000_000) * usage.get("cacheWrite", 0),
+        "cacheWrite": (price.cache_write * short_write + price.input * 2 * long_write) / 1_000_000,
     }
     cost["total"] = cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
     # JavaScript has one number type: 0 and 3.0 serialise as `0` and `3`. Keep integral values
     # as ints so the JSON we write reads the same as pi's.
-    return {key: _js_number(value) for key, value in cost.items()}
+    priced: dict[str, Any] = {key: _js_number(value) for key, value in cost.items()}
+    priced["totalFromProvider"] = False
+    return priced
 
 
 def _js_number(value: float) -> float | int:
@@ -106,8 +115,15 @@ def make_usage(
 
 
 def empty_usage() -> dict[str, Any]:
-    """All-zero usage, the starting value of every assistant message."""
-    return make_usage()
+    """All-zero usage, the starting value of every assistant message (nothing priced yet)."""
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
 
 
 def _number(record: Any, key: str) -> Any:

@@ -4,9 +4,11 @@ Works with api.openai.com and with compatible servers (vLLM, llama.cpp, LM Studi
 OpenRouter, LiteLLM…). What goes over the wire:
 
 * `stream: true` and `stream_options: {include_usage: true}`, so the last chunk reports usage;
-* the cap only when the caller gives one, in `max_completion_tokens` (or the field named by
-  `max_tokens_field`); without it the server's default applies (pi 1.6.0 sends none for
-  summaries either);
+* an output cap in `max_completion_tokens` (or the field named by `max_tokens_field`): the
+  caller's `max_tokens`, else the model's own limit, fitted into the room the estimated input
+  leaves in the context window — pi-ai 1.6.0's provider-layer rule;
+* for api.openai.com: `store: false`, and `prompt_cache_key` = the session id unless caching is
+  off;
 * `reasoning_effort` for reasoning models when a thinking level is requested (`xhigh` → `high`);
 * the system prompt as `system` (`developer` for OpenAI's own reasoning models);
 * tool calls with JSON-encoded arguments, tool results as `tool` messages; images as data URLs.
@@ -14,11 +16,14 @@ OpenRouter, LiteLLM…). What goes over the wire:
 Answers map to pi's assistant message: text deltas → text blocks, `reasoning_content` /
 `reasoning` / `reasoning_text` deltas → thinking blocks (the field name is kept as the block's
 signature so it can be sent back), `tool_calls` deltas → tool calls; `finish_reason` `stop` →
-`stop`, `length` → `length`, `tool_calls` → `toolUse`, `content_filter` and unknown reasons →
-`error`. Usage: `input` = prompt tokens minus cached ones, `cacheRead` = cached tokens,
-`output` = completion tokens (reasoning tokens are part of them and are reported in
-`reasoning`). An HTTP error becomes `errorMessage = "<status> <provider message>"`, the text the
-OpenAI SDK shows pi (e.g. `400 This model's maximum context length is 128000 tokens…`).
+`stop`, `length` → `length`, `tool_calls` → `toolUse`, anything else → `error` with
+`Provider finish_reason: <reason>`; a stream without a finish reason is an error. Usage as
+pi-ai 1.6.0 reads it: `cacheRead` = cached prompt tokens, `cacheWrite` = reported cache writes,
+`input` = the rest of the prompt, `output` = completion tokens (which include reasoning),
+`reasoning` = reasoning tokens. HTTP errors read as pi 1.6.0 shows them: `<status>: <the JSON
+error object>` when the body has one (e.g. `400: {"message":"This model's maximum context
+length is 128000 tokens…","type":"invalid_request_error",…}`), else `<status> <body text>`
+or `<status> status code (no body)`.
 """
 
 from __future__ import annotations
@@ -93,9 +98,9 @@ class OpenAIClient:
         tools: list[dict[str, Any]] | None = None,
         reasoning: str | None = None,
         cancel: Cancel | None = None,
-        session_id: str | None = None,  # chat completions has no session field; accepted for the protocol
+        session_id: str | None = None,
         max_tokens: int | None = None,
-        cache_retention: str | None = None,  # OpenAI caches automatically; nothing to send
+        cache_retention: str | None = None,
     ) -> AsyncIterator[StreamEvent]:
         builder = AssistantBuilder(model, self._clock())
         yield builder.start()
@@ -107,7 +112,15 @@ class OpenAIClient:
         headers = {"content-type": "application/json", "accept": "text/event-stream", **self._headers}
         if key:
             headers["authorization"] = f"Bearer {key}"
-        body = self.build_body(model, context, tools=tools, reasoning=reasoning, max_tokens=max_tokens)
+        body = self.build_body(
+            model,
+            context,
+            tools=tools,
+            reasoning=reasoning,
+            max_tokens=max_tokens,
+            session_id=session_id,
+            cache_retention=cache_retention,
+        )
         url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
 
         reader = _Reader(builder, model)
@@ -116,7 +129,6 @@ class OpenAIClient:
             async with contextlib.aclosing(events):
                 async for sse in events:
                     if sse.data.strip() == "[DONE]":
-                        reader.saw_done = True
                         break
                     for event in reader.feed(sse.data):
                         yield event
@@ -142,17 +154,24 @@ class OpenAIClient:
         tools: list[dict[str, Any]] | None = None,
         reasoning: str | None = None,
         max_tokens: int | None = None,
+        session_id: str | None = None,
+        cache_retention: str | None = None,
     ) -> dict[str, Any]:
         """The JSON request body (exposed for inspection and tests)."""
         request = build_request(model, context, tools)
+        base_url = model.base_url or self.base_url or DEFAULT_OPENAI_BASE_URL
+        official = "api.openai.com" in base_url
         body: dict[str, Any] = {
             "model": model.id,
             "messages": _encode_messages(model, request.system_prompt, request.messages),
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
-        if max_tokens:
-            body[self.max_tokens_field] = max_tokens
+        if official and session_id and (cache_retention or "short") != "none":
+            body["prompt_cache_key"] = session_id[:64]
+        body["stream_options"] = {"include_usage": True}
+        if official:
+            body["store"] = False
+        body[self.max_tokens_field] = request.output_budget(model, max_tokens)
         if request.tools:
             body["tools"] = [
                 {
@@ -177,7 +196,6 @@ class _Reader:
         self.builder = builder
         self.model = model
         self.finish_reason: str | None = None
-        self.saw_done = False
         self.failure: str | None = None
         self._current: tuple[str, int] | None = None  # ("text" | "thinking", content index)
         self._calls: dict[Any, int] = {}  # provider tool-call index → content index
@@ -241,23 +259,39 @@ class _Reader:
         if self.failure is not None:
             return [self.builder.fail(self.failure)]
         reason = self.finish_reason
-        if reason is None and not self.saw_done:
-            return [self.builder.fail("stream ended without a finish_reason (connection closed early)")]
-        stop = _STOP_REASONS.get(reason or "stop")
+        if reason is None:
+            return [self.builder.fail("Stream ended without finish_reason")]
+        stop = _STOP_REASONS.get(reason)
         if stop is None:
-            text = "content filter" if reason == "content_filter" else f"Unhandled stop reason: {reason}"
-            return [self.builder.fail(f"Provider finish_reason: {reason} ({text})")]
+            return [self.builder.fail(f"Provider finish_reason: {reason}")]
         events: list[StreamEvent] = list(self.builder.end_open_tool_calls())
         events.append(self.builder.finish(stop))
         return events
 
 
 def _usage(model: Model, raw: dict[str, Any]) -> dict[str, Any]:
+    details = raw.get("prompt_tokens_details") or {}
     prompt = raw.get("prompt_tokens") or 0
-    cached = (raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-    completion = raw.get("completion_tokens") or 0
-    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or None
-    return make_usage(model, input=prompt - cached, output=completion, cache_read=cached, reasoning=reasoning)
+    # Where providers put cache hits: OpenAI/OpenRouter, DeepSeek, Kimi.
+    cache_read = _first_number(details.get("cached_tokens"), raw.get("prompt_cache_hit_tokens"),
+                               raw.get("cached_tokens"))
+    cache_write = details.get("cache_write_tokens") or 0
+    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or raw.get("reasoning_tokens") or 0
+    return make_usage(
+        model,
+        input=max(0, prompt - cache_read - cache_write),
+        output=raw.get("completion_tokens") or 0,
+        cache_read=cache_read,
+        cache_write=cache_write,
+        reasoning=reasoning,
+    )
+
+
+def _first_number(*values: Any) -> int:
+    for value in values:
+        if value is not None:
+            return value
+    return 0
 
 
 def _error_object_text(error: Any) -> str:
@@ -270,19 +304,23 @@ def _error_object_text(error: Any) -> str:
 
 def _error_text(status: int, body: str) -> str:
     data = _http.parse_json(body)
-    extra = ""
-    if isinstance(data, dict) and data.get("error") is not None:
-        text = _error_object_text(data["error"])
-        metadata = data["error"].get("metadata") if isinstance(data["error"], dict) else None
-        if isinstance(metadata, dict) and isinstance(metadata.get("raw"), str):
-            extra = "\n" + metadata["raw"]  # OpenRouter puts the upstream provider's text here
-    elif isinstance(data, dict) and isinstance(data.get("message"), str):
-        text = data["message"]
-    elif body.strip():
-        text = _http.truncate_body(body)
-    else:
-        text = "status code (no body)"
-    return f"{status} {text}{extra}"
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and error:
+        # pi 1.6.0 prefers the parsed error object over the SDK's "<status> <message>".
+        text = f"{status}: {_http.truncate_body(_http.compact(error))}"
+        metadata = error.get("metadata")
+        raw = metadata.get("raw") if isinstance(metadata, dict) else None
+        if isinstance(raw, str) and raw and raw not in text:
+            text += "\n" + raw  # OpenRouter puts the upstream provider's own text here
+        return text
+    if error is not None:
+        return f"{status} {_http.compact(error)}"
+    if data is not None:
+        # The SDK would say "status code (no body)" here; the body is more use to a reader.
+        return f"{status} {_http.truncate_body(_http.compact(data))}"
+    if body.strip():
+        return f"{status} {_http.truncate_body(body)}"
+    return f"{status} status code (no body)"
 
 
 # --- request encoding -------------------------------------------------------------------------

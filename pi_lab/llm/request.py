@@ -1,18 +1,17 @@
-"""Assemble the provider-neutral parts of a request from a `Context`.
+"""Assemble the provider-neutral parts of a request from a `Context` (pi-ai 1.6.0's transcript).
 
-pi 1.x keeps the system prompt and the tool loadout as `role: "system"` messages inside the
-transcript (session-format.md §6.6). Providers have one system prompt and one tool list, so the
-system messages are replayed here:
+pi-ai folds `system_prompt` and the tools into a leading system message, then — for APIs without
+mid-conversation system messages, which is every API here — replays all system messages into
+one (session-format.md §6.6):
 
-* text: `context["system_prompt"]`, then each system message's text (a string, or its text
-  blocks joined with newlines), then the surviving named sections in order; non-empty pieces
-  joined by a blank line. (How pi renders sections into the final prompt text is not specified
-  in our notes; this order — base text, then sections — is our reading.)
-* sections are patched by name (`None` deletes; an update keeps the position);
-* tools: per message, `toolsRemoved` by name first, then `toolsAdded` add or replace by name.
+* prompt text: each system message's content (a string, or its text blocks joined with
+  newlines), non-empty ones joined by a blank line, followed by the surviving named sections in
+  order (`None` deletes a section; an update keeps its position);
+* tools: the starting tools (the `tools=` option, else `context["tools"]`), then per system
+  message `toolsRemoved` by name and `toolsAdded` added or replaced by name.
 
-Explicit tools (the `tools=` option, else `context["tools"]`) win over replayed ones. The
-remaining messages go through `prepare_request_messages`.
+The other messages go through `prepare_request_messages`. `estimated_input_tokens` is pi-ai's
+estimate of the whole transcript, used to size the output budget.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from typing import Any
 from .convert import prepare_request_messages
 from .model import Model
 from .protocol import Context
+from .tokens import clamp_max_tokens_to_context, estimate_context_tokens, system_message_text
 
 __all__ = ["Request", "build_request"]
 
@@ -32,54 +32,50 @@ class Request:
     system_prompt: str | None
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
+    estimated_input_tokens: int
 
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
+    def output_budget(self, model: Model, max_tokens: int | None) -> int:
+        """The cap pi-ai sends: the caller's or the model's own, fitted into the room left."""
+        wanted = max_tokens if max_tokens is not None else model.max_tokens
+        return clamp_max_tokens_to_context(model.context_window, self.estimated_input_tokens, wanted)
 
 
 def build_request(model: Model, context: Context, tools: list[dict[str, Any]] | None = None) -> Request:
-    pieces: list[str] = []
-    if context.get("system_prompt"):
-        pieces.append(context["system_prompt"])  # type: ignore[arg-type]
+    if tools is None:
+        tools = context.get("tools")
+    system_prompt = context.get("system_prompt") or ""
+    messages = [m for m in context.get("messages") or [] if isinstance(m, dict)]
+
+    leading: dict[str, Any] | None = None
+    if system_prompt or tools:
+        leading = {"role": "system", "content": system_prompt, "timestamp": 0}
+        if tools:
+            leading["toolsAdded"] = list(tools)
+    transcript = [leading, *messages] if leading is not None else messages
+
+    content: list[str] = []
     sections: dict[str, str] = {}
-    replayed_tools: dict[str, dict[str, Any]] = {}
-    saw_tool_messages = False
-    others: list[dict[str, Any]] = []
-    for message in context.get("messages") or []:
-        if not isinstance(message, dict):
-            continue
+    current_tools: dict[Any, dict[str, Any]] = {}
+    for message in transcript:
         if message.get("role") != "system":
-            others.append(message)
             continue
-        text = _text_of(message.get("content"))
+        text = system_message_text({"content": message.get("content")})
         if text:
-            pieces.append(text)
+            content.append(text)
         for name, value in (message.get("sections") or {}).items():
             if value is None:
                 sections.pop(name, None)
             else:
                 sections[name] = value
         for removed in message.get("toolsRemoved") or []:
-            saw_tool_messages = True
-            replayed_tools.pop(removed.get("name"), None)
+            current_tools.pop(removed.get("name"), None)
         for added in message.get("toolsAdded") or []:
-            saw_tool_messages = True
-            replayed_tools[added.get("name")] = added
-    pieces.extend(value for value in sections.values() if value)
+            current_tools[added.get("name")] = added
+    prompt = system_message_text({"content": "\n\n".join(content), "sections": sections})
 
-    if tools is None:
-        tools = context.get("tools")
-    if tools is None and saw_tool_messages:
-        tools = list(replayed_tools.values())
     return Request(
-        system_prompt="\n\n".join(pieces) or None,
-        messages=prepare_request_messages(others, model),
-        tools=tools or None,
+        system_prompt=prompt or None,
+        messages=prepare_request_messages([m for m in messages if m.get("role") != "system"], model),
+        tools=list(current_tools.values()) or None,
+        estimated_input_tokens=estimate_context_tokens(transcript),
     )

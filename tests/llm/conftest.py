@@ -15,3 +15,9 @@ def provider_server() -> Iterator[ProviderServer]:
     """A fresh loopback server speaking the OpenAI and Anthropic streaming protocols."""
     with ProviderServer() as server:
         yield server
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "differential: compares pi_lab with pi 1.6.0 run under Node (skips without node and bench/.pi)"
+    )

@@ -61,11 +61,13 @@ class Usage:
 
 @dataclass(frozen=True)
 class Text:
-    """A normal answer, streamed in `chunks` deltas; `stop` (`finish_reason` / `stop_reason`)."""
+    """A normal answer, streamed in `chunks` deltas. It ends with `finish_reason: stop` /
+    `stop_reason: end_turn`, or with the wire value given in `stop_reason` (e.g. `refusal`)."""
 
     text: str
     chunks: int = 3
     usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -360,8 +362,8 @@ class _OpenAI(_Renderer):
     def text(self, text: str, chunks: int) -> list[str]:
         return [self._delta({"content": piece}) for piece in _split(text, chunks)]
 
-    def closing(self, stop: str, usage: Usage) -> list[str]:
-        finish = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}[stop]
+    def closing(self, stop: str, usage: Usage, raw: str | None = None) -> list[str]:
+        finish = raw or {"stop": "stop", "length": "length", "toolUse": "tool_calls"}[stop]
         events = [self._delta({}, finish)]
         if self.include_usage:
             raw = {"prompt_tokens": usage.input + usage.cache_read, "completion_tokens": usage.output,
@@ -374,7 +376,7 @@ class _OpenAI(_Renderer):
     def render(self, reply: Reply) -> list[str]:
         events = self.opening()
         if isinstance(reply, Text):
-            return events + self.text(reply.text, reply.chunks) + self.closing("stop", reply.usage)
+            return events + self.text(reply.text, reply.chunks) + self.closing("stop", reply.usage, reply.stop_reason)
         if isinstance(reply, Truncated):
             return events + self.text(reply.text, 2) + self.closing("length", reply.usage)
         if isinstance(reply, Thinking):
@@ -422,17 +424,20 @@ class _Anthropic(_Renderer):
         return self._block({"type": "text", "text": ""},
                            [{"type": "text_delta", "text": piece} for piece in _split(text, chunks)])
 
-    def closing(self, stop: str, usage: Usage) -> list[str]:
-        reason = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}[stop]
+    def closing(self, stop: str, usage: Usage, raw: str | None = None) -> list[str]:
+        reason = raw or {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}[stop]
+        delta_usage: dict[str, Any] = {"output_tokens": usage.output}
+        if usage.reasoning:
+            delta_usage["output_tokens_details"] = {"thinking_tokens": usage.reasoning}
         return [self._event("message_delta", {"delta": {"stop_reason": reason, "stop_sequence": None},
-                                              "usage": {"output_tokens": usage.output}}),
+                                              "usage": delta_usage}),
                 self._event("message_stop", {})]
 
     def render(self, reply: Reply) -> list[str]:
         usage = getattr(reply, "usage", None)
         events = self.opening(usage)
         if isinstance(reply, Text):
-            return events + self.text(reply.text, reply.chunks) + self.closing("stop", reply.usage)
+            return events + self.text(reply.text, reply.chunks) + self.closing("stop", reply.usage, reply.stop_reason)
         if isinstance(reply, Truncated):
             return events + self.text(reply.text, 2) + self.closing("length", reply.usage)
         if isinstance(reply, Thinking):

@@ -73,10 +73,14 @@ def test_text_reply_with_cache_usage(provider_server: ProviderServer) -> None:
     assert message["responseId"] == "msg_test_1"
     assert message["stopReason"] == "stop"
     usage = message["usage"]
+    # pi-ai 1.6.0 appends cacheWrite1h after the cost object.
+    assert list(usage) == ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost", "cacheWrite1h"]
     assert (usage["input"], usage["output"], usage["cacheRead"], usage["cacheWrite"], usage["totalTokens"]) == (
         50, 9, 1000, 200, 1259)
-    assert usage["cost"]["total"] == (usage["cost"]["input"] + usage["cost"]["output"] + usage["cost"]["cacheRead"]
-                                      + usage["cost"]["cacheWrite"])
+    assert usage["cacheWrite1h"] == 0
+    cost = usage["cost"]
+    assert cost["total"] == cost["input"] + cost["output"] + cost["cacheRead"] + cost["cacheWrite"]
+    assert cost["totalFromProvider"] is False
 
 
 def test_request_body_headers_and_default_output_budget(provider_server: ProviderServer) -> None:
@@ -92,16 +96,21 @@ def test_request_body_headers_and_default_output_budget(provider_server: Provide
         "max_tokens": 64000,  # the API requires one: the model's own limit
         "stream": True,
         "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
+        "thinking": {"type": "disabled"},  # a reasoning model asked for no thinking
     }
 
 
-def test_default_output_budget_is_clamped_to_room_left(provider_server: ProviderServer) -> None:
+def test_output_budget_is_clamped_to_room_left(provider_server: ProviderServer) -> None:
+    # 24000 characters ≈ 6858 tokens (pi-ai counts 3.5 characters a token); margin 4096.
     big = {"system_prompt": None, "messages": [{"role": "user", "content": "x" * 24000, "timestamp": 1}]}
-    client().complete_sync(claude(provider_server, context_window=10000, max_tokens=8000), big)  # 6000 tokens in
-    client().complete_sync(claude(provider_server, context_window=6500, max_tokens=8000), big)
-    client().complete_sync(claude(provider_server, context_window=10000, max_tokens=8000), big, max_tokens=7000)
+    client().complete_sync(claude(provider_server, reasoning=False, context_window=15000, max_tokens=8000), big)
+    client().complete_sync(claude(provider_server, reasoning=False, context_window=6500, max_tokens=8000), big)
+    client().complete_sync(claude(provider_server, reasoning=False, context_window=15000, max_tokens=8000), big,
+                           max_tokens=7000)
+    client().complete_sync(claude(provider_server, reasoning=False, context_window=15000, max_tokens=8000), big,
+                           max_tokens=2000)
     budgets = [r.body["max_tokens"] for r in provider_server.requests]
-    assert budgets == [4000, 1024, 7000]  # room left; floor 1024; the caller's value as given
+    assert budgets == [15000 - 6858 - 4096, 1, 15000 - 6858 - 4096, 2000]
 
 
 def test_cache_retention_none_and_long(provider_server: ProviderServer) -> None:
@@ -122,11 +131,12 @@ def test_thinking_budget_by_level(provider_server: ProviderServer) -> None:
     client().complete_sync(claude(provider_server), CONTEXT, reasoning="off")
     client().complete_sync(claude(provider_server, reasoning=False), CONTEXT, reasoning="high")
     bodies = [r.body for r in provider_server.requests]
-    assert (bodies[0]["thinking"], bodies[0]["max_tokens"]) == ({"type": "enabled", "budget_tokens": 8192}, 12192)
+    assert bodies[0]["thinking"] == {"type": "enabled", "budget_tokens": 8192, "display": "summarized"}
+    assert bodies[0]["max_tokens"] == 12192
     # Output limit 4096 cannot hold 16384 thinking tokens: the budget leaves 1024 for the answer.
-    assert (bodies[1]["thinking"], bodies[1]["max_tokens"]) == ({"type": "enabled", "budget_tokens": 3072}, 4096)
-    assert "thinking" not in bodies[2]  # less than 1024 tokens would remain for thinking
-    assert "thinking" not in bodies[3]
+    assert (bodies[1]["thinking"]["budget_tokens"], bodies[1]["max_tokens"]) == (3072, 4096)
+    assert (bodies[2]["thinking"]["budget_tokens"], bodies[2]["max_tokens"]) == (1500 - 1024, 1500)
+    assert bodies[3]["thinking"] == {"type": "disabled"}
     assert "thinking" not in bodies[4]
 
 
@@ -238,7 +248,7 @@ def test_dropped_connection_is_retryable(provider_server: ProviderServer) -> Non
 def test_stream_without_message_stop_is_retryable(provider_server: ProviderServer) -> None:
     provider_server.push(EndEarly())
     message = client().complete_sync(claude(provider_server), CONTEXT)
-    assert message["errorMessage"].startswith("stream ended before message_stop")
+    assert message["errorMessage"] == "Anthropic stream ended before message_stop"
     assert is_retryable_assistant_error(message) is True
 
 
@@ -271,3 +281,23 @@ def test_key_never_appears_in_repr_or_messages(provider_server: ProviderServer,
     missing = AnthropicClient().complete_sync(claude(provider_server), CONTEXT)
     assert missing["errorMessage"].startswith("No API key for provider: anthropic")
     assert len(provider_server.requests) == 1  # no request without a key
+
+
+def test_refusal_and_unknown_stop_reasons_are_errors(provider_server: ProviderServer) -> None:
+    provider_server.push(Text("I can't", stop_reason="refusal"),
+                         Text("and then", stop_reason="model_context_window_exceeded"),
+                         Text("ok", stop_reason="pause_turn"))
+    refusal = client().complete_sync(claude(provider_server), CONTEXT)
+    window = client().complete_sync(claude(provider_server), CONTEXT)
+    paused = client().complete_sync(claude(provider_server), CONTEXT)
+    assert (refusal["stopReason"], refusal["errorMessage"]) == ("error", "The model refused to complete the request")
+    assert window["errorMessage"] == "Unhandled stop reason: model_context_window_exceeded"
+    assert is_context_overflow(window) is True  # as pi: the raw reason matches an overflow pattern
+    assert paused["stopReason"] == "stop"
+
+
+def test_reported_thinking_tokens_become_reasoning(provider_server: ProviderServer) -> None:
+    provider_server.push(Thinking("deep thought", "42", usage=Usage(input=10, output=300, reasoning=250)))
+    usage = client().complete_sync(claude(provider_server), CONTEXT, reasoning="low")["usage"]
+    assert list(usage)[-2:] == ["cacheWrite1h", "reasoning"]
+    assert (usage["output"], usage["reasoning"]) == (300, 250)

@@ -159,9 +159,24 @@ def test_missing_results_are_synthesized_before_the_next_assistant_even_a_failed
     assert prepared[2]["toolCallId"] == "c1"
 
 
-def test_trailing_tool_calls_without_results_are_left_alone() -> None:
-    messages = [user("q"), assistant(call("c1"), stop="toolUse")]
-    assert prepare_request_messages(messages, CLAUDE) == messages
+def test_trailing_tool_calls_get_results_at_the_end() -> None:
+    messages = [user("q"), assistant(call("c1"), call("c2"), stop="toolUse"), result("c2")]
+    prepared = prepare_request_messages(messages, CLAUDE, now=5)
+    assert [(m["role"], m.get("toolCallId")) for m in prepared] == [
+        ("user", None), ("assistant", None), ("toolResult", "c2"), ("toolResult", "c1")]
+    assert prepared[3]["content"] == [{"type": "text", "text": "No result provided"}]
+
+
+def test_system_message_between_a_call_and_its_results_moves_after_them() -> None:
+    note = {"role": "system", "content": "", "sections": {"x": "y"}, "timestamp": 4}
+    messages = [user("q"), assistant(call("c1"), stop="toolUse"), note, result("c1"), user("next")]
+    prepared = prepare_request_messages(messages, CLAUDE)
+    assert [m["role"] for m in prepared] == ["user", "assistant", "toolResult", "system", "user"]
+
+
+def test_missing_content_becomes_an_empty_list() -> None:
+    [prepared] = prepare_request_messages([{"role": "user", "content": None, "timestamp": 1}], CLAUDE)
+    assert prepared["content"] == []
 
 
 def test_tool_calls_of_a_dropped_assistant_need_no_results() -> None:
@@ -169,7 +184,7 @@ def test_tool_calls_of_a_dropped_assistant_need_no_results() -> None:
     assert [m["role"] for m in prepare_request_messages(messages, CLAUDE)] == ["user", "user"]
 
 
-def test_other_models_thinking_becomes_text_and_signatures_go() -> None:
+def test_other_models_thinking_is_dropped_and_signatures_go() -> None:
     foreign = assistant(
         {"type": "thinking", "thinking": "let me see", "thinkingSignature": "sig"},
         {"type": "thinking", "thinking": "  "},
@@ -179,18 +194,21 @@ def test_other_models_thinking_becomes_text_and_signatures_go() -> None:
         provider="openai", model="gpt-test", api="openai-completions", stop="toolUse",
     )
     [prepared, _] = prepare_request_messages([foreign, result("c1")], CLAUDE)
-    assert prepared["content"] == [
-        {"type": "text", "text": "let me see"},
-        {"type": "text", "text": "answer"},
-        call("c1"),
-    ]
+    assert prepared["content"] == [{"type": "text", "text": "answer"}, call("c1")]
     assert foreign["content"][0]["type"] == "thinking"  # the session's message is not modified
 
 
 def test_same_model_messages_are_passed_unchanged() -> None:
     own = assistant({"type": "thinking", "thinking": "hm", "thinkingSignature": "sig"},
-                    {"type": "text", "text": "hi"})
+                    {"type": "thinking", "thinking": "", "thinkingSignature": "encrypted"},
+                    {"type": "text", "text": "hi", "textSignature": "t"})
     assert prepare_request_messages([user("q"), own], CLAUDE)[1] is own
+
+
+def test_same_model_empty_unsigned_thinking_is_dropped() -> None:
+    own = assistant({"type": "thinking", "thinking": "  "}, {"type": "text", "text": "hi"})
+    [_, prepared] = prepare_request_messages([user("q"), own], CLAUDE)
+    assert prepared["content"] == [{"type": "text", "text": "hi"}]
 
 
 # --- build_request: system messages -------------------------------------------------------------
@@ -214,10 +232,23 @@ def test_system_messages_replay_into_prompt_and_tools() -> None:
     assert [m["role"] for m in request.messages] == ["user"]
 
 
-def test_explicit_tools_win_over_replayed_ones() -> None:
+def test_given_tools_come_first_and_system_messages_patch_them() -> None:
     tool = {"name": "only", "description": "", "parameters": {}}
-    context = {"system_prompt": "base",
+    context = {"system_prompt": "base", "tools": [{"name": "ignored"}],
                "messages": [{"role": "system", "content": "extra", "toolsAdded": [{"name": "x"}], "timestamp": 0}]}
     request = build_request(CLAUDE, context, tools=[tool])
     assert request.system_prompt == "base\n\nextra"
-    assert request.tools == [tool]
+    assert request.tools == [tool, {"name": "x"}]
+
+
+def test_output_budget_leaves_room_for_the_input() -> None:
+    model = Model("p", "m", "anthropic-messages", context_window=200000, max_tokens=64000)
+    small = build_request(model, {"system_prompt": None, "messages": [user("hi")]})
+    assert small.output_budget(model, None) == 64000  # the model's own limit
+    assert small.output_budget(model, 500) == 500
+    # 140000 characters / 3.5 = 40000 estimated tokens; margin max(4096, 15%) = 6000.
+    big = build_request(model, {"system_prompt": None, "messages": [user("x" * 140000)]})
+    assert big.estimated_input_tokens == 40000
+    assert big.output_budget(model, None) == 64000
+    huge = build_request(model, {"system_prompt": None, "messages": [user("x" * 630000)]})  # 180000 tokens
+    assert huge.output_budget(model, None) == 200000 - 180000 - 4096

@@ -28,13 +28,15 @@ def test_model_is_frozen_and_names_itself() -> None:
 def test_usage_keys_follow_pi_order() -> None:
     usage = make_usage(SONNET, input=1000, output=200, cache_read=5000, cache_write=100)
     assert list(usage) == ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"]
-    assert list(usage["cost"]) == ["input", "output", "cacheRead", "cacheWrite", "total"]
+    assert list(usage["cost"]) == ["input", "output", "cacheRead", "cacheWrite", "total", "totalFromProvider"]
+    assert usage["cost"]["totalFromProvider"] is False  # pi-ai 1.6.0 computes the total itself
     assert usage["totalTokens"] == 6300
 
 
 def test_costs_are_dollars_per_million_tokens() -> None:
     usage = make_usage(SONNET, input=1_000_000, output=2_000_000, cache_read=1_000_000, cache_write=1_000_000)
-    assert usage["cost"] == {"input": 3, "output": 30, "cacheRead": 0.3, "cacheWrite": 3.75, "total": 37.05}
+    assert usage["cost"] == {"input": 3, "output": 30, "cacheRead": 0.3, "cacheWrite": 3.75, "total": 37.05,
+                             "totalFromProvider": False}
     # Integral costs stay ints so the JSON reads like JavaScript's (`3`, not `3.0`).
     assert json.dumps(usage["cost"]["input"]) == "3"
 
@@ -44,6 +46,12 @@ def test_cost_arithmetic_matches_javascript_floats() -> None:
     usage = make_usage(SONNET, input=1234, cache_read=777)
     assert usage["cost"]["input"] == 0.003702
     assert usage["cost"]["cacheRead"] == 0.0002331
+
+
+def test_one_hour_cache_writes_cost_twice_the_input_price() -> None:
+    usage = make_usage(SONNET, cache_write=1_000_000, cache_write_1h=400_000)
+    # (3.75 * 600000 + 3 * 2 * 400000) / 1e6 = 2.25 + 2.4
+    assert usage["cost"]["cacheWrite"] == (3.75 * 600_000 + 3 * 2 * 400_000) / 1_000_000 == 4.65
 
 
 def test_optional_counters_appear_only_when_given() -> None:

@@ -80,13 +80,17 @@ def test_text_reply_streams_and_builds_a_pi_assistant_message(provider_server: P
     # prompt_tokens 120 includes 20 cached: input 100, cacheRead 20. Costs are the numbers
     # Node computes for (price / 1e6) * tokens.
     assert message["usage"] == {
-        "input": 100, "output": 7, "cacheRead": 20, "cacheWrite": 0, "totalTokens": 127,
+        "input": 100, "output": 7, "cacheRead": 20, "cacheWrite": 0, "reasoning": 0, "totalTokens": 127,
         "cost": {"input": 0.00019999999999999998, "output": 0.000056, "cacheRead": 0.000009999999999999999,
-                 "cacheWrite": 0, "total": 0.00026599999999999996},
+                 "cacheWrite": 0, "total": 0.00026599999999999996, "totalFromProvider": False},
     }
+    assert list(message["usage"]) == ["input", "output", "cacheRead", "cacheWrite", "reasoning", "totalTokens",
+                                      "cost"]
 
 
-def test_request_body_without_max_tokens_asks_for_usage(provider_server: ProviderServer) -> None:
+def test_request_body_asks_for_usage_and_caps_output_at_the_model_limit(provider_server: ProviderServer) -> None:
+    # No max_tokens from the caller: the provider layer sends the model's own limit, fitted
+    # into the room left in the context window (pi-ai 1.6.0).
     client().complete_sync(gpt(provider_server), CONTEXT)
     [request] = provider_server.requests
     assert request.path == "/v1/chat/completions"
@@ -96,7 +100,22 @@ def test_request_body_without_max_tokens_asks_for_usage(provider_server: Provide
         "messages": [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}],
         "stream": True,
         "stream_options": {"include_usage": True},
+        "max_completion_tokens": 16384,
     }
+
+
+def test_output_cap_shrinks_when_the_context_is_nearly_full(provider_server: ProviderServer) -> None:
+    model = Model("local", "small", "openai-completions", 40000, 16384, base_url=provider_server.openai_base_url)
+    context = {"system_prompt": None, "messages": [{"role": "user", "content": "y" * 105000, "timestamp": 1}]}
+    client().complete_sync(model, context)  # 30000 estimated tokens in a 40000 window
+    assert provider_server.requests[0].body["max_completion_tokens"] == 40000 - 30000 - 4096
+
+
+def test_official_endpoint_gets_store_false_and_a_prompt_cache_key() -> None:
+    model = Model("openai", "gpt-test", "openai-completions", 128000, 16384)
+    body = client().build_body(model, CONTEXT, session_id="0190-session")
+    assert body["store"] is False and body["prompt_cache_key"] == "0190-session"
+    assert "prompt_cache_key" not in client().build_body(model, CONTEXT, session_id="s", cache_retention="none")
 
 
 def test_explicit_max_tokens_and_reasoning_effort(provider_server: ProviderServer) -> None:
@@ -109,7 +128,7 @@ def test_explicit_max_tokens_and_reasoning_effort(provider_server: ProviderServe
     bodies = [r.body for r in provider_server.requests]
     assert bodies[0]["max_completion_tokens"] == 500 and bodies[0]["reasoning_effort"] == "high"
     assert bodies[0]["messages"][0]["role"] == "developer"  # OpenAI reasoning models
-    assert bodies[1]["reasoning_effort"] == "high" and "max_completion_tokens" not in bodies[1]
+    assert bodies[1]["reasoning_effort"] == "high" and bodies[1]["max_completion_tokens"] == 16384
     assert "reasoning_effort" not in bodies[2]
     assert "reasoning_effort" not in bodies[3]
     assert bodies[4]["max_tokens"] == 64 and "max_completion_tokens" not in bodies[4]
@@ -175,7 +194,9 @@ def test_maximum_context_length_error_is_an_overflow(provider_server: ProviderSe
     provider_server.push(openai_overflow())
     message = client().complete_sync(gpt(provider_server), CONTEXT)
     assert message["stopReason"] == "error"
-    assert message["errorMessage"].startswith("400 This model's maximum context length is 128000 tokens.")
+    assert message["errorMessage"].startswith(
+        '400: {"message":"This model\'s maximum context length is 128000 tokens.')
+    assert message["errorMessage"].endswith('"code":"context_length_exceeded"}')
     assert list(message)[-2:] == ["errorMessage", "timestamp"]
     assert is_context_overflow(message, 128000) is True
     assert is_retryable_assistant_error(message) is False
@@ -184,22 +205,24 @@ def test_maximum_context_length_error_is_an_overflow(provider_server: ProviderSe
 def test_exceeds_the_context_window_error_is_an_overflow(provider_server: ProviderServer) -> None:
     provider_server.push(openai_context_window_overflow())
     message = client().complete_sync(gpt(provider_server), CONTEXT)
-    assert message["errorMessage"].startswith("400 Your input exceeds the context window")
+    assert message["errorMessage"].startswith('400: {"message":"Your input exceeds the context window')
     assert is_context_overflow(message) is True
 
 
 def test_rate_limit_is_retryable_not_overflow(provider_server: ProviderServer) -> None:
     provider_server.push(openai_rate_limit())
     message = client().complete_sync(gpt(provider_server), CONTEXT)
-    assert message["errorMessage"].startswith("429 Rate limit reached")
+    assert message["errorMessage"].startswith('429: {"message":"Rate limit reached')
     assert is_retryable_assistant_error(message) is True
     assert is_context_overflow(message) is False
 
 
-def test_error_without_json_body_keeps_status_and_text(provider_server: ProviderServer) -> None:
-    provider_server.push(HttpError(502, "<html>Bad gateway</html>"), HttpError(400, ""))
-    assert client().complete_sync(gpt(provider_server), CONTEXT)["errorMessage"] == "502 <html>Bad gateway</html>"
-    assert client().complete_sync(gpt(provider_server), CONTEXT)["errorMessage"] == "400 status code (no body)"
+def test_error_without_json_error_object_keeps_status_and_text(provider_server: ProviderServer) -> None:
+    provider_server.push(HttpError(502, "<html>Bad gateway</html>"), HttpError(400, ""),
+                         HttpError(503, {"detail": "warming up"}), HttpError(500, {"error": "boom"}))
+    texts = [client().complete_sync(gpt(provider_server), CONTEXT)["errorMessage"] for _ in range(4)]
+    assert texts == ["502 <html>Bad gateway</html>", "400 status code (no body)", '503 {"detail":"warming up"}',
+                     '500 "boom"']
 
 
 def test_connection_dropped_mid_stream_is_retryable_and_keeps_partial_text(provider_server: ProviderServer) -> None:
@@ -265,7 +288,8 @@ def test_key_never_appears_in_repr_events_or_messages(provider_server: ProviderS
     events = events_of(provider_server, gpt(provider_server)) + events_of(provider_server, gpt(provider_server))
     for event in events:
         assert KEY not in repr(event)
-    assert events[1].message["errorMessage"] == "401 Incorrect API key provided: ***."
+    assert events[1].message["errorMessage"] == (
+        '401: {"message":"Incorrect API key provided: ***.","type":"invalid_request_error","code":"invalid_api_key"}')
 
 
 def test_key_from_environment(provider_server: ProviderServer, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -290,3 +314,12 @@ def test_local_server_needs_no_key(provider_server: ProviderServer, monkeypatch:
     message = OpenAIClient().complete_sync(gpt(provider_server), CONTEXT)
     assert message["stopReason"] == "stop"
     assert "authorization" not in provider_server.requests[0].headers
+
+
+def test_other_finish_reasons_are_errors(provider_server: ProviderServer) -> None:
+    provider_server.push(Text("blocked", stop_reason="content_filter"), Text("hm", stop_reason="something_new"))
+    filtered = client().complete_sync(gpt(provider_server), CONTEXT)
+    unknown = client().complete_sync(gpt(provider_server), CONTEXT)
+    assert (filtered["stopReason"], filtered["errorMessage"]) == ("error", "Provider finish_reason: content_filter")
+    assert unknown["errorMessage"] == "Provider finish_reason: something_new"
+    assert filtered["content"] == [{"type": "text", "text": "blocked"}]
