@@ -1,0 +1,280 @@
+"""``pi-lab``: look at pi session files from the command line.
+
+``pi-lab tree FILE`` prints the /tree list as pi draws it (every row, no window), and
+``pi-lab context FILE`` prints what the model sees at the leaf. Both only read the file:
+it is never migrated, repaired or appended to. Files of format version 1 have no entry ids;
+they are migrated in memory with ids derived from the file's bytes, so the ids printed are
+the same on every run (pi would write random ones when it opens such a file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+__all__ = ["main", "build_parser", "load_session"]
+
+PROG = "pi-lab"
+_PREVIEW_WIDTH = 100
+
+
+class CliError(Exception):
+    """A problem reported as one line on stderr with exit status 1."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def _stable_uuid_factory(seed: bytes) -> Callable[[], str]:
+    digest = hashlib.sha256(seed).digest()
+    counter = itertools.count()
+
+    def factory() -> str:
+        h = hashlib.sha256(digest + next(counter).to_bytes(8, "big")).hexdigest()
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:32]}"
+
+    return factory
+
+
+def load_session(path: str) -> Any:
+    """Read a session file without touching it and return an in-memory SessionManager.
+
+    Raises :class:`pi_lab.session.InvalidSessionFile` for a non-empty file that is not a pi
+    session, and :class:`CliError` for a path that cannot be read.
+    """
+    from pi_lab.session import InvalidSessionFile, SessionManager
+    from pi_lab.session.storage import parse_lines
+
+    if os.path.isdir(path):
+        raise CliError(f"{path}: is a directory, not a session file")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except OSError as error:
+        raise CliError(f"{path}: {error.strerror or error}") from None
+    if not data.strip():
+        raise CliError(f"{path}: empty file (no session header)")
+    loaded = parse_lines(data)
+    if not loaded.entries:
+        raise InvalidSessionFile(path, "no JSON object on any line")
+    header = loaded.entries[0]
+    if header.get("type") != "session" or not isinstance(header.get("id"), str):
+        if data.startswith(b"\xef\xbb\xbf"):
+            raise InvalidSessionFile(path, "the first line starts with a byte order mark, which pi cannot parse")
+        raise InvalidSessionFile(path, f"first entry is not a session header (type {header.get('type')!r})")
+    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else "."
+    return SessionManager.in_memory(cwd, entries=loaded.entries, uuid_factory=_stable_uuid_factory(data))
+
+
+def _resolve_leaf(sm: Any, leaf: str | None) -> str | None:
+    if leaf is None:
+        return sm.leaf_id
+    if sm.get_entry(leaf) is None:
+        raise CliError(f"no entry with id {leaf!r} in this session")
+    return leaf
+
+
+# ---------------------------------------------------------------------------------------------
+# tree
+
+
+def _cmd_tree(args: argparse.Namespace, out: TextIO) -> int:
+    from pi_lab.session.navigation import flatten_tree, initial_selection, render_rows, visible_rows
+
+    sm = load_session(args.file)
+    leaf = _resolve_leaf(sm, args.leaf)
+    flat = flatten_tree(sm.get_tree(), leaf)
+    rows = visible_rows(flat, filter_mode=args.filter, search=args.search or "")
+    selected = initial_selection(rows, flat, leaf)
+    lines = render_rows(rows, selected, filter_mode=args.filter, show_label_times=args.label_times)
+    out.write("\n".join(lines) + "\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# context
+
+
+def _load_estimator() -> Callable[[dict[str, Any]], int] | None:
+    try:
+        from pi_lab.compaction import estimate_tokens
+    except ImportError:
+        try:
+            from pi_lab.compaction.tokens import estimate_tokens
+        except ImportError:
+            return None
+    return estimate_tokens
+
+
+def _compact(value: Any) -> str:
+    from pi_lab.session._json import dumps
+
+    try:
+        return dumps(value).decode("utf-8")
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _blocks_preview(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+        elif kind == "toolCall":
+            parts.append(f"→ {block.get('name')}({_compact(block.get('arguments', {}))})")
+        elif kind == "thinking":
+            parts.append("[thinking]")
+        elif kind == "image":
+            parts.append("[image]")
+        elif kind is not None:
+            parts.append(f"[{kind}]")
+    return " ".join(parts)
+
+
+def message_preview(message: dict[str, Any], width: int = _PREVIEW_WIDTH) -> str:
+    """One line of a message's text: whitespace collapsed, cut to ``width`` characters."""
+    role = message.get("role")
+    if role in ("compactionSummary", "branchSummary"):
+        text = message.get("summary")
+    elif role == "bashExecution":
+        text = f"$ {message.get('command', '')}"
+        output = message.get("output")
+        if isinstance(output, str) and output.strip():
+            text += f" ⇒ {output}"
+    else:
+        text = _blocks_preview(message.get("content"))
+        if not text and role == "assistant" and isinstance(message.get("errorMessage"), str):
+            text = f"(error) {message['errorMessage']}"
+    text = re.sub(r"\s+", " ", text if isinstance(text, str) else "").strip()
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return text or "(empty)"
+
+
+def _role_label(message: dict[str, Any]) -> str:
+    role = message.get("role")
+    label = role if isinstance(role, str) else "?"
+    if role == "toolResult" and message.get("toolName"):
+        label += f" {message['toolName']}"
+        if message.get("isError"):
+            label += " (error)"
+    elif role == "custom" and message.get("customType"):
+        label += f" {message['customType']}"
+    return label
+
+
+def _cmd_context(args: argparse.Namespace, out: TextIO) -> int:
+    sm = load_session(args.file)
+    leaf = _resolve_leaf(sm, args.leaf)
+    projection = sm.build_session_projection() if args.leaf is None else sm.build_session_projection(leaf)
+    estimate = _load_estimator()
+    blocks: list[str] = []
+    total = 0
+    count = 0
+    for projected in projection.entries:
+        source_id = projected.source.get("id")
+        for message in projected.messages:
+            count += 1
+            if estimate is not None:
+                tokens = estimate(message)
+                total += tokens
+                cost = f"~{tokens} tok"
+            else:
+                cost = "~? tok"
+            blocks.append(f"[{count}] {_role_label(message)} · entry {source_id} · {cost}")
+            blocks.append(f"    {message_preview(message)}")
+    model = projection.model or {}
+    model_text = "/".join(str(v) for v in (model.get("provider"), model.get("modelId")) if v) or "unknown"
+    total_text = f"~{total} tok" if estimate is not None else "~? tok"
+    out.write(
+        f"Context at leaf {leaf}: {count} message{'s' if count != 1 else ''}, {total_text}"
+        f" (model {model_text}, thinking {projection.thinking_level})\n"
+    )
+    if blocks:
+        out.write("\n".join(blocks) + "\n")
+    if estimate is None:
+        out.write("note: token estimates unavailable (pi_lab.compaction.estimate_tokens cannot be imported)\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from pi_lab.session.navigation import FILTER_MODES
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Inspect pi coding-agent session files (JSONL). The files are only read.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    tree = commands.add_parser(
+        "tree",
+        help="print the session tree like pi's /tree",
+        description="Print every row of pi's /tree list; the leaf row carries the › cursor.",
+    )
+    tree.add_argument("file", metavar="FILE", help="session file (.jsonl)")
+    tree.add_argument("--filter", choices=FILTER_MODES, default="default", help="filter mode (default: %(default)s)")
+    tree.add_argument("--search", metavar="S", default="", help="keep rows containing every word of S")
+    tree.add_argument("--leaf", metavar="ID", help="treat entry ID as the current leaf")
+    tree.add_argument("--label-times", action="store_true", help="show when each label was set")
+    context = commands.add_parser(
+        "context",
+        help="print the messages the model sees at the leaf",
+        description="Print one block per message of the model's context: role, source entry, "
+        "token estimate and a one-line preview.",
+    )
+    context.add_argument("file", metavar="FILE", help="session file (.jsonl)")
+    context.add_argument("--leaf", metavar="ID", help="project at entry ID instead of the current leaf")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    from pi_lab.session import InvalidSessionFile
+
+    out = sys.stdout
+    try:
+        if args.command == "tree":
+            return _cmd_tree(args, out)
+        return _cmd_context(args, out)
+    except InvalidSessionFile as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 1
+    except CliError as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader went away (`pi-lab tree f | head`); stop quietly.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep interpreter shutdown quiet
+        except OSError:
+            pass
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

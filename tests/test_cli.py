@@ -1,0 +1,173 @@
+"""`pi-lab tree` and `pi-lab context` on real pi session files."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pi_lab.cli import main, message_preview
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_no_arguments_prints_help(capsys):
+    code, out, err = run(capsys)
+    assert code == 0 and err == ""
+    assert "tree" in out and "context" in out and "usage: pi-lab" in out
+
+
+def test_subcommand_help(capsys):
+    with pytest.raises(SystemExit) as raised:
+        main(["tree", "--help"])
+    assert raised.value.code == 0
+    out = capsys.readouterr().out
+    for option in ("--filter", "--search", "--leaf", "--label-times"):
+        assert option in out
+
+
+def test_tree_prints_every_row_with_the_leaf_marked(capsys, fixture_copy):
+    path = fixture_copy("public-twkrash-branching.jsonl")
+    code, out, err = run(capsys, "tree", str(path))
+    assert code == 0 and err == ""
+    assert out.splitlines() == [
+        "  • user: sanitized",
+        "› ├─ • ",
+        "  └⊟ [read: ]",
+        "        [compaction: 0k tokens]",
+        "        assistant: sanitized",
+        "  (2/5)",
+    ]
+
+
+def test_tree_with_another_leaf(capsys, fixture_copy):
+    code, out, _ = run(capsys, "tree", str(fixture_copy("public-twkrash-branching.jsonl")), "--leaf", "e6")
+    assert code == 0
+    assert out.splitlines() == [
+        "  • user: sanitized",
+        "  ├⊟ • [read: ]",
+        "  │     • [compaction: 0k tokens]",
+        "› │     • assistant: sanitized",
+        "  └─ ",
+        "  (4/5)",
+    ]
+
+
+def test_tree_filters_and_search(capsys, fixture_copy):
+    path = str(fixture_copy("public-twkrash-branching.jsonl"))
+    code, out, _ = run(capsys, "tree", path, "--filter", "all")
+    assert code == 0
+    assert "[model: alpha]" in out and out.splitlines()[-1] == "  (3/6) [all]"
+    _, out, _ = run(capsys, "tree", path, "--filter", "user-only")
+    assert out.splitlines() == ["› • user: sanitized", "  (1/1) [user]"]
+    _, out, _ = run(capsys, "tree", path, "--search", "compaction")
+    assert out.splitlines() == ["› [compaction: 0k tokens]", "  (1/1)"]  # a lone visible root
+    _, out, _ = run(capsys, "tree", path, "--filter", "labeled-only", "--label-times")
+    assert out.splitlines() == ["  No entries found", "  (0/0) [labeled] [+label time]"]
+
+
+def test_tree_on_large_v1_sessions(capsys, fixture_copy):
+    for name, count in (("before-compaction.jsonl", 777), ("large-session.jsonl", 720)):
+        code, out, err = run(capsys, "tree", str(fixture_copy(name)))
+        assert code == 0 and err == ""
+        rows = out.splitlines()
+        assert rows[-1] == f"  ({count}/{count})"
+        assert sum(line.startswith("› ") for line in rows) == 1
+        assert any("[bash: " in line for line in rows)
+
+
+def test_v1_ids_are_stable_between_runs(capsys, fixture_copy):
+    path = str(fixture_copy("public-whamp-v1-linear.jsonl"))
+    _, first, _ = run(capsys, "context", path)
+    _, second, _ = run(capsys, "context", path)
+    assert first == second
+    leaf = re.match(r"Context at leaf (\S+):", first).group(1)
+    code, out, _ = run(capsys, "tree", path, "--leaf", leaf)
+    assert code == 0 and out.splitlines()[-1] == "  (4/4)"
+
+
+def test_the_file_is_never_modified(capsys, fixture_copy):
+    path = fixture_copy("public-whamp-v1-linear.jsonl")
+    data = path.read_bytes().rstrip(b"\n")  # no final newline: pi would add one
+    path.write_bytes(data)
+    run(capsys, "tree", str(path))
+    run(capsys, "context", str(path))
+    assert path.read_bytes() == data
+
+
+def test_context_lists_the_model_messages(capsys, fixture_copy):
+    code, out, err = run(capsys, "context", str(fixture_copy("public-twkrash-branching.jsonl")), "--leaf", "e6")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith("Context at leaf e6: 4 messages, ~")
+    assert "(model acme/alpha, thinking off)" in lines[0]
+    headings = lines[1::2]
+    assert [h.split(" · ")[0] for h in headings] == [
+        "[1] compactionSummary",
+        "[2] assistant",
+        "[3] toolResult read",
+        "[4] assistant",
+    ]
+    assert [h.split(" · ")[1] for h in headings] == ["entry e5", "entry e3", "entry e4", "entry e6"]
+    assert all(re.fullmatch(r"~\d+ tok", h.split(" · ")[2]) for h in headings)
+    assert lines[2] == "    sanitized"
+    assert lines[4] == "    → read({})"
+    assert lines[6] == "    redacted fixture"
+
+
+def test_context_token_estimates_add_up(capsys, fixture_copy):
+    from pi_lab.compaction import estimate_tokens
+    from pi_lab.session import SessionManager
+
+    path = fixture_copy("public-dwsy-real-truncated.jsonl")
+    code, out, _ = run(capsys, "context", str(path))
+    assert code == 0
+    messages = SessionManager.open(path).build_session_context().messages
+    total = sum(estimate_tokens(m) for m in messages)
+    assert f"{len(messages)} messages, ~{total} tok" in out.splitlines()[0]
+    per_message = [int(m) for m in re.findall(r" · ~(\d+) tok$", out, flags=re.M)]
+    assert per_message == [estimate_tokens(m) for m in messages]
+
+
+def test_context_of_a_compacted_v1_session(capsys, fixture_copy):
+    code, out, _ = run(capsys, "context", str(fixture_copy("before-compaction.jsonl")))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[1].startswith("[1] compactionSummary · entry ")
+    assert all(len(line) <= 4 + 100 for line in lines[2::2])
+
+
+def test_invalid_file_is_a_one_line_error(capsys, fixtures_dir):
+    for command in ("tree", "context"):
+        code, out, err = run(capsys, command, str(fixtures_dir / "SOURCES.md"))
+        assert code == 1 and out == ""
+        assert err.count("\n") == 1 and err.startswith("pi-lab: ") and "not a valid pi session" in err
+
+
+def test_header_must_come_first(capsys, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"type":"message","id":"a"}\n', encoding="utf-8")
+    code, out, err = run(capsys, "tree", str(path))
+    assert code == 1 and out == "" and "not a session header" in err
+
+
+def test_missing_file_and_unknown_leaf(capsys, tmp_path, fixture_copy):
+    code, _, err = run(capsys, "tree", str(tmp_path / "nope.jsonl"))
+    assert code == 1 and "no such file" in err
+    code, _, err = run(capsys, "context", str(tmp_path))
+    assert code == 1 and "directory" in err
+    code, _, err = run(capsys, "tree", str(fixture_copy("public-twkrash-uat.jsonl")), "--leaf", "zzz")
+    assert code == 1 and err.strip() == "pi-lab: no entry with id 'zzz' in this session"
+
+
+def test_message_preview():
+    assert message_preview({"role": "user", "content": "a\n\n  b"}) == "a b"
+    assert message_preview({"role": "user", "content": "x" * 150}) == "x" * 99 + "…"
+    assert message_preview({"role": "bashExecution", "command": "ls", "output": "a\nb"}) == "$ ls ⇒ a b"
+    assert message_preview({"role": "assistant", "content": [], "errorMessage": "boom"}) == "(error) boom"
+    assert message_preview({"role": "branchSummary", "summary": "went"}) == "went"
+    assert message_preview({"role": "assistant", "content": []}) == "(empty)"
