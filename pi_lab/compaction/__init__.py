@@ -3,6 +3,26 @@
 Token estimates, cut points, compaction and branch-summary preparation, conversation
 serialisation, summary prompts and file-operation tracking. Models are reached only through
 the ``pi_lab.llm`` client interface; nothing here writes a session.
+
+Typical use (what AgentSession does)::
+
+    settings = resolve_compaction_settings(pi_settings, model)
+    prep = prepare_compaction(sm.get_branch(), settings)       # None: nothing to do
+    if prep is not None:
+        result = await compact(prep, client, model, thinking_level=level, retry=RetryPolicy(), signal=abort)
+        if not abort.is_set():
+            sm.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before,
+                                 result.details, False, result.usage)
+
+Results are equal to pi's on the same input (``tests/compaction/test_differential.py`` runs pi's
+own modules side by side). Deliberate differences, all on input pi cannot handle:
+
+* malformed messages (``content`` null or missing, a toolCall without ``arguments``) are
+  estimated and serialised as empty instead of raising a TypeError;
+* ``collect_entries_for_branch_summary`` stops at a parentId cycle instead of looping forever;
+* cut-point candidates are searched on demand (same result as pi's full list), so a budget
+  reached near the leaf does not scan the whole branch twice.
+The summary prompts are pi_lab's own wording with pi's section structure.
 """
 
 from __future__ import annotations

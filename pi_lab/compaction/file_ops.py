@@ -127,11 +127,20 @@ def js_sort_key(text: Any) -> bytes:
     return (text if isinstance(text, str) else str(text)).encode("utf-16-be", "surrogatepass")
 
 
-def compute_file_lists(file_ops: FileOperations) -> tuple[list[str], list[str]]:
-    """``(read_files, modified_files)``: modified = edited ∪ written; read excludes modified; sorted."""
-    modified = OrderedSet(file_ops.edited)
-    modified.update(file_ops.written)
-    read_only = [path for path in file_ops.read if path not in modified]
+def _kind(file_ops: Any, name: str) -> Iterable[str]:
+    value = file_ops.get(name) if isinstance(file_ops, Mapping) else getattr(file_ops, name, None)
+    return value or ()
+
+
+def compute_file_lists(file_ops: Any) -> tuple[list[str], list[str]]:
+    """``(read_files, modified_files)``: modified = edited ∪ written; read excludes modified; sorted.
+
+    ``file_ops`` is a :class:`FileOperations` or anything with (or mapping to) ``read``,
+    ``written`` and ``edited`` collections.
+    """
+    modified = OrderedSet(_kind(file_ops, "edited"))
+    modified.update(_kind(file_ops, "written"))
+    read_only = [path for path in _kind(file_ops, "read") if path not in modified]
     return sorted(read_only, key=js_sort_key), sorted(modified, key=js_sort_key)
 
 

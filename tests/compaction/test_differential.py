@@ -16,7 +16,6 @@ from cbuild import FakeClient, model
 from oracle import Gen, OracleUnavailable, ask, plain
 
 from pi_lab.compaction import (
-    CompactionPreparation,
     CompactionSettings,
     FileOperations,
     collect_entries_for_branch_summary,

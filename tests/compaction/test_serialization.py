@@ -186,6 +186,16 @@ def test_compute_file_lists_sorts_and_separates():
     assert compute_file_lists(ops) == (["Z.py", "z.py"], ["a.py", "b.py", "c.py"])
 
 
+def test_compute_file_lists_accepts_plain_sets_and_mappings():
+    class Ops:
+        read = {"r.md", "both.py"}
+        written = {"both.py"}
+        edited = set()
+
+    assert compute_file_lists(Ops()) == (["r.md"], ["both.py"])
+    assert compute_file_lists({"read": ["x"], "written": [], "edited": ["y"]}) == (["x"], ["y"])
+
+
 def test_compute_file_lists_uses_utf16_order():
     ops = FileOperations()
     ops.read.update(["\uff5e.txt", "😀.txt", "a.txt"])  # U+FF5E sorts after a surrogate pair in UTF-16
