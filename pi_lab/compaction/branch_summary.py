@@ -76,6 +76,21 @@ class BranchSummaryResult:
     aborted: bool = False
     error: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """pi's ``BranchSummaryResult`` object (camelCase keys, unset fields left out)."""
+        out: dict[str, Any] = {}
+        for key, value in (
+            ("summary", self.summary),
+            ("usage", self.usage),
+            ("readFiles", self.read_files),
+            ("modifiedFiles", self.modified_files),
+            ("aborted", True if self.aborted else None),
+            ("error", self.error),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
+
 
 def _get_branch(session: Any, from_id: str) -> list[Entry]:
     return list(session.get_branch(from_id))

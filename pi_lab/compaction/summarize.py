@@ -78,6 +78,21 @@ class CompactionResult:
     details: dict[str, Any] | None = field(default=None)
     estimated_tokens_after: int | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """pi's ``CompactionResult`` object (camelCase keys, unset optional fields left out)."""
+        out: dict[str, Any] = {
+            "summary": self.summary,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "tokensBefore": self.tokens_before,
+        }
+        if self.estimated_tokens_after is not None:
+            out["estimatedTokensAfter"] = self.estimated_tokens_after
+        if self.usage is not None:
+            out["usage"] = self.usage
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
 
 # --- response checks ------------------------------------------------------------------------
 

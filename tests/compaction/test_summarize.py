@@ -213,6 +213,8 @@ def test_compact_single_summary_with_file_lists():
     assert result.usage == usage(100, 20)
     assert result.details == {"readFiles": ["a.md", "b.md"], "modifiedFiles": ["src/x.ts"]}
     assert result.estimated_tokens_after is None
+    assert result.to_dict() == {"summary": result.summary, "firstKeptEntryId": "k1", "tokensBefore": 12345,
+                                "usage": usage(100, 20), "details": result.details}
 
 
 def test_compact_split_turn_two_sequential_calls_and_combined_usage():
