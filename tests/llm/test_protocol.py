@@ -1,0 +1,78 @@
+"""The ModelClient protocol helpers: collect, and the sync wrappers (also inside a running loop)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from llm.provider_server import ProviderServer, Stall
+from pi_lab.llm import (
+    AnthropicClient,
+    Model,
+    ModelClient,
+    OfflineModel,
+    OpenAIClient,
+    StreamDone,
+    StreamStart,
+    TextDelta,
+    collect,
+    complete_sync,
+    run_sync,
+    stream_sync,
+)
+
+CONTEXT = {"system_prompt": None, "messages": [{"role": "user", "content": "hello there", "timestamp": 1}]}
+
+
+def test_all_clients_satisfy_the_protocol() -> None:
+    for client in (OfflineModel(), OpenAIClient("k"), AnthropicClient("k")):
+        assert isinstance(client, ModelClient)
+
+
+def test_complete_sync_works_inside_a_running_event_loop() -> None:
+    # A Jupyter cell runs inside the kernel's event loop, where asyncio.run() is refused.
+    async def cell() -> dict:
+        return complete_sync(OfflineModel(), None, CONTEXT)
+
+    message = asyncio.run(cell())
+    assert message["stopReason"] == "stop"
+    assert complete_sync(OfflineModel(), None, CONTEXT)["content"] == message["content"]
+
+
+def test_run_sync_reraises_in_the_caller() -> None:
+    async def broken() -> None:
+        raise KeyError("boom")
+
+    async def cell() -> None:
+        run_sync(broken())
+
+    with pytest.raises(KeyError):
+        run_sync(broken())
+    with pytest.raises(KeyError):
+        asyncio.run(cell())
+
+
+def test_stream_sync_yields_events_in_order() -> None:
+    events = list(stream_sync(OfflineModel(), None, CONTEXT))
+    assert isinstance(events[0], StreamStart) and isinstance(events[-1], StreamDone)
+    assert any(isinstance(e, TextDelta) for e in events)
+
+
+def test_leaving_stream_sync_early_cancels_the_request(provider_server: ProviderServer) -> None:
+    provider_server.push(Stall(seconds=10))
+    model = Model("local", "m", "openai-completions", 8000, 1000, base_url=provider_server.openai_base_url)
+    started = time.monotonic()
+    for event in stream_sync(OpenAIClient(), model, CONTEXT):
+        assert isinstance(event, StreamStart)
+        break
+    assert time.monotonic() - started < 3
+
+
+def test_collect_needs_a_final_event() -> None:
+    async def no_end():
+        yield StreamStart({"role": "assistant"})
+
+    with pytest.raises(RuntimeError):
+        asyncio.run(collect(no_end()))
