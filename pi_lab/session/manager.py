@@ -117,6 +117,7 @@ class SessionManager:
         """1-based numbers of lines that were not JSON objects when the file was read."""
         self._consumed_bytes = 0
         self._entries_cache: list[Entry] | None = None
+        self._branch_cache: dict[str, list[Entry]] = {}
         if persist and self._session_dir and not os.path.exists(self._session_dir):
             os.makedirs(self._session_dir, exist_ok=True)
         if session_file:
@@ -340,10 +341,28 @@ class SessionManager:
         self._leaf_id = None
         self._has_conversation = False
         self._entries_cache = None
+        self._branch_cache = {}
+        by_id = self._by_id
+        labels_seen = False
+        leaf: Any = None
         for entry in self._file_entries:
-            if entry.get("type") == "session":
+            kind = entry.get("type")
+            if kind == "session":
                 continue
-            self._index_entry(entry)
+            entry_id = entry.get("id")
+            if entry_id.__class__ is str:
+                by_id[entry_id] = entry
+                leaf = entry_id
+            else:
+                leaf = UNSET  # pi sets the leaf to the line's id even when it has none
+            if kind == "label":
+                labels_seen = True
+        self._leaf_id = leaf
+        self._has_conversation = any(_is_user_or_assistant(e) for e in self._file_entries)
+        if labels_seen:
+            for entry in self._file_entries:
+                if entry.get("type") == "label":
+                    self._apply_label(entry)
 
     def _index_entry(self, entry: Entry) -> None:
         entry_id = entry.get("id")
@@ -352,15 +371,18 @@ class SessionManager:
         # pi sets the leaf to the line's id even when it has none ("undefined").
         self._leaf_id = entry_id if isinstance(entry_id, str) else UNSET
         if entry.get("type") == "label":
-            target = entry.get("targetId")
-            if entry.get("label"):
-                self._labels[target] = entry["label"]
-                self._label_timestamps[target] = entry.get("timestamp")
-            else:
-                self._labels.pop(target, None)
-                self._label_timestamps.pop(target, None)
+            self._apply_label(entry)
         if not self._has_conversation and _is_user_or_assistant(entry):
             self._has_conversation = True
+
+    def _apply_label(self, entry: Entry) -> None:
+        target = entry.get("targetId")
+        if entry.get("label"):
+            self._labels[target] = entry["label"]
+            self._label_timestamps[target] = entry.get("timestamp")
+        else:
+            self._labels.pop(target, None)
+            self._label_timestamps.pop(target, None)
 
     # ------------------------------------------------------------------ read API
 
@@ -406,9 +428,7 @@ class SessionManager:
     @property
     def entries(self) -> list[Entry]:
         """Every entry (all branches) in file order, headers excluded. A fresh list."""
-        if self._entries_cache is None:
-            self._entries_cache = [e for e in self._file_entries if e.get("type") != "session"]
-        return list(self._entries_cache)
+        return list(self._entries_view())
 
     def get_entries(self) -> list[Entry]:
         return self.entries
@@ -453,11 +473,35 @@ class SessionManager:
         return self.session_name
 
     def get_branch(self, from_id: str | None = None) -> list[Entry]:
-        """Entries from the root to ``from_id`` (default: the leaf)."""
-        return get_branch(self._by_id, from_id if from_id is not None else self.leaf_id)
+        """Entries from the root to ``from_id`` (default: the leaf). A fresh list."""
+        target = from_id if from_id is not None else self.leaf_id
+        if not target:
+            return []
+        cached = self._branch_cache.get(target)
+        if cached is None:
+            cached = get_branch(self._by_id, target)
+            self._cache_branch(target, cached)
+        return list(cached)
+
+    def _cache_branch(self, target: str, path: list[Entry]) -> None:
+        # Paths never change when entries are appended (entries are immutable and an id's
+        # path only depends on its ancestors), so the cache survives appends; it is cleared
+        # whenever the index is rebuilt or a re-read line replaces an existing id.
+        cache = self._branch_cache
+        if target in cache:
+            del cache[target]
+        elif len(cache) >= 8:
+            del cache[next(iter(cache))]
+        cache[target] = path
 
     def get_tree(self) -> list[TreeNode]:
-        return get_tree(self.entries, self._by_id, self._labels, self._label_timestamps)
+        return get_tree(self._entries_view(), self._by_id, self._labels, self._label_timestamps)
+
+    def _entries_view(self) -> list[Entry]:
+        """The cached entry list itself (callers inside the engine never mutate it)."""
+        if self._entries_cache is None:
+            self._entries_cache = [e for e in self._file_entries if e.get("type") != "session"]
+        return self._entries_cache
 
     def find_cycles(self) -> set[str]:
         """Entries whose parent chain loops (only possible in hand-edited files)."""
@@ -465,16 +509,16 @@ class SessionManager:
 
     def build_context_entries(self, leaf_id: Any = ...) -> list[Entry]:
         leaf = self._leaf_id if leaf_id is ... else leaf_id
-        return build_context_entries(self.entries, None if leaf is None else leaf, self._by_id)
+        return build_context_entries(self._entries_view(), leaf, self._by_id)
 
     def build_session_projection(self, leaf_id: Any = ...) -> SessionProjection:
         """What the model sees at the leaf (or at ``leaf_id``), with each message's source."""
         if leaf_id is ...:
             if self._leaf_id is UNSET:
                 # The last line had no id: pi then projects from the last entry.
-                return build_session_projection(self.entries, UNSET, self._by_id)
+                return build_session_projection(self._entries_view(), UNSET, self._by_id)
             return project_path(self.get_branch())
-        return build_session_projection(self.entries, leaf_id, self._by_id)
+        return build_session_projection(self._entries_view(), leaf_id, self._by_id)
 
     def build_session_context(self, leaf_id: Any = ...) -> SessionContext:
         return self.build_session_projection(leaf_id).context()
@@ -538,12 +582,16 @@ class SessionManager:
         self._leaf_id = entry_id
         if _is_user_or_assistant(entry):
             self._has_conversation = True
+        parent_path = self._branch_cache.get(previous_leaf) if isinstance(previous_leaf, str) else None
+        if parent_path is not None and entry.get("parentId") == previous_leaf:
+            self._cache_branch(entry_id, [*parent_path, entry])
         try:
             self._persist_entry(entry)
         except BaseException:
             # pi 1.6.0 rolls the in-memory append back when the write fails.
             self._file_entries.pop()
             self._entries_cache = None
+            self._branch_cache.pop(entry_id, None)
             del self._by_id[entry_id]
             self._leaf_id = previous_leaf
             self._has_conversation = had_conversation
@@ -771,6 +819,8 @@ class SessionManager:
             self._file_entries.append(entry)
             if entry.get("type") == "session":
                 continue
+            if entry.get("id") in self._by_id:
+                self._branch_cache.clear()  # a duplicate id replaces an indexed entry
             self._index_entry(entry)
             added.append(entry)
         if added:

@@ -19,18 +19,17 @@ caller, who appends the entry or moves the leaf.
 
 from __future__ import annotations
 
-import gc
 import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pi_lab.session._json import dumps as _json_dumps
 from pi_lab.session._json import js_number
+from pi_lab.session._gc import collector_paused
 from pi_lab.session._text import JS_WHITESPACE, js_len, js_slice, js_trim
 from pi_lab.session.ids import iso_timestamp, parse_iso_ms, utc_now
 from pi_lab.session.tree import UNSET, TreeNode
@@ -360,7 +359,7 @@ def flatten_tree(roots: Sequence[TreeNode], leaf_id: Any = None) -> FlatTree:
     Roots and children that contain the leaf come first (the others keep their order), so
     the current path is one run from the top. Iterative: no depth limit.
     """
-    with _collector_paused():  # the tree's size is unknown before the walk
+    with collector_paused():  # the tree's size is unknown before the walk
         return _flatten(roots, leaf_id if isinstance(leaf_id, str) else None)
 
 
@@ -495,23 +494,6 @@ def default_home() -> str:
     return os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
 
 
-@contextmanager
-def _collector_paused(objects: int | None = None) -> Iterator[None]:
-    """Pause the cyclic garbage collector while many acyclic records are created.
-
-    Creating 100,000 rows would otherwise trigger full collections that scan the whole
-    session (every entry dict) several times, doubling the cost of a redraw.
-    """
-    if (objects is not None and objects < 20_000) or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def visible_rows(
     flat: FlatTree,
     *,
@@ -529,7 +511,7 @@ def visible_rows(
     """
     if filter_mode not in FILTER_MODES:
         raise ValueError(f"unknown filter mode {filter_mode!r}; expected one of {', '.join(FILTER_MODES)}")
-    with _collector_paused(len(flat.ids)):
+    with collector_paused(len(flat.ids)):
         return _visible_rows(flat, filter_mode, search, folded, leaf_id, home)
 
 

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from pi_lab.session._gc import collector_paused
 from pi_lab.session._json import dumps_line, loads_object
 
 __all__ = [
@@ -78,22 +81,33 @@ def parse_lines(data: bytes, first_line_number: int = 1, *, complete_only: bool 
     start = 0
     number = first_line_number
     length = len(data)
-    while start < length:
-        end = data.find(b"\n", start)
-        if end == -1:
-            if complete_only:
-                break
-            raw, next_start = data[start:], length
-        else:
-            raw, next_start = data[start:end], end + 1
-        if raw.strip():
-            entry = _decode_and_parse(raw)
-            if entry is None:
-                skipped.append(number)
+    find = data.find
+    loads = orjson.loads
+    append = entries.append
+    with collector_paused(length // 200):
+        while start < length:
+            end = find(b"\n", start)
+            if end == -1:
+                if complete_only:
+                    break
+                raw, next_start = data[start:], length
             else:
-                entries.append(entry)
-        number += 1
-        start = next_start
+                raw, next_start = data[start:end], end + 1
+            entry = None
+            if raw[:1] == b"{":
+                # Fast path: nearly every line is one object written by pi.
+                try:
+                    entry = loads(raw)
+                except orjson.JSONDecodeError:
+                    entry = None
+            if entry is None and raw.strip():
+                entry = _decode_and_parse(raw)
+                if entry is None:
+                    skipped.append(number)
+            if entry is not None:
+                append(entry)
+            number += 1
+            start = next_start
     consumed = start
     ends_with_newline = length == 0 or data.endswith(b"\n")
     return LoadResult(entries, skipped, None, ends_with_newline, consumed)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_lab.session._gc import collector_paused
 from pi_lab.session.ids import parse_iso_ms
 
 __all__ = ["TreeNode", "get_branch", "build_session_path", "get_tree", "find_cycles", "UNSET"]
@@ -44,14 +45,30 @@ def get_branch(by_id: Mapping[str, Entry], from_id: str | None) -> list[Entry]:
     """Root-first path ending at ``from_id``; empty when the id is empty or unknown."""
     if not from_id:
         return []
+    get = by_id.get
+    entry = get(from_id)
+    path: list[Entry] = []
+    append = path.append
+    limit = len(by_id)
+    while entry is not None:
+        append(entry)
+        parent_id = entry.get("parentId")
+        if not parent_id:
+            break
+        entry = get(parent_id)
+        if len(path) > limit:
+            return _guarded_branch(by_id, from_id)  # longer than the session: a cycle
+    path.reverse()
+    return path
+
+
+def _guarded_branch(by_id: Mapping[str, Entry], from_id: str) -> list[Entry]:
+    """The walk for hand-edited files with a parentId cycle: stop at the first repeat."""
     entry = by_id.get(from_id)
     path: list[Entry] = []
-    seen: set[str] = set()
-    while entry is not None:
-        entry_id = entry.get("id")
-        if entry_id in seen:
-            break  # a parentId cycle: stop instead of looping forever
-        seen.add(entry_id)
+    seen: set[int] = set()
+    while entry is not None and id(entry) not in seen:
+        seen.add(id(entry))
         path.append(entry)
         parent_id = entry.get("parentId")
         if not parent_id:
@@ -108,35 +125,58 @@ def get_tree(
     labels: Mapping[str, str] | None = None,
     label_timestamps: Mapping[str, str] | None = None,
 ) -> list[TreeNode]:
-    """One node per entry; roots in file order, children sorted by timestamp (stable)."""
-    if by_id is None:
-        by_id = index_by_id(entries)
+    """One node per entry; roots in file order, children sorted by timestamp (stable).
+
+    A root is an entry whose parent is null, itself, or unknown. An entry on a parentId
+    cycle (hand-edited files only) becomes a root too, so every entry stays reachable.
+    """
     labels = labels or {}
     label_timestamps = label_timestamps or {}
-    nodes: dict[str, TreeNode] = {}
-    ordered: list[tuple[Entry, TreeNode]] = []
-    for entry in entries:
-        node = TreeNode(entry)
-        entry_id = entry.get("id")
-        if isinstance(entry_id, str):
-            node.label = labels.get(entry_id)
-            node.label_timestamp = label_timestamps.get(entry_id) if node.label is not None else None
-            nodes[entry_id] = node
-        ordered.append((entry, node))
-    roots: list[TreeNode] = []
-    cyclic = find_cycles(by_id)
-    for entry, node in ordered:
-        parent_id = entry.get("parentId")
-        entry_id = entry.get("id")
-        parent = nodes.get(parent_id) if parent_id and parent_id != entry_id else None
-        if parent is None or entry_id in cyclic:
-            roots.append(node)
-        else:
+    with collector_paused(len(entries)):
+        nodes: dict[str, TreeNode] = {}
+        position: dict[str, int] = {}
+        ordered: list[TreeNode] = []
+        for i, entry in enumerate(entries):
+            node = TreeNode(entry)
+            entry_id = entry.get("id")
+            if entry_id.__class__ is str:
+                label = labels.get(entry_id) if labels else None
+                if label is not None:
+                    node.label = label
+                    node.label_timestamp = label_timestamps.get(entry_id)
+                nodes[entry_id] = node
+                position[entry_id] = i
+            ordered.append(node)
+        roots: list[TreeNode] = []
+        late_parent = False  # a parent written after its child: only then can there be a cycle
+        for i, node in enumerate(ordered):
+            entry = node.entry
+            parent_id = entry.get("parentId")
+            parent = nodes.get(parent_id) if parent_id else None
+            if parent is None or parent_id == entry.get("id"):
+                roots.append(node)
+                continue
+            if position[parent_id] > i:
+                late_parent = True
             parent.children.append(node)
-    for node in nodes.values():
-        if len(node.children) > 1:
-            node.children.sort(key=lambda child: _sort_key(child.entry))
+        if late_parent:
+            cyclic = find_cycles(by_id if by_id is not None else index_by_id(entries))
+            if cyclic:
+                for node in ordered:
+                    if node.entry.get("id") in cyclic:
+                        parent = nodes.get(node.entry.get("parentId"))
+                        if parent is not None and node in parent.children:
+                            parent.children.remove(node)
+                        roots.append(node)
+                roots.sort(key=lambda n: position.get(n.entry.get("id"), -1))
+        for node in ordered:
+            if len(node.children) > 1:
+                node.children.sort(key=_child_sort_key)
     return roots
+
+
+def _child_sort_key(node: TreeNode) -> float:
+    return _sort_key(node.entry)
 
 
 def find_cycles(by_id: Mapping[str, Entry]) -> set[str]:
