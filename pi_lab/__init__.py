@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SessionManager"]
+__all__ = ["SessionManager", "AgentSession", "SessionWidget", "open"]
 
 # Public names resolve lazily so that `import pi_lab.session` (or the CLI) does not pull in
 # Jupyter or widget dependencies it does not need.
 _LAZY = {
     "SessionManager": ("pi_lab.session", "SessionManager"),
+    "AgentSession": ("pi_lab.agent", "AgentSession"),
+    "SessionWidget": ("pi_lab.widget", "SessionWidget"),
 }
+
+
+def open(path: str, **options: Any) -> Any:  # noqa: A001  (pi_lab.open mirrors the built-in on purpose)
+    """Open a pi session file in a :class:`SessionWidget` (tree, context, gauge)."""
+    from pi_lab.widget import SessionWidget
+
+    return SessionWidget(path, **options)
 
 
 def __getattr__(name: str) -> Any:

@@ -6,6 +6,16 @@ and a leaf; :class:`SessionManager` owns one session's file, index and leaf.
 
 from pi_lab.session.ids import iso_timestamp, parse_iso_ms, uuid7
 from pi_lab.session.manager import EntryNotFound, SessionManager
+from pi_lab.session.navigation import (
+    FlatTree,
+    NavRow,
+    TreeNavigator,
+    flatten_tree,
+    navigation_rows,
+    render_row,
+    status_line,
+    visible_rows,
+)
 from pi_lab.session.paths import SessionInfo, default_session_dir, session_file_name
 from pi_lab.session.projection import (
     ProjectedEntry,
@@ -28,6 +38,14 @@ __all__ = [
     "EntryNotFound",
     "InvalidSessionFile",
     "TreeNode",
+    "FlatTree",
+    "NavRow",
+    "TreeNavigator",
+    "flatten_tree",
+    "visible_rows",
+    "navigation_rows",
+    "render_row",
+    "status_line",
     "ProjectedEntry",
     "SessionProjection",
     "SessionContext",
