@@ -13,7 +13,9 @@ and tested without a provider:
   the user's request, or acknowledges a tool result. Same input, same answer.
 * **Summaries.** A summarisation request (user text `<conversation>…` or `# Conversation…`, as
   pi's compaction and branch summariser send it) gets a real extractive checkpoint built from
-  the conversation: see `offline_summary.py`.
+  the conversation: see `offline_summary.py`. Summarisation requests never consume `script`
+  (a compaction may make one or two of them), they take from their own `summary_script`
+  first, so summary failures can be scripted too.
 * **Usage.** `input` = estimated tokens of the whole request (UTF-16 length / 4, rounded up, as
   pi estimates), `output` = the same estimate of the reply; cost 0. An answer longer than
   `max_tokens` (the request's, else the model's) is cut there and stops with `length`.
@@ -103,6 +105,7 @@ class OfflineModel:
         self,
         script: Iterable[ScriptedReply] = (),
         *,
+        summary_script: Iterable[ScriptedReply] = (),
         context_window: int = 128000,
         max_tokens: int = 4096,
         clock: Clock | None = None,
@@ -115,16 +118,24 @@ class OfflineModel:
             max_tokens=max_tokens,
         )
         self.script: list[ScriptedReply] = list(script)
+        self.summary_script: list[ScriptedReply] = list(summary_script)
         self.calls: list[OfflineCall] = []
         self._clock = clock or now_ms
         self._tool_calls_made = 0
 
     def __repr__(self) -> str:
-        return f"OfflineModel(context_window={self.model.context_window}, scripted_replies_left={len(self.script)})"
+        return (
+            f"OfflineModel(context_window={self.model.context_window}, scripted_replies_left={len(self.script)}, "
+            f"scripted_summaries_left={len(self.summary_script)})"
+        )
 
     def push(self, *replies: ScriptedReply) -> None:
         """Append replies to the script."""
         self.script.extend(replies)
+
+    def push_summary(self, *replies: ScriptedReply) -> None:
+        """Append replies for summarisation requests."""
+        self.summary_script.extend(replies)
 
     async def complete(self, model: Model | None, context: Context, **options: Any) -> dict[str, Any]:
         return await collect(self.stream(model, context, **options))
@@ -150,7 +161,7 @@ class OfflineModel:
         yield builder.start()
         request = build_request(model, context, tools)
         input_tokens = estimate_request_tokens(request.system_prompt, request.messages, request.tools)
-        reply = self.script.pop(0) if self.script else _unscripted_reply(request.messages)
+        reply = self._next_reply(request.messages)
         cap = max_tokens or model.max_tokens
 
         async def emit_text(text: str) -> AsyncIterator[StreamEvent]:
@@ -191,6 +202,13 @@ class OfflineModel:
             yield builder.finish(stop)
         except _Aborted:
             yield builder.fail("Request was aborted", aborted=True)
+
+    def _next_reply(self, messages: list[dict[str, Any]]) -> ScriptedReply:
+        last = messages[-1] if messages else {}
+        summary = summarise_request(_text_of(last.get("content")).strip()) if last.get("role") == "user" else None
+        if summary is not None:
+            return self.summary_script.pop(0) if self.summary_script else summary
+        return self.script.pop(0) if self.script else _unscripted_reply(messages)
 
     async def _fault(self, builder, reply: FaultReply, model: Model, input_tokens: int, cap: int, emit_text):
         kind = reply.kind
@@ -263,11 +281,7 @@ def _unscripted_reply(messages: list[dict[str, Any]]) -> str:
     if last is None:
         return "There is nothing to answer yet. (offline stand-in model: no language model ran)"
     if last.get("role") == "user":
-        text = _text_of(last.get("content")).strip()
-        summary = summarise_request(text)
-        if summary is not None:
-            return summary
-        request = " ".join(text.split())
+        request = " ".join(_text_of(last.get("content")).split())
         if len(request) > 200:
             request = request[:199] + "…"
         return (

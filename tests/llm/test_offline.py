@@ -351,3 +351,23 @@ def test_a_summary_longer_than_the_cap_is_cut_with_length() -> None:
         {"role": "user", "content": f"<conversation>\n{CONVERSATION}\n</conversation>\n\n{HISTORY_INSTRUCTIONS}",
          "timestamp": 1}]})
     assert message["stopReason"] == "length"  # a truncated summary, which compaction must reject
+
+
+def test_summary_requests_do_not_consume_the_script() -> None:
+    model = offline("agent answer")
+    summary_request = f"<conversation>\n{CONVERSATION}\n</conversation>\n\n{HISTORY_INSTRUCTIONS}"
+    summary = model.complete_sync(None, ask(summary_request))
+    assert text_of(summary).startswith("## Goal")
+    assert text_of(model.complete_sync(None, ask("next"))) == "agent answer"
+
+
+def test_summary_script_scripts_summarisation_failures() -> None:
+    model = offline(summary_script=[FaultReply("terminated"), "## Goal\nrecovered summary"])
+    summary_request = f"<conversation>\n{CONVERSATION}\n</conversation>\n\n{HISTORY_INSTRUCTIONS}"
+    first = model.complete_sync(None, ask(summary_request))
+    second = model.complete_sync(None, ask(summary_request))
+    third = model.complete_sync(None, ask(summary_request))
+    assert first["errorMessage"] == "terminated" and is_retryable_assistant_error(first)
+    assert text_of(second) == "## Goal\nrecovered summary"
+    assert "Add rate limiting" in text_of(third)  # the script is used up: a real extractive summary
+    assert '"agent' not in repr(model)
