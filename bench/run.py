@@ -63,8 +63,9 @@ def size_spec(name: str) -> tuple[list[str], Path]:
 
 
 def ensure_input(name: str) -> Path:
+    """Generate the input when it is missing or older than the generator."""
     args, path = size_spec(name)
-    if not path.exists():
+    if not path.exists() or path.stat().st_mtime < (BENCH / "generate.py").stat().st_mtime:
         print(f"generating {path.relative_to(REPO)} ...", file=sys.stderr)
         subprocess.run([sys.executable, str(BENCH / "generate.py"), *args], check=True)
     return path
