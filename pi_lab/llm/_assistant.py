@@ -137,13 +137,20 @@ class AssistantBuilder:
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
-    """Tool-call arguments from the model's JSON text: `(arguments, problem or None)`."""
+    """Tool-call arguments from the model's complete JSON text: `(arguments, argumentsError)`.
+
+    As in pi-ai, text that is not a JSON object gives `{}` plus an error that quotes what the
+    model sent, so tool validation can tell the model. Raw control characters inside strings
+    (a common model slip) are accepted.
+    """
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, strict=False)
     except ValueError as exc:
-        return {}, f"arguments are not valid JSON ({exc.msg}): {raw[:200]}"
-    if not isinstance(value, dict):
-        return {}, f"arguments are not a JSON object: {raw[:200]}"
-    return value, None
+        problem = f"Invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    else:
+        if isinstance(value, dict):
+            return value, None
+        problem = "Tool arguments must be a JSON object"
+    return {}, f"{problem}\n\nReceived arguments:\n{raw}"

@@ -49,6 +49,7 @@ from .request import build_request
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_ANTHROPIC_BASE_URL", "THINKING_BUDGETS", "AnthropicClient"]
 
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+_ENV_KEY = "ANTHROPIC_API_KEY"
 ANTHROPIC_VERSION = "2023-06-01"
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
 _MIN_ANSWER_TOKENS = 1024
@@ -66,8 +67,9 @@ _CACHE_CONTROL = {"short": {"type": "ephemeral"}, "long": {"type": "ephemeral", 
 class AnthropicClient:
     """`ModelClient` for the Anthropic Messages protocol.
 
-    The API key comes from `api_key`, else `ANTHROPIC_API_KEY` at request time; it is sent only
-    in the `x-api-key` header and never appears in repr, events or messages.
+    The API key comes from `api_key`, else — for models whose provider is `anthropic` —
+    `ANTHROPIC_API_KEY` at request time. It is sent only in the `x-api-key` header and never
+    appears in repr, events or messages.
     """
 
     def __init__(
@@ -90,11 +92,15 @@ class AnthropicClient:
         self._clock = clock or now_ms
 
     def __repr__(self) -> str:
-        key = "set" if self._resolve_key() else "unset"
+        key = "given" if self._api_key else "from ANTHROPIC_API_KEY" if os.environ.get(_ENV_KEY) else "none"
         return f"AnthropicClient(base_url={self.base_url!r}, api_key=<{key}>)"
 
-    def _resolve_key(self) -> str | None:
-        return self._api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+    def _resolve_key(self, model: Model) -> str | None:
+        if self._api_key:
+            return self._api_key
+        if model.provider != "anthropic":
+            return None
+        return os.environ.get(_ENV_KEY) or None
 
     async def complete(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
         return await collect(self.stream(model, context, **options))
@@ -116,7 +122,7 @@ class AnthropicClient:
     ) -> AsyncIterator[StreamEvent]:
         builder = AssistantBuilder(model, self._clock())
         yield builder.start()
-        key = self._resolve_key()
+        key = self._resolve_key(model)
         if not key:
             yield builder.fail(f"No API key for provider: {model.provider} (set ANTHROPIC_API_KEY or pass api_key)")
             return
@@ -322,7 +328,8 @@ class _Reader:
         if stop is not None:
             return self.builder.finish(stop)
         if self.stop_reason == "refusal":
-            explanation = (self._stop_details or {}).get("explanation") if isinstance(self._stop_details, dict) else None
+            details = self._stop_details if isinstance(self._stop_details, dict) else {}
+            explanation = details.get("explanation")
             return self.builder.fail(explanation or "The model refused to complete the request")
         if self.stop_reason == "sensitive":
             return self.builder.fail("Provider stopped with: sensitive")
@@ -363,6 +370,11 @@ def _content_block(block: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _content_blocks(content: Any) -> list[dict[str, Any]]:
+    blocks = (_content_block(x) for x in content or [] if isinstance(x, dict))
+    return [b for b in blocks if b is not None]
+
+
 def _encode_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     i = 0
@@ -375,7 +387,7 @@ def _encode_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if content.strip():
                     out.append({"role": "user", "content": content})
             else:
-                blocks = [b for b in (_content_block(x) for x in content or [] if isinstance(x, dict)) if b]
+                blocks = _content_blocks(content)
                 if blocks:
                     out.append({"role": "user", "content": blocks})
         elif role == "assistant":
@@ -386,7 +398,7 @@ def _encode_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             results = []
             while i < len(messages) and messages[i].get("role") == "toolResult":
                 result = messages[i]
-                content = [b for b in (_content_block(x) for x in result.get("content") or [] if isinstance(x, dict)) if b]
+                content = _content_blocks(result.get("content"))
                 results.append({
                     "type": "tool_result",
                     "tool_use_id": _tool_id(result.get("toolCallId")),

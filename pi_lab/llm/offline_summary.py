@@ -59,8 +59,10 @@ _DECISION = re.compile(
     r"we'?ll use|will use|opt(ed)? for|approach)\b|决定|采用|改成|改为|选择",
     re.IGNORECASE,
 )
-_NEXT = re.compile(r"\b(next|then|todo|to do|remaining|still need|afterwards|follow[- ]up)\b|接下来|下一步|然后|还需要",
-                   re.IGNORECASE)
+_NEXT = re.compile(
+    r"\b(next|then|todo|to do|remaining|still need|afterwards|follow[- ]up)\b|接下来|下一步|然后|还需要",
+    re.IGNORECASE,
+)
 _BECAUSE = re.compile(r"\s*(?:\bbecause\b|\bsince\b|\bso that\b|因为|由于)\s*", re.IGNORECASE)
 
 _PATH = re.compile(

@@ -46,6 +46,7 @@ from .tokens import compact_json
 __all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIClient"]
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+_ENV_KEY = "OPENAI_API_KEY"
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _STOP_REASONS = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse",
                  "function_call": "toolUse"}
@@ -54,10 +55,11 @@ _STOP_REASONS = {"stop": "stop", "end": "stop", "length": "length", "tool_calls"
 class OpenAIClient:
     """`ModelClient` for the OpenAI chat-completions protocol.
 
-    The API key comes from `api_key`, else `OPENAI_API_KEY` at request time. A model or client
-    with its own `base_url` (a local server) may run without a key. The key is sent only in the
-    `Authorization` header; it never appears in repr, events or messages (a server that echoes it
-    in an error has it replaced by `***`).
+    The API key comes from `api_key`, else — for models whose provider is `openai` —
+    `OPENAI_API_KEY` at request time (an OpenAI key is never sent to another provider's server).
+    A model or client with its own `base_url` (a local server) may run without a key. The key is
+    sent only in the `Authorization` header; it never appears in repr, events or messages (a
+    server that echoes it in an error has it replaced by `***`).
     """
 
     def __init__(
@@ -78,11 +80,15 @@ class OpenAIClient:
         self._clock = clock or now_ms
 
     def __repr__(self) -> str:
-        key = "set" if self._resolve_key() else "unset"
+        key = "given" if self._api_key else "from OPENAI_API_KEY" if os.environ.get(_ENV_KEY) else "none"
         return f"OpenAIClient(base_url={self.base_url!r}, api_key=<{key}>)"
 
-    def _resolve_key(self) -> str | None:
-        return self._api_key or os.environ.get("OPENAI_API_KEY") or None
+    def _resolve_key(self, model: Model) -> str | None:
+        if self._api_key:
+            return self._api_key
+        if model.provider != "openai":
+            return None
+        return os.environ.get(_ENV_KEY) or None
 
     async def complete(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
         return await collect(self.stream(model, context, **options))
@@ -104,7 +110,7 @@ class OpenAIClient:
     ) -> AsyncIterator[StreamEvent]:
         builder = AssistantBuilder(model, self._clock())
         yield builder.start()
-        key = self._resolve_key()
+        key = self._resolve_key(model)
         base_url = model.base_url or self.base_url
         if not key and not base_url:
             yield builder.fail(f"No API key for provider: {model.provider} (set OPENAI_API_KEY or pass api_key)")
@@ -219,14 +225,15 @@ class _Reader:
             self.finish_reason = choice["finish_reason"]
         delta = choice.get("delta") or {}
 
-        text = delta.get("content")
-        if isinstance(text, str) and text:
-            events.append(self.builder.append_text(self._block("text"), text))
+        # Reasoning first: proxies that put reasoning and answer in one delta mean them in that order.
         for field in _REASONING_FIELDS:
             thinking = delta.get(field)
             if isinstance(thinking, str) and thinking:
                 events.append(self.builder.append_thinking(self._block("thinking", field), thinking))
                 break
+        text = delta.get("content")
+        if isinstance(text, str) and text:
+            events.append(self.builder.append_text(self._block("text"), text))
         for call in delta.get("tool_calls") or []:
             self._tool_call_delta(call)
         return events
@@ -248,9 +255,9 @@ class _Reader:
             self._calls[key] = index
             self._current = None
         block = self.builder.content[index]
-        if call.get("id"):
+        if call.get("id") and not block["id"]:
             block["id"] = call["id"]
-        if function.get("name"):
+        if function.get("name") and not block["name"]:
             block["name"] = function["name"]
         if function.get("arguments"):
             self.builder.append_tool_arguments(index, function["arguments"])
@@ -276,7 +283,8 @@ def _usage(model: Model, raw: dict[str, Any]) -> dict[str, Any]:
     cache_read = _first_number(details.get("cached_tokens"), raw.get("prompt_cache_hit_tokens"),
                                raw.get("cached_tokens"))
     cache_write = details.get("cache_write_tokens") or 0
-    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or raw.get("reasoning_tokens") or 0
+    completion_details = raw.get("completion_tokens_details") or {}
+    reasoning = completion_details.get("reasoning_tokens") or raw.get("reasoning_tokens") or 0
     return make_usage(
         model,
         input=max(0, prompt - cache_read - cache_write),
@@ -379,7 +387,8 @@ def _encode_messages(model: Model, system_prompt: str | None, messages: list[dic
                 i += 1
             if images:
                 # The tool role carries text only; images travel in a following user message.
-                out.append({"role": "user", "content": [{"type": "text", "text": "Images returned by the tools above:"}, *images]})
+                caption = {"type": "text", "text": "Images returned by the tools above:"}
+                out.append({"role": "user", "content": [caption, *images]})
             continue
         i += 1
     return out

@@ -132,8 +132,8 @@ class ModelClient(Protocol):
       `"off"` asks for no reasoning; ignored for models with `reasoning=False`;
     * `cancel` — checked while waiting; when set the stream ends with `stopReason: "aborted"`;
     * `session_id` — a cache/affinity key passed to providers that accept one;
-    * `max_tokens` — output cap; `None` leaves it to the provider layer (the model's own limit,
-      clamped to the room left in the context window where the API requires a value);
+    * `max_tokens` — output cap; `None` leaves it to the provider layer, which sends the model's
+      own limit fitted into the room left in the context window (pi-ai 1.6.0);
     * `cache_retention` — prompt caching: `"short"`, `"long"` or `"none"` (pi's summariser asks
       for `"none"`); `None` means the client's default; ignored where the API has no caching.
     """

@@ -89,6 +89,7 @@ class ToolUse:
     id: str = "call_1"
     text: str = ""
     usage: Usage = field(default_factory=Usage)
+    raw_arguments: str | None = None  # send this text instead of the JSON of `arguments`
 
 
 @dataclass(frozen=True)
@@ -384,7 +385,7 @@ class _OpenAI(_Renderer):
             return events + self.text(reply.text, 2) + self.closing("stop", reply.usage)
         if isinstance(reply, ToolUse):
             events += self.text(reply.text, 1)
-            arguments = json.dumps(reply.arguments)
+            arguments = reply.raw_arguments if reply.raw_arguments is not None else json.dumps(reply.arguments)
             events.append(self._delta({"tool_calls": [{"index": 0, "id": reply.id, "type": "function",
                                                        "function": {"name": reply.name, "arguments": ""}}]}))
             events += [self._delta({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
@@ -447,7 +448,8 @@ class _Anthropic(_Renderer):
             return events + self.text(reply.text, 2) + self.closing("stop", reply.usage)
         if isinstance(reply, ToolUse):
             events += self.text(reply.text, 1)
-            pieces = _split(json.dumps(reply.arguments), 3)
+            raw = reply.raw_arguments if reply.raw_arguments is not None else json.dumps(reply.arguments)
+            pieces = _split(raw, 3)
             events += self._block({"type": "tool_use", "id": reply.id, "name": reply.name, "input": {}},
                                   [{"type": "input_json_delta", "partial_json": p} for p in pieces])
             return events + self.closing("toolUse", reply.usage)

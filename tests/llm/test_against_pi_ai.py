@@ -71,7 +71,8 @@ FRAGMENTS = [
     "terminated", "ended without", "stream ended before message_stop", "retry delay", "ResourceExhausted",
     "insufficient_quota", "billing", "quota exceeded", '"code": "1308"', '"code":13080', "GoUsageLimitError",
     "request to https://x.example/v1 failed, reason: boom", "request to\u00a0x failed, reason:", "getaddrinfo",
-    "413", "413 Request Entity Too Large", "github-copilot API error (413): {}", "Error 413", "400 status code (no body)",
+    "413", "413 Request Entity Too Large", "github-copilot API error (413): {}", "Error 413",
+    "400 status code (no body)",
     "413 (no body)", "maximum prompt length is \u0661\u0662", "",
 ]
 SEPARATORS = [" ", "", "\n", ": ", "\u00a0", "\u2028", " - ", "\t"]

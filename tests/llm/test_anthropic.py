@@ -301,3 +301,10 @@ def test_reported_thinking_tokens_become_reasoning(provider_server: ProviderServ
     usage = client().complete_sync(claude(provider_server), CONTEXT, reasoning="low")["usage"]
     assert list(usage)[-2:] == ["cacheWrite1h", "reasoning"]
     assert (usage["output"], usage["reasoning"]) == (300, 250)
+
+
+def test_tool_arguments_with_raw_newlines_are_accepted(provider_server: ProviderServer) -> None:
+    provider_server.push(ToolUse("write", {}, raw_arguments='{"path": "a.txt", "content": "line 1\nline 2"}'))
+    [call] = client().complete_sync(claude(provider_server), CONTEXT)["content"]
+    assert call["arguments"] == {"path": "a.txt", "content": "line 1\nline 2"}
+    assert "argumentsError" not in call

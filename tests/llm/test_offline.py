@@ -339,7 +339,8 @@ def test_seed_worked_example_summary() -> None:
     ])
     summary = summarise(f"<conversation>\n{conversation}\n</conversation>\n\n{HISTORY_INSTRUCTIONS}")
     assert section(summary, "## Goal") == "- 检查认证实现"
-    assert section(summary, "### Done") == "- [x] 认证逻辑已定位\n- [x] cookie 方案已完成\n- [x] 测试已补充"
+    assert section(summary, "### Done").splitlines() == ["- [x] 认证逻辑已定位", "- [x] cookie 方案已完成",
+                                                         "- [x] 测试已补充"]
     assert section(summary, "### In Progress") == "(none)"
     assert section(summary, "## Key Decisions") == "- **改成 session cookie**: stated by the user"
     context = section(summary, "## Critical Context")

@@ -284,7 +284,7 @@ def test_key_never_appears_in_repr_events_or_messages(provider_server: ProviderS
                                                    "type": "invalid_request_error", "code": "invalid_api_key"}}),
                          Text("fine"))
     the_client = client()
-    assert KEY not in repr(the_client) and "set" in repr(the_client)
+    assert KEY not in repr(the_client) and "api_key=<given>" in repr(the_client)
     events = events_of(provider_server, gpt(provider_server)) + events_of(provider_server, gpt(provider_server))
     for event in events:
         assert KEY not in repr(event)
@@ -298,6 +298,14 @@ def test_key_from_environment(provider_server: ProviderServer, monkeypatch: pyte
     assert "sk-from-env-42" not in repr(the_client)
     the_client.complete_sync(gpt(provider_server), CONTEXT)
     assert provider_server.requests[0].headers["authorization"] == "Bearer sk-from-env-42"
+
+
+def test_environment_key_is_only_sent_to_openai(provider_server: ProviderServer,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env-42")
+    local = Model("local", "m", "openai-completions", 8000, 1000, base_url=provider_server.openai_base_url)
+    OpenAIClient().complete_sync(local, CONTEXT)
+    assert "authorization" not in provider_server.requests[0].headers
 
 
 def test_missing_key_for_the_public_endpoint_fails_without_a_request(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -323,3 +331,11 @@ def test_other_finish_reasons_are_errors(provider_server: ProviderServer) -> Non
     assert (filtered["stopReason"], filtered["errorMessage"]) == ("error", "Provider finish_reason: content_filter")
     assert unknown["errorMessage"] == "Provider finish_reason: something_new"
     assert filtered["content"] == [{"type": "text", "text": "blocked"}]
+
+
+def test_malformed_tool_arguments_are_reported_not_raised(provider_server: ProviderServer) -> None:
+    provider_server.push(ToolUse("read", {}, raw_arguments='{"path": "a.py"'), ToolUse("read", {}, raw_arguments="[1]"))
+    broken = client().complete_sync(gpt(provider_server), CONTEXT)["content"][0]
+    listed = client().complete_sync(gpt(provider_server), CONTEXT)["content"][0]
+    assert broken["arguments"] == {} and broken["argumentsError"].endswith('Received arguments:\n{"path": "a.py"')
+    assert listed["argumentsError"] == "Tool arguments must be a JSON object\n\nReceived arguments:\n[1]"
