@@ -4,9 +4,9 @@ A `Model` says which provider and API answer, how big its context window is and 
 cost. Usage records stay plain dicts with pi's JSON keys (session-format.md §6.2), because they
 are written into session files verbatim.
 
-Prices follow pi's model catalogue: **US dollars per million tokens**. The cost of `n` tokens is
-computed as `(price / 1_000_000) * n`, in that order, so the floating-point result is the same
-number JavaScript produces for the same inputs.
+Prices follow pi's model catalogue: **US dollars per million tokens**. Costs are computed with
+the same operations in the same order as pi-ai 1.6.0 (`(price / 1_000_000) * n`; cache writes
+see `calculate_cost`), so the floating-point results are the numbers JavaScript produces.
 """
 
 from __future__ import annotations
