@@ -72,11 +72,6 @@ def dumps(obj: object) -> str:
     return s
 
 
-def js_len(s: str) -> int:
-    """Length in UTF-16 code units, as JavaScript counts it."""
-    return len(s.encode("utf-16-le")) // 2
-
-
 # ---------------------------------------------------------------------------------------------
 # Vocabulary
 
