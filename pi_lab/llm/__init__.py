@@ -25,6 +25,7 @@ from .model import Model, ModelCost, add_usages, calculate_cost, empty_usage, ma
 from .offline import OFFLINE_MODEL, FaultReply, OfflineCall, OfflineModel, ToolCallReply
 from .openai import OpenAIClient
 from .protocol import (
+    CompleteFromStream,
     Context,
     ModelClient,
     StreamDone,
@@ -49,6 +50,7 @@ __all__ = [
     "COMPACTION_SUMMARY_SUFFIX",
     "OFFLINE_MODEL",
     "AnthropicClient",
+    "CompleteFromStream",
     "Context",
     "FaultReply",
     "Model",

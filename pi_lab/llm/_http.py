@@ -16,12 +16,13 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import orjson
 
-from .protocol import Cancel
+from ._assistant import AssistantBuilder
+from .protocol import Cancel, StreamEvent
 
 T = TypeVar("T")
 
@@ -108,6 +109,56 @@ async def post_sse(
             raise TransportFailure(f"terminated: {_describe(exc)}") from exc
         finally:
             await response.aclose()
+
+
+class Reader(Protocol):
+    """Turns one provider's SSE events into builder calls; see `stream_reply`."""
+
+    done: bool
+
+    def feed(self, event: SseEvent) -> list[StreamEvent]: ...
+
+    def finish(self) -> list[StreamEvent]: ...
+
+    def error_text(self, status: int, body: str) -> str: ...
+
+
+async def stream_reply(
+    builder: AssistantBuilder,
+    reader: Reader,
+    url: str,
+    *,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    cancel: Cancel | None,
+    timeout: httpx.Timeout,
+    secret: str | None,
+) -> AsyncIterator[StreamEvent]:
+    """Send one streamed request and yield its events, ending with `StreamDone`/`StreamError`.
+
+    The reader sees every SSE event until it says `done`, then `finish` closes the message.
+    HTTP errors, transport failures and cancellation end it instead; `secret` (the API key) is
+    removed from any text a server echoed back.
+    """
+    try:
+        events = post_sse(url, headers=headers, body=body, cancel=cancel, timeout=timeout)
+        async with contextlib.aclosing(events):
+            async for sse in events:
+                for event in reader.feed(sse):
+                    yield event
+                if reader.done:
+                    break
+    except Cancelled:
+        yield builder.fail("Request was aborted", aborted=True)
+        return
+    except HttpStatusFailure as exc:
+        yield builder.fail(redact(reader.error_text(exc.status, exc.body), secret))
+        return
+    except TransportFailure as exc:
+        yield builder.fail(redact(str(exc), secret))
+        return
+    for event in reader.finish():
+        yield event
 
 
 async def _parse_sse(lines: AsyncIterator[str], cancel: Cancel | None) -> AsyncIterator[SseEvent]:

@@ -32,7 +32,6 @@ message_stop`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections.abc import AsyncIterator
@@ -43,7 +42,7 @@ import httpx
 from . import _http
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .model import Model, calculate_cost
-from .protocol import Cancel, Context, StreamEvent, collect, run_sync
+from .protocol import Cancel, CompleteFromStream, Context, StreamEvent
 from .request import build_request
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_ANTHROPIC_BASE_URL", "THINKING_BUDGETS", "AnthropicClient"]
@@ -64,7 +63,7 @@ _STOP_REASONS = {
 _CACHE_CONTROL = {"short": {"type": "ephemeral"}, "long": {"type": "ephemeral", "ttl": "1h"}, "none": None}
 
 
-class AnthropicClient:
+class AnthropicClient(CompleteFromStream):
     """`ModelClient` for the Anthropic Messages protocol.
 
     The API key comes from `api_key`, else — for models whose provider is `anthropic` —
@@ -102,12 +101,6 @@ class AnthropicClient:
             return None
         return os.environ.get(_ENV_KEY) or None
 
-    async def complete(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
-        return await collect(self.stream(model, context, **options))
-
-    def complete_sync(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
-        return run_sync(self.complete(model, context, **options))
-
     async def stream(
         self,
         model: Model,
@@ -138,26 +131,11 @@ class AnthropicClient:
         )
         base_url = model.base_url or self.base_url or DEFAULT_ANTHROPIC_BASE_URL
         url = base_url.rstrip("/") + "/v1/messages"
-
         reader = _Reader(builder, model)
-        try:
-            events = _http.post_sse(url, headers=headers, body=body, cancel=cancel, timeout=self.timeout)
-            async with contextlib.aclosing(events):
-                async for sse in events:
-                    for event in reader.feed(sse.event, sse.data):
-                        yield event
-                    if reader.failure is not None or reader.saw_stop:
-                        break
-        except _http.Cancelled:
-            yield builder.fail("Request was aborted", aborted=True)
-            return
-        except _http.HttpStatusFailure as exc:
-            yield builder.fail(_http.redact(_error_text(exc.status, exc.body), key))
-            return
-        except _http.TransportFailure as exc:
-            yield builder.fail(_http.redact(str(exc), key))
-            return
-        yield reader.finish()
+        async for event in _http.stream_reply(
+            builder, reader, url, headers=headers, body=body, cancel=cancel, timeout=self.timeout, secret=key
+        ):
+            yield event
 
     def build_body(
         self,
@@ -224,7 +202,15 @@ class _Reader:
         self._reasoning: int | None = None
         self._stop_details: Any = None
 
-    def feed(self, name: str | None, data: str) -> list[StreamEvent]:
+    @property
+    def done(self) -> bool:
+        return self.failure is not None or self.saw_stop
+
+    def error_text(self, status: int, body: str) -> str:
+        return _error_text(status, body)
+
+    def feed(self, sse: _http.SseEvent) -> list[StreamEvent]:
+        name, data = sse.event, sse.data
         if name == "error":
             self.failure = data  # the SDK reports the event's data as the error text
             return []
@@ -317,7 +303,10 @@ class _Reader:
             usage["reasoning"] = self._reasoning
         self.builder.set_usage(usage)
 
-    def finish(self) -> StreamEvent:
+    def finish(self) -> list[StreamEvent]:
+        return [self._final()]
+
+    def _final(self) -> StreamEvent:
         if self.failure is not None:
             return self.builder.fail(self.failure)
         if self.saw_start and not self.saw_stop:

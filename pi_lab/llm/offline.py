@@ -34,7 +34,7 @@ from typing import Any, Union
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .model import Model, make_usage
 from .offline_summary import summarise_request
-from .protocol import Cancel, Context, StreamEvent, collect, run_sync
+from .protocol import Cancel, CompleteFromStream, Context, StreamEvent
 from .request import build_request
 from .tokens import compact_json, estimate_request_tokens, estimate_text_tokens, utf16_len
 
@@ -98,7 +98,7 @@ class OfflineCall:
     cache_retention: str | None
 
 
-class OfflineModel:
+class OfflineModel(CompleteFromStream):
     """A deterministic, scriptable stand-in for a model; see the module docstring."""
 
     def __init__(
@@ -136,12 +136,6 @@ class OfflineModel:
     def push_summary(self, *replies: ScriptedReply) -> None:
         """Append replies for summarisation requests."""
         self.summary_script.extend(replies)
-
-    async def complete(self, model: Model | None, context: Context, **options: Any) -> dict[str, Any]:
-        return await collect(self.stream(model, context, **options))
-
-    def complete_sync(self, model: Model | None, context: Context, **options: Any) -> dict[str, Any]:
-        return run_sync(self.complete(model, context, **options))
 
     async def stream(
         self,

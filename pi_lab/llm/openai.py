@@ -28,7 +28,6 @@ or `<status> status code (no body)`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from collections.abc import AsyncIterator
@@ -39,7 +38,7 @@ import httpx
 from . import _http
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .model import Model, make_usage
-from .protocol import Cancel, Context, StreamEvent, collect, run_sync
+from .protocol import Cancel, CompleteFromStream, Context, StreamEvent
 from .request import build_request
 from .tokens import compact_json
 
@@ -52,7 +51,7 @@ _STOP_REASONS = {"stop": "stop", "end": "stop", "length": "length", "tool_calls"
                  "function_call": "toolUse"}
 
 
-class OpenAIClient:
+class OpenAIClient(CompleteFromStream):
     """`ModelClient` for the OpenAI chat-completions protocol.
 
     The API key comes from `api_key`, else — for models whose provider is `openai` —
@@ -90,12 +89,6 @@ class OpenAIClient:
             return None
         return os.environ.get(_ENV_KEY) or None
 
-    async def complete(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
-        return await collect(self.stream(model, context, **options))
-
-    def complete_sync(self, model: Model, context: Context, **options: Any) -> dict[str, Any]:
-        return run_sync(self.complete(model, context, **options))
-
     async def stream(
         self,
         model: Model,
@@ -128,28 +121,10 @@ class OpenAIClient:
             cache_retention=cache_retention,
         )
         url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
-
         reader = _Reader(builder, model)
-        try:
-            events = _http.post_sse(url, headers=headers, body=body, cancel=cancel, timeout=self.timeout)
-            async with contextlib.aclosing(events):
-                async for sse in events:
-                    if sse.data.strip() == "[DONE]":
-                        break
-                    for event in reader.feed(sse.data):
-                        yield event
-                    if reader.failure is not None:
-                        break
-        except _http.Cancelled:
-            yield builder.fail("Request was aborted", aborted=True)
-            return
-        except _http.HttpStatusFailure as exc:
-            yield builder.fail(_http.redact(_error_text(exc.status, exc.body), key))
-            return
-        except _http.TransportFailure as exc:
-            yield builder.fail(_http.redact(str(exc), key))
-            return
-        for event in reader.finish():
+        async for event in _http.stream_reply(
+            builder, reader, url, headers=headers, body=body, cancel=cancel, timeout=self.timeout, secret=key
+        ):
             yield event
 
     def build_body(
@@ -203,16 +178,24 @@ class _Reader:
         self.model = model
         self.finish_reason: str | None = None
         self.failure: str | None = None
+        self.done = False
         self._current: tuple[str, int] | None = None  # ("text" | "thinking", content index)
         self._calls: dict[Any, int] = {}  # provider tool-call index → content index
 
-    def feed(self, data: str) -> list[StreamEvent]:
-        chunk = _http.parse_json(data)
+    def error_text(self, status: int, body: str) -> str:
+        return _error_text(status, body)
+
+    def feed(self, sse: _http.SseEvent) -> list[StreamEvent]:
+        if sse.data.strip() == "[DONE]":
+            self.done = True
+            return []
+        chunk = _http.parse_json(sse.data)
         if not isinstance(chunk, dict):
             return []
         events: list[StreamEvent] = []
         if chunk.get("error") and not chunk.get("choices"):
             self.failure = _error_object_text(chunk["error"])
+            self.done = True
             return events
         if isinstance(chunk.get("id"), str) and "responseId" not in self.builder.message:
             self.builder.set_response_id(chunk["id"])

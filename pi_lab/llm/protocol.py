@@ -30,6 +30,7 @@ from .model import Model
 
 __all__ = [
     "Cancel",
+    "CompleteFromStream",
     "Context",
     "StreamDone",
     "StreamError",
@@ -163,6 +164,20 @@ class ModelClient(Protocol):
         max_tokens: int | None = None,
         cache_retention: str | None = None,
     ) -> dict[str, Any]: ...
+
+
+class CompleteFromStream:
+    """Mixin for clients: `complete` and `complete_sync` derived from `stream`."""
+
+    def stream(self, model: Any, context: Context, **options: Any) -> AsyncIterator[StreamEvent]:
+        raise NotImplementedError
+
+    async def complete(self, model: Any, context: Context, **options: Any) -> dict[str, Any]:
+        return await collect(self.stream(model, context, **options))
+
+    def complete_sync(self, model: Any, context: Context, **options: Any) -> dict[str, Any]:
+        """`complete` for synchronous callers (also inside a running event loop)."""
+        return run_sync(self.complete(model, context, **options))
 
 
 async def collect(events: AsyncIterator[StreamEvent]) -> dict[str, Any]:
