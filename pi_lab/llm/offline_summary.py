@@ -30,6 +30,7 @@ __all__ = ["Turn", "parse_conversation", "summarise_request"]
 _MAX_ITEMS = 12
 _MAX_ITEM_CHARS = 240
 _NONE = "(none)"
+_NOT_STATED = "(not stated in the conversation)"
 
 # --- keyword rules ----------------------------------------------------------------------------
 
@@ -330,7 +331,8 @@ def _parse_summary(summary: str) -> _Findings:
             target = getattr(found, name) if name else None
             continue
         text = _BULLET.sub("", line).strip()
-        if target is not None and text and text != _NONE and not text.startswith("**Turn Context"):
+        # placeholders of an empty section are not findings to carry forward
+        if target is not None and text and text not in (_NONE, _NOT_STATED) and not text.startswith("**Turn Context"):
             target.append(text)
     return found
 
@@ -377,7 +379,7 @@ def _numbered(items: list[str]) -> str:
 def _checkpoint(found: _Findings, *, critical_context: bool) -> str:
     next_steps = found.next_steps or ["Wait for the user's next request."]
     parts = [
-        "## Goal\n" + _bullets(found.goals or ["(not stated in the conversation)"]),
+        "## Goal\n" + _bullets(found.goals or [_NOT_STATED]),
         "## Constraints & Preferences\n" + _bullets(found.constraints),
         "## Progress\n### Done\n" + _bullets(found.done, "- [x] ")
         + "\n\n### In Progress\n" + _bullets(found.in_progress, "- [ ] ")

@@ -47,7 +47,22 @@ def message_label(message: dict[str, Any], width: int = 40) -> str:
         text = ""
     if role == "bashExecution":
         text = message.get("command", "")
+    if role == "system" and not text.strip():
+        parts = []
+        if message.get("sections"):
+            parts.append("sections " + ", ".join(message["sections"]))
+        if message.get("toolsAdded"):
+            parts.append("tools " + ", ".join(str(t.get("name")) for t in message["toolsAdded"] if isinstance(t, dict)))
+        text = "; ".join(parts) or "(empty)"
     return f"{role}: {_short(text, width)}"
+
+
+def _elide(labels: list[str], limit: int) -> list[str]:
+    if len(labels) <= limit:
+        return [f"  {label}" for label in labels]
+    head, tail = 3, limit - 4
+    hidden = len(labels) - head - tail
+    return [f"  {label}" for label in labels[:head]] + [f"  … {hidden} more …"] + [f"  {label}" for label in labels[-tail:]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +73,14 @@ class FourStates:
     model_sees: list[str]
 
     def __str__(self) -> str:
-        lines = [f"file entries ({len(self.file_entries)}):"]
-        lines += [f"  {label}" for label in self.file_entries]
+        return self.render()
+
+    def render(self, limit: int = 14) -> str:
+        """Plain text; lists longer than ``limit`` show their first and last lines only."""
+        lines = [f"file entries ({len(self.file_entries)}):", *_elide(self.file_entries, limit)]
         lines.append(f"leaf: {self.leaf_id}")
-        lines.append(f"current branch ({len(self.branch)}):")
-        lines += [f"  {label}" for label in self.branch]
-        lines.append(f"the model sees ({len(self.model_sees)}):")
-        lines += [f"  {label}" for label in self.model_sees]
+        lines += [f"current branch ({len(self.branch)}):", *_elide(self.branch, limit)]
+        lines += [f"the model sees ({len(self.model_sees)}):", *_elide(self.model_sees, limit)]
         return "\n".join(lines)
 
     __repr__ = __str__
