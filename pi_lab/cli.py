@@ -10,8 +10,6 @@ the same on every run (pi would write random ones when it opens such a file).
 from __future__ import annotations
 
 import argparse
-import hashlib
-import itertools
 import os
 import re
 import sys
@@ -32,25 +30,13 @@ class CliError(Exception):
 # Loading
 
 
-def _stable_uuid_factory(seed: bytes) -> Callable[[], str]:
-    digest = hashlib.sha256(seed).digest()
-    counter = itertools.count()
-
-    def factory() -> str:
-        h = hashlib.sha256(digest + next(counter).to_bytes(8, "big")).hexdigest()
-        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:32]}"
-
-    return factory
-
-
 def load_session(path: str) -> Any:
     """Read a session file without touching it and return an in-memory SessionManager.
 
     Raises :class:`pi_lab.session.InvalidSessionFile` for a non-empty file that is not a pi
     session, and :class:`CliError` for a path that cannot be read.
     """
-    from pi_lab.session import InvalidSessionFile, SessionManager
-    from pi_lab.session.storage import parse_lines
+    from pi_lab.session.readonly import session_from_bytes
 
     if os.path.isdir(path):
         raise CliError(f"{path}: is a directory, not a session file")
@@ -63,16 +49,7 @@ def load_session(path: str) -> Any:
         raise CliError(f"{path}: {error.strerror or error}") from None
     if not data.strip():
         raise CliError(f"{path}: empty file (no session header)")
-    loaded = parse_lines(data)
-    if not loaded.entries:
-        raise InvalidSessionFile(path, "no JSON object on any line")
-    header = loaded.entries[0]
-    if header.get("type") != "session" or not isinstance(header.get("id"), str):
-        if data.startswith(b"\xef\xbb\xbf"):
-            raise InvalidSessionFile(path, "the first line starts with a byte order mark, which pi cannot parse")
-        raise InvalidSessionFile(path, f"first entry is not a session header (type {header.get('type')!r})")
-    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else "."
-    return SessionManager.in_memory(cwd, entries=loaded.entries, uuid_factory=_stable_uuid_factory(data))
+    return session_from_bytes(data, path)
 
 
 def _resolve_leaf(sm: Any, leaf: str | None) -> str | None:

@@ -814,8 +814,18 @@ class SessionManager:
             data = handle.read(size - self._consumed_bytes)
         result = parse_lines(data, complete_only=True)
         self._consumed_bytes += result.consumed_bytes
+        self.skipped_lines.extend(result.skipped_lines)
+        return self.add_loaded_entries(result.entries)
+
+    def add_loaded_entries(self, entries: list[Entry]) -> list[Entry]:
+        """Take in entries another process appended to the file, as :meth:`refresh` does.
+
+        For a reader that reads the bytes itself (the read-only viewer follows a file with an
+        in-memory manager). Nothing is written; the leaf follows the last entry. Returns the
+        entries that are not headers.
+        """
         added: list[Entry] = []
-        for entry in result.entries:
+        for entry in entries:
             self._file_entries.append(entry)
             if entry.get("type") == "session":
                 continue
@@ -825,7 +835,6 @@ class SessionManager:
             added.append(entry)
         if added:
             self._entries_cache = None
-        self.skipped_lines.extend(result.skipped_lines)
         return added
 
     def __repr__(self) -> str:
