@@ -24,6 +24,7 @@ from pi_lab.llm import OfflineModel, is_context_overflow, is_retryable_assistant
 from pi_lab.llm.convert import convert_to_llm, prepare_request_messages
 from pi_lab.llm.model import Model
 from pi_lab.llm.protocol import run_sync
+from pi_lab.llm.tokens import system_message_text
 from pi_lab.session import SessionManager
 from pi_lab.session.projection import get_context_settings, replay_system_state
 
@@ -43,15 +44,6 @@ SYSTEM_SECTION = "prompt"
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def message_text(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,10 +219,7 @@ class AgentSession(CompactionFlow, TreeFlow):
 
     async def _stream(self, messages: list[Message], tools: list[Tool], abort: asyncio.Event):
         system = replay_system_state(messages)
-        system_text = None
-        if system is not None:
-            parts = [system.get("content") or ""] + [v for v in (system.get("sections") or {}).values() if v]
-            system_text = "\n\n".join(p for p in parts if p) or None
+        system_text = (system_message_text(system) or None) if system is not None else None
         llm = convert_to_llm([m for m in messages if m.get("role") != "system"])
         llm = prepare_request_messages(llm, self.model)
         context = {"system_prompt": system_text, "messages": llm, "tools": [t.definition() for t in tools] or None}

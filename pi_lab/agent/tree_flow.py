@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_lab.compaction import collect_entries_for_branch_summary, generate_branch_summary
 from pi_lab.session import SessionManager
+from pi_lab.session._text import content_text
 
 if TYPE_CHECKING:
     from pi_lab.agent.session import AgentSession
@@ -35,14 +36,6 @@ class NavigateResult:
 class ForkResult:
     cancelled: bool = False
     selected_text: str | None = None
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
 
 
 class TreeFlow:
@@ -125,9 +118,9 @@ class TreeFlow:
             editor_text = None
             new_leaf: str | None = target_id
             if target.get("type") == "message" and (target.get("message") or {}).get("role") == "user":
-                new_leaf, editor_text = target.get("parentId"), _text_of(target["message"].get("content"))
+                new_leaf, editor_text = target.get("parentId"), content_text(target["message"].get("content"))
             elif target.get("type") == "custom_message":
-                new_leaf, editor_text = target.get("parentId"), _text_of(target.get("content"))
+                new_leaf, editor_text = target.get("parentId"), content_text(target.get("content"))
 
             summary_entry = None
             if summary_text:
@@ -172,7 +165,7 @@ class TreeFlow:
             if not isinstance(message, dict) or message.get("role") != "user":
                 raise ValueError("Invalid entry ID for forking")
             target_leaf = selected.get("parentId")
-            selected_text = _text_of(message.get("content"))
+            selected_text = content_text(message.get("content"))
         elif position == "at":
             target_leaf = entry_id
         else:

@@ -10,22 +10,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pi_lab.compaction.tokens import js_json, js_len
+from pi_lab.session._text import content_text
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "truncate_for_summary", "js_object_keys"]
 
 TOOL_RESULT_MAX_CHARS = 2000
 
 
-def _joined_text(content: Any, separator: str) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return separator.join(
-        block.get("text") or ""
-        for block in content
-        if isinstance(block, Mapping) and block.get("type") == "text"
-    )
+_joined_text = content_text
 
 
 def truncate_for_summary(text: str, max_units: int = TOOL_RESULT_MAX_CHARS) -> str:

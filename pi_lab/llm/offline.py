@@ -37,6 +37,7 @@ from .offline_summary import summarise_request
 from .protocol import Cancel, CompleteFromStream, Context, StreamEvent
 from .request import build_request
 from .tokens import compact_json, estimate_request_tokens, estimate_text_tokens, utf16_len
+from pi_lab.session._text import content_text
 
 __all__ = [
     "FAULT_KINDS",
@@ -261,12 +262,7 @@ def _cut_to_tokens(text: str, tokens: int) -> str:
     return text
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
+_text_of = content_text
 
 
 def _unscripted_reply(messages: list[dict[str, Any]]) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
+from pi_lab.session._text import content_text
 
 __all__ = [
     "IMAGE_CHARS",
@@ -109,13 +110,7 @@ _MIN_OUTPUT_WITH_RATIO_MARGIN = 32768
 
 
 def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
+    return content_text(content, "\n")
 
 
 def system_message_text(message: dict[str, Any]) -> str:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["js_len", "js_slice", "js_trim", "JS_WHITESPACE"]
+__all__ = ["js_len", "js_slice", "js_trim", "content_text", "JS_WHITESPACE"]
 
 # ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim removes. Python's
 # str.strip() differs (it strips U+001C–U+001F and U+0085, keeps U+FEFF).
@@ -41,3 +42,21 @@ def js_slice(text: str, units: int) -> str:
 
 def js_trim(text: str) -> str:
     return text.strip(JS_WHITESPACE)
+
+
+def content_text(content: Any, separator: str = "") -> str:
+    """The text of message content: a string as it is, or its text blocks joined.
+
+    pi joins text blocks with nothing for user text and editor text, with a newline for
+    system prompts and assistant text, and with a space in session listings; images, tool
+    calls and thinking blocks contribute nothing.
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return separator.join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    )

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pi_lab.session._text import js_trim
+from pi_lab.session._text import content_text, js_trim
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.storage import _decode_and_parse, read_session_header
 
@@ -105,16 +105,7 @@ class SessionInfo:
 
 
 def _message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            block.get("text", "")
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-        )
-    return ""
+    return content_text(message.get("content"), " ")
 
 
 def _to_datetime(ms: float) -> datetime:

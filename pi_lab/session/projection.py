@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pi_lab.session._text import content_text
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.tree import UNSET, build_session_path, index_by_id
 
@@ -243,13 +244,7 @@ def build_session_context(
 
 
 def _system_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            block.get("text", "") for block in content if isinstance(block, dict) and block.get("type") == "text"
-        )
-    return ""
+    return content_text(content, "\n")
 
 
 def replay_system_state(messages: list[Message]) -> Message | None:
