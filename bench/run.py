@@ -240,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if lab_reason:
         print(f"skipped pi_lab: {lab_reason}", file=sys.stderr)
 
+    load_at_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     rows = []
     for size in sizes:
         path = ensure_input(size)
@@ -266,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- command: `{command.strip()}`",
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, Node {node_v}",
+        f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, Node {node_v}"
+        + (f"; load average {load_at_start:.1f} at start" if load_at_start is not None else ""),
         f"- pi: @earendil-works/pi-coding-agent {pi_v}; pi_lab commit {sh(['git', 'rev-parse', '--short', 'HEAD']) or '?'}",
         f"- median of {args.repeat} runs after {args.warmup} warm-up run(s); peak = max RSS of the measuring process",
     ]
