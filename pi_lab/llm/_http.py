@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -21,8 +22,8 @@ from typing import Any, Protocol, TypeVar
 import httpx
 import orjson
 
-from ._assistant import AssistantBuilder
-from .protocol import Cancel, StreamEvent
+from ._assistant import AssistantBuilder, Clock, now_ms
+from .protocol import Cancel, CompleteFromStream, StreamEvent
 
 T = TypeVar("T")
 
@@ -31,6 +32,36 @@ _CANCEL_POLL = 0.05
 # pi truncates provider error bodies to this many characters.
 MAX_ERROR_BODY_CHARS = 4000
 DEFAULT_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
+
+
+class KeyedClient(CompleteFromStream):
+    """What both provider clients share: the key, its source, and a repr that never shows it.
+
+    A key given as an argument is used for every model; the environment variable only for
+    models of the client's own provider, so a key never leaks to another provider's server.
+    """
+
+    provider = ""
+    env_key = ""
+
+    def __init__(self, api_key: str | None, base_url: str | None, headers: dict[str, str] | None,
+                 timeout: httpx.Timeout, clock: Clock | None) -> None:
+        self._api_key = api_key
+        self.base_url = base_url
+        self._headers = dict(headers or {})
+        self.timeout = timeout
+        self._clock = clock or now_ms
+
+    def __repr__(self) -> str:
+        source = "given" if self._api_key else f"from {self.env_key}" if os.environ.get(self.env_key) else "none"
+        return f"{type(self).__name__}(base_url={self.base_url!r}, api_key=<{source}>)"
+
+    def _resolve_key(self, model: Any) -> str | None:
+        if self._api_key:
+            return self._api_key
+        if model.provider != self.provider:
+            return None
+        return os.environ.get(self.env_key) or None
 
 
 class Cancelled(Exception):

@@ -32,7 +32,6 @@ message_stop`).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -40,9 +39,9 @@ from typing import Any
 import httpx
 
 from . import _http
-from ._assistant import AssistantBuilder, Clock, now_ms
+from ._assistant import AssistantBuilder, Clock
 from .model import Model, calculate_cost
-from .protocol import Cancel, CompleteFromStream, Context, StreamEvent
+from .protocol import Cancel, Context, StreamEvent
 from .request import build_request
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_ANTHROPIC_BASE_URL", "THINKING_BUDGETS", "AnthropicClient"]
@@ -63,13 +62,16 @@ _STOP_REASONS = {
 _CACHE_CONTROL = {"short": {"type": "ephemeral"}, "long": {"type": "ephemeral", "ttl": "1h"}, "none": None}
 
 
-class AnthropicClient(CompleteFromStream):
+class AnthropicClient(_http.KeyedClient):
     """`ModelClient` for the Anthropic Messages protocol.
 
     The API key comes from `api_key`, else — for models whose provider is `anthropic` —
     `ANTHROPIC_API_KEY` at request time. It is sent only in the `x-api-key` header and never
     appears in repr, events or messages.
     """
+
+    provider = "anthropic"
+    env_key = _ENV_KEY
 
     def __init__(
         self,
@@ -83,23 +85,8 @@ class AnthropicClient(CompleteFromStream):
     ) -> None:
         if cache_retention not in _CACHE_CONTROL:
             raise ValueError(f"cache_retention must be one of {sorted(_CACHE_CONTROL)}, not {cache_retention!r}")
-        self._api_key = api_key
-        self.base_url = base_url
-        self._headers = dict(headers or {})
+        super().__init__(api_key, base_url, headers, timeout, clock)
         self.cache_retention = cache_retention
-        self.timeout = timeout
-        self._clock = clock or now_ms
-
-    def __repr__(self) -> str:
-        key = "given" if self._api_key else "from ANTHROPIC_API_KEY" if os.environ.get(_ENV_KEY) else "none"
-        return f"AnthropicClient(base_url={self.base_url!r}, api_key=<{key}>)"
-
-    def _resolve_key(self, model: Model) -> str | None:
-        if self._api_key:
-            return self._api_key
-        if model.provider != "anthropic":
-            return None
-        return os.environ.get(_ENV_KEY) or None
 
     async def stream(
         self,

@@ -28,7 +28,6 @@ or `<status> status code (no body)`.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -36,9 +35,9 @@ from typing import Any
 import httpx
 
 from . import _http
-from ._assistant import AssistantBuilder, Clock, now_ms
+from ._assistant import AssistantBuilder, Clock
 from .model import Model, make_usage
-from .protocol import Cancel, CompleteFromStream, Context, StreamEvent
+from .protocol import Cancel, Context, StreamEvent
 from .request import build_request
 from .tokens import compact_json
 
@@ -51,7 +50,7 @@ _STOP_REASONS = {"stop": "stop", "end": "stop", "length": "length", "tool_calls"
                  "function_call": "toolUse"}
 
 
-class OpenAIClient(CompleteFromStream):
+class OpenAIClient(_http.KeyedClient):
     """`ModelClient` for the OpenAI chat-completions protocol.
 
     The API key comes from `api_key`, else — for models whose provider is `openai` —
@@ -60,6 +59,9 @@ class OpenAIClient(CompleteFromStream):
     sent only in the `Authorization` header; it never appears in repr, events or messages (a
     server that echoes it in an error has it replaced by `***`).
     """
+
+    provider = "openai"
+    env_key = _ENV_KEY
 
     def __init__(
         self,
@@ -71,23 +73,8 @@ class OpenAIClient(CompleteFromStream):
         timeout: httpx.Timeout = _http.DEFAULT_TIMEOUT,
         clock: Clock | None = None,
     ) -> None:
-        self._api_key = api_key
-        self.base_url = base_url
-        self._headers = dict(headers or {})
+        super().__init__(api_key, base_url, headers, timeout, clock)
         self.max_tokens_field = max_tokens_field
-        self.timeout = timeout
-        self._clock = clock or now_ms
-
-    def __repr__(self) -> str:
-        key = "given" if self._api_key else "from OPENAI_API_KEY" if os.environ.get(_ENV_KEY) else "none"
-        return f"OpenAIClient(base_url={self.base_url!r}, api_key=<{key}>)"
-
-    def _resolve_key(self, model: Model) -> str | None:
-        if self._api_key:
-            return self._api_key
-        if model.provider != "openai":
-            return None
-        return os.environ.get(_ENV_KEY) or None
 
     async def stream(
         self,
