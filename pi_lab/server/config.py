@@ -1,0 +1,56 @@
+"""Settings of the session viewer server (``c.PiLabConfig.<name>`` in a Jupyter config file,
+or ``--PiLabConfig.<name>=...`` on the command line)."""
+
+from __future__ import annotations
+
+import os
+
+from traitlets import Int, Unicode, default, validate
+from traitlets.config import Configurable
+
+__all__ = ["PiLabConfig"]
+
+
+class PiLabConfig(Configurable):
+    """Where pi's sessions are, and how much the server keeps in memory."""
+
+    sessions_dir = Unicode(
+        help="pi's sessions folder, listed in the Pi Sessions panel and readable by the viewer "
+        "besides the server root. Default: $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions.",
+    ).tag(config=True)
+
+    notebook_dir = Unicode(
+        "",
+        help="Folder, relative to the server root, for the notebooks that 'Open in notebook' makes "
+        "for sessions outside the server root (a notebook for a file inside the root goes next to it).",
+    ).tag(config=True)
+
+    cache_bytes = Int(
+        512 * 1024 * 1024,
+        help="Parsed sessions are kept while the sizes of their files add up to at most this many "
+        "bytes (the session being read is always kept). A parsed session takes about three times "
+        "its file size in memory.",
+    ).tag(config=True)
+
+    max_cached_sessions = Int(16, help="At most this many parsed sessions are kept.").tag(config=True)
+
+    max_views = Int(
+        6, help="Row layouts (filter, search, folds) kept per session; the oldest is dropped first."
+    ).tag(config=True)
+
+    max_file_bytes = Int(
+        2 * 1024 * 1024 * 1024, help="Larger files are refused with a clear message instead of being read."
+    ).tag(config=True)
+
+    workers = Int(4, help="Threads that parse and lay out sessions, so the server keeps answering.").tag(config=True)
+
+    @default("sessions_dir")
+    def _default_sessions_dir(self) -> str:
+        from pi_lab.session.paths import sessions_root
+
+        return sessions_root()
+
+    @validate("sessions_dir")
+    def _expand(self, proposal: dict) -> str:
+        value = proposal["value"]
+        return os.path.abspath(os.path.expanduser(value)) if value else value

@@ -1,0 +1,298 @@
+"""REST handlers of the session viewer, under ``<base_url>/pi-lab/api/``.
+
+=========================================  ==================================================
+``GET  sessions?q=``                       the Pi Sessions panel: sessions grouped by project
+``GET  session?path=``                     state of a session (default layout), for a glance
+``POST session/state``                     state: version, rows, leaf, session info, gauge, file
+``POST session/structure``                 the row structure, binary (``pi_lab/widget/columns.py``)
+``POST session/poll``                      catch up with the file: ``none``, ``delta`` or ``layout``
+``POST session/rows|locate|entry|context_at|gauge|compact_preview``
+                                           the widget's read requests, same payloads
+``POST open-in-notebook``                  make (or reuse) a notebook that opens the session
+=========================================  ==================================================
+
+A session request's JSON body names the file (``path``, see ``locations.py``), the layout
+(``view``: ``filter_mode``, ``search``, ``folded``), the gauge settings (``settings``) and the
+request's own ``args``. Every handler requires Jupyter's authentication, and POSTs follow its
+XSRF rules. Parsing and layout run in worker threads so the server keeps answering while a
+large file is read. Nothing here writes a session file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import orjson
+from jupyter_server.auth.decorator import authorized
+from jupyter_server.base.handlers import APIHandler
+from jupyter_server.utils import ensure_async, url_path_join
+from tornado import web
+
+from pi_lab.server.config import PiLabConfig
+from pi_lab.server.listing import SessionListing
+from pi_lab.server.locations import Location, PathRefused, resolve_location
+from pi_lab.server.notebook import cell_source, make_notebook, notebook_plan
+from pi_lab.server.store import FileTooLarge, LoadedSession, NotASession, SessionStore, SharedView, view_key
+from pi_lab.session.navigation import FILTER_MODES
+from pi_lab.session.storage import read_session_header
+from pi_lab.widget.payload import READ_OPS, RequestError, SessionView, ViewSettings, preview_payload, read_request, structure_payload
+
+__all__ = ["PiLabState", "make_handlers", "READ_ONLY_MESSAGE", "API_ROOT"]
+
+API_ROOT = "pi-lab/api"
+READ_ONLY_MESSAGE = "read-only viewer — Open in notebook to navigate or compact"
+WRITE_OPS = frozenset({"navigate", "compact", "cancel", "label", "fork", "clone"})
+SESSION_OPS = frozenset({"state", "structure", "poll", "gauge", "compact_preview", *READ_OPS})
+_LIMITS = {"context_window": (1_000, 100_000_000), "reserve_tokens": (0, 100_000_000),
+           "keep_recent_tokens": (0, 100_000_000)}
+
+T = TypeVar("T")
+_DEFAULT_SETTINGS = ViewSettings()
+
+
+@dataclass
+class PiLabState:
+    """What the handlers share, kept in the tornado settings under ``pi_lab``."""
+
+    config: PiLabConfig
+    store: SessionStore
+    listing: SessionListing
+    executor: Any
+
+
+def _json_bytes(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # lone surrogates or integers beyond 64 bits, straight from a session file
+        return json.dumps(value, ensure_ascii=True, default=str).encode("ascii")
+
+
+class PiLabHandler(APIHandler):
+    auth_resource = "contents"
+
+    @property
+    def pi_lab(self) -> PiLabState:
+        return self.settings["pi_lab"]
+
+    def location(self, value: Any) -> Location:
+        config = self.pi_lab.config
+        try:
+            return resolve_location(value, root_dir=self.settings["server_root_dir"], sessions_dir=config.sessions_dir,
+                                    allow_hidden=bool(getattr(self.contents_manager, "allow_hidden", False)))
+        except PathRefused as error:
+            raise web.HTTPError(error.status, error.message, reason="path-refused") from None
+
+    def body(self) -> dict[str, Any]:
+        try:
+            value = json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise web.HTTPError(400, "the request body is not JSON", reason="bad-request") from None
+        if not isinstance(value, dict):
+            raise web.HTTPError(400, "the request body must be a JSON object", reason="bad-request")
+        return value
+
+    async def in_thread(self, fn: Callable[[], T], location: Location | None = None) -> T:
+        """Run ``fn`` in a worker thread, turning engine errors into clear JSON errors."""
+        loop = asyncio.get_running_loop()
+        name = location.key if location else "the file"
+        try:
+            return await loop.run_in_executor(self.pi_lab.executor, fn)
+        except web.HTTPError:
+            raise
+        except FileNotFoundError:
+            raise web.HTTPError(404, f"{name}: no such file", reason="not-found") from None
+        except NotASession as error:
+            raise web.HTTPError(422, f"{name} is not a pi session: {error}", reason="not-a-session") from None
+        except FileTooLarge as error:
+            raise web.HTTPError(413, f"{name} is too large for the viewer: {error}", reason="too-large") from None
+        except RequestError as error:
+            raise web.HTTPError(400, str(error), reason="bad-request") from None
+        except PermissionError:
+            raise web.HTTPError(403, f"{name}: permission denied", reason="permission-denied") from None
+        except IsADirectoryError:
+            raise web.HTTPError(422, f"{name} is a folder, not a session file", reason="not-a-session") from None
+
+    def send_json(self, value: Any) -> None:
+        self.set_header("Cache-Control", "no-store")
+        self.finish(_json_bytes(value))
+
+
+# ---------------------------------------------------------------------------------------------
+# sessions of one file
+
+
+def _settings(raw: Any) -> ViewSettings:
+    if raw is None:
+        return ViewSettings()
+    if not isinstance(raw, dict):
+        raise RequestError("settings must be an object")
+    values: dict[str, int] = {}
+    for name, (low, high) in _LIMITS.items():
+        value = raw.get(name, getattr(_DEFAULT_SETTINGS, name))
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise RequestError(f"settings.{name} must be an integer from {low} to {high}")
+        values[name] = value
+    return ViewSettings(**values)
+
+
+def _view(raw: Any) -> tuple[str, str, tuple[str, ...]]:
+    raw = raw if isinstance(raw, dict) else {}
+    filter_mode = raw.get("filter_mode", "default")
+    if filter_mode not in FILTER_MODES:
+        raise RequestError(f"unknown filter mode {filter_mode!r}")
+    folded = raw.get("folded") or []
+    if not isinstance(folded, list):
+        raise RequestError("view.folded must be a list of entry ids")
+    try:
+        return view_key(filter_mode, raw.get("search", ""), folded)
+    except ValueError as error:
+        raise RequestError(str(error)) from None
+
+
+def _state(store: SessionStore, loaded: LoadedSession, shared: SharedView, location: Location,
+           settings: ViewSettings) -> dict[str, Any]:
+    rows = shared.view.rows
+    session = store.session_info(loaded)
+    session["file"] = location.key
+    return {
+        "generation": loaded.generation,
+        "version": rows.version,
+        "row_count": len(rows.rows),
+        "leaf_id": loaded.sm.leaf_id,
+        "session": session,
+        "gauge": store.gauge(loaded, shared, settings),
+        "file": store.file_facts(loaded),
+        "location": {"path": location.key, "area": location.area, "name": location.name},
+    }
+
+
+def session_answer(state: PiLabState, location: Location, op: str, body: dict[str, Any]) -> tuple[Any, bytes | None]:
+    """Answer one session request (blocking; runs in a worker thread)."""
+    store = state.store
+    key = _view(body.get("view"))
+    settings = _settings(body.get("settings"))
+    args = body.get("args") if isinstance(body.get("args"), dict) else {}
+    loaded = store.get(location.real, refresh=op in ("state", "structure", "poll"))
+    shared = store.view(loaded, key)
+    with loaded.lock:
+        if op == "structure":
+            selected = body.get("selected_id")
+            return {"version": shared.version}, structure_payload(shared.view, selected if isinstance(selected, str) else None)
+        if op == "state":
+            return _state(store, loaded, shared, location, settings), None
+        if op == "poll":
+            version, generation = body.get("version"), body.get("generation")
+            if generation == loaded.generation and version == shared.version:
+                return {"kind": "none", "version": shared.version, "generation": loaded.generation}, None
+            chain = shared.deltas_since(version) if generation == loaded.generation and isinstance(version, int) else None
+            reply = _state(store, loaded, shared, location, settings)
+            if chain:
+                reply.update(kind="delta", deltas=chain)
+            else:
+                reply["kind"] = "layout"
+            return reply, None
+        if op == "gauge":
+            return store.gauge(loaded, shared, settings), None
+        if op == "compact_preview":
+            return preview_payload(SessionView(loaded.sm, shared.view.rows, settings)), None
+        return read_request(shared.view, op, args), None
+
+
+class SessionHandler(PiLabHandler):
+    """``POST session/<op>`` (see the module docstring) and ``GET session?path=``."""
+
+    @web.authenticated
+    @authorized(action="read")
+    async def get(self, op: str | None = None) -> None:
+        if op:
+            raise web.HTTPError(405, "use POST for session requests", reason="bad-request")
+        location = self.location(self.get_query_argument("path", ""))
+        result, _ = await self.in_thread(lambda: session_answer(self.pi_lab, location, "state", {}), location)
+        self.send_json(result)
+
+    @web.authenticated
+    @authorized(action="read")
+    async def post(self, op: str | None = None) -> None:
+        if op in WRITE_OPS:
+            raise web.HTTPError(403, READ_ONLY_MESSAGE, reason="read-only")
+        if op not in SESSION_OPS:
+            raise web.HTTPError(404, f"unknown session request {op!r}", reason="bad-request")
+        body = self.body()
+        location = self.location(body.get("path"))
+        result, blob = await self.in_thread(lambda: session_answer(self.pi_lab, location, op, body), location)
+        if blob is not None:
+            self.set_header("Cache-Control", "no-store")
+            self.set_header("X-Pi-Lab-Version", str(result["version"]))
+            self.finish(blob, set_content_type="application/octet-stream")
+        else:
+            self.send_json(result)
+
+
+# ---------------------------------------------------------------------------------------------
+# the sessions folder and notebooks
+
+
+class SessionsListHandler(PiLabHandler):
+    """``GET sessions?q=``: the Pi Sessions panel."""
+
+    @web.authenticated
+    @authorized(action="read")
+    async def get(self) -> None:
+        query = self.get_query_argument("q", "")
+        config = self.pi_lab.config
+        result = await self.in_thread(lambda: self.pi_lab.listing.list(config.sessions_dir, query))
+        self.send_json(result)
+
+
+class OpenInNotebookHandler(PiLabHandler):
+    """``POST open-in-notebook`` ``{"path"}``: ``{"path": notebook, "created": bool}``."""
+
+    @web.authenticated
+    @authorized(action="write")
+    async def post(self) -> None:
+        location = self.location(self.body().get("path"))
+        header = await self.in_thread(lambda: read_session_header(location.real), location)
+        if header is None:
+            raise web.HTTPError(422, f"{location.key} is not a pi session (its first line is not a session header)",
+                                reason="not-a-session")
+        folder, stem, target = notebook_plan(location, self.pi_lab.config.notebook_dir)
+        source = cell_source(target)
+        cm = self.contents_manager
+        if folder and not await ensure_async(cm.dir_exists(folder)):
+            await ensure_async(cm.save({"type": "directory"}, folder))
+        for attempt in range(1000):
+            name = f"{stem}.ipynb" if attempt == 0 else f"{stem}-{attempt}.ipynb"
+            path = posixpath.join(folder, name) if folder else name
+            if await ensure_async(cm.file_exists(path)):
+                if await self._opens(path, source):
+                    self.send_json({"path": path, "created": False, "source": source})
+                    return
+                continue
+            await ensure_async(cm.save({"type": "notebook", "format": "json", "content": make_notebook(source)}, path))
+            self.send_json({"path": path, "created": True, "source": source})
+            return
+        raise web.HTTPError(409, f"too many notebooks named {stem}-N.ipynb already", reason="conflict")
+
+    async def _opens(self, path: str, source: str) -> bool:
+        """Whether the notebook at ``path`` is one this handler made for the same file."""
+        try:
+            model = await ensure_async(self.contents_manager.get(path, content=True, type="notebook"))
+        except Exception:  # not a readable notebook: leave it alone and pick another name
+            return False
+        cells = (model.get("content") or {}).get("cells") or []
+        return bool(cells) and cells[0].get("source") == source
+
+
+def make_handlers(base_url: str) -> list[tuple[str, type[PiLabHandler]]]:
+    root = url_path_join(base_url, API_ROOT)
+    return [
+        (url_path_join(root, "sessions"), SessionsListHandler),
+        (url_path_join(root, "session"), SessionHandler),
+        (url_path_join(root, "session", r"([a-z_]+)"), SessionHandler),
+        (url_path_join(root, "open-in-notebook"), OpenInNotebookHandler),
+    ]

@@ -1,0 +1,109 @@
+"""Which files the viewer may read: paths confined to the server root and the sessions folder.
+
+A location is what the browser names a file by:
+
+* ``docs/2026-01-01T00-00-00-000Z_x.jsonl``: relative to the server root (what JupyterLab's
+  file browser and document paths use);
+* ``@sessions/--home-ann-proj--/2026-...jsonl``: relative to pi's sessions folder, which is
+  usually outside the server root (the Pi Sessions panel opens these);
+* an absolute path, accepted only when it lies inside one of the two folders.
+
+``..`` is refused outright; symbolic links are resolved and the target must still be inside the
+folder the location names. Hidden paths under the server root are refused unless the contents
+manager allows hidden files, so the viewer reads no more than the file browser shows.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+__all__ = ["Location", "PathRefused", "SESSIONS_PREFIX", "resolve_location", "inside"]
+
+SESSIONS_PREFIX = "@sessions/"
+
+
+class PathRefused(Exception):
+    """A location the server will not read; ``status`` is 400 (malformed) or 403 (not allowed)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A readable file: ``area`` is ``root`` or ``sessions``, ``relative`` uses ``/``."""
+
+    area: str
+    relative: str
+    real: str
+
+    @property
+    def key(self) -> str:
+        """The location as the browser names it (stable, without the server's absolute paths)."""
+        return SESSIONS_PREFIX + self.relative if self.area == "sessions" else self.relative
+
+    @property
+    def name(self) -> str:
+        return self.relative.rsplit("/", 1)[-1]
+
+
+def inside(path: str, folder: str) -> bool:
+    """Whether the resolved ``path`` is ``folder`` or below it (both already resolved)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _parts(relative: str) -> list[str]:
+    # Backslashes count as separators too: "..\\x" must not slip through on any platform.
+    parts = [p for p in relative.replace("\\", "/").split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise PathRefused(400, "'..' is not allowed in a session path")
+    return parts
+
+
+def _confine(area: str, base: str, parts: list[str]) -> Location:
+    base_real = os.path.realpath(base)
+    joined = os.path.join(base_real, *parts)
+    real = os.path.realpath(joined)
+    if not inside(real, base_real):
+        where = "the server root" if area == "root" else "the sessions folder"
+        raise PathRefused(403, f"{'/'.join(parts)} leads outside {where} (through a symbolic link)")
+    return Location(area, "/".join(parts), real)
+
+
+def resolve_location(value: object, *, root_dir: str, sessions_dir: str | None, allow_hidden: bool = False) -> Location:
+    """The :class:`Location` for ``value``, or :class:`PathRefused` saying why not."""
+    if not isinstance(value, str) or not value.strip():
+        raise PathRefused(400, "a session path is required")
+    if "\0" in value:
+        raise PathRefused(400, "a session path may not contain NUL")
+    if value.startswith(SESSIONS_PREFIX):
+        if not sessions_dir or not os.path.isdir(sessions_dir):
+            raise PathRefused(404, "the sessions folder is not configured or does not exist")
+        parts = _parts(value[len(SESSIONS_PREFIX):])
+        if not parts:
+            raise PathRefused(400, "a session path names a file, not the sessions folder")
+        return _confine("sessions", sessions_dir, parts)
+    if os.path.isabs(value) or value.startswith(("/", "\\")):
+        _parts(value)  # refuse "..", even in an absolute path
+        real = os.path.realpath(value)
+        for area, base in (("root", root_dir), ("sessions", sessions_dir)):
+            if not base:
+                continue
+            base_real = os.path.realpath(base)
+            if inside(real, base_real) and real != base_real:
+                parts = os.path.relpath(real, base_real).split(os.sep)
+                return _check_hidden(_confine(area, base, parts), allow_hidden)
+        raise PathRefused(403, "absolute paths must lie inside the server root or the sessions folder")
+    parts = _parts(value)
+    if not parts:
+        raise PathRefused(400, "a session path names a file, not the server root")
+    return _check_hidden(_confine("root", root_dir, parts), allow_hidden)
+
+
+def _check_hidden(location: Location, allow_hidden: bool) -> Location:
+    if location.area == "root" and not allow_hidden and any(p.startswith(".") for p in location.relative.split("/")):
+        raise PathRefused(403, f"{location.relative} is hidden (ContentsManager.allow_hidden is off)")
+    return location

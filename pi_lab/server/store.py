@@ -1,0 +1,383 @@
+"""Parsed sessions, kept per file and brought up to date as the file grows.
+
+The viewer never writes a session file: a file is read as bytes and held in an in-memory
+``SessionManager`` (``pi_lab.session.readonly``). The cache is keyed by the file's resolved
+path and checked against its size, modification time and inode on every state or poll
+request:
+
+* unchanged: nothing is read;
+* grown (same inode, same first bytes, at least as long as what was read): only the bytes after
+  the last complete line are read, and only complete lines are taken in (pi may be in the middle
+  of writing one), like ``SessionManager.refresh``;
+* anything else (shrunk, replaced, rewritten in place): the file is read again from the start,
+  and the session gets a new ``generation``.
+
+Each session keeps a few row layouts (:class:`SharedView`), one per (filter, search, folds), shared
+by every browser that looks at the same layout. A view catches up with its session before it
+answers, and remembers its recent deltas so that a browser a few versions behind gets the same
+small deltas instead of the whole structure.
+
+Every method here is blocking and meant to run in a worker thread; the locks make the objects
+safe to share between those threads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_lab.session.readonly import session_from_bytes
+from pi_lab.session.storage import InvalidSessionFile, parse_lines
+from pi_lab.widget.gauge import gauge_after_append
+from pi_lab.widget.payload import SessionView, ViewSettings, gauge_payload
+
+__all__ = ["SessionStore", "LoadedSession", "SharedView", "ViewKey", "NotASession", "FileTooLarge", "view_key"]
+
+_HEAD_BYTES = 4096
+_FIRST_LINE_SCAN = 1024 * 1024
+_DELTA_HISTORY = 64
+# Versions of different layouts never collide: each layout starts at its own multiple of this.
+_VERSION_STRIDE = 1 << 20
+_versions = itertools.count(1)
+_generations = itertools.count(1)
+
+
+class NotASession(Exception):
+    """The file is readable but is not a pi session; the message says why."""
+
+
+class FileTooLarge(Exception):
+    """The file is larger than ``PiLabConfig.max_file_bytes``."""
+
+
+ViewKey = tuple[str, str, tuple[str, ...]]
+
+
+def view_key(filter_mode: Any = "default", search: Any = "", folded: Iterable[Any] | None = ()) -> ViewKey:
+    """A normalised (filter, search, folds) triple; raises ``ValueError`` on bad types."""
+    if not isinstance(filter_mode, str) or not isinstance(search, str):
+        raise ValueError("filter_mode and search must be strings")
+    folds = tuple(sorted({f for f in (folded or ()) if isinstance(f, str)}))
+    return filter_mode, search, folds
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStamp:
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+@dataclass
+class SharedView:
+    """One row layout of one session, and the deltas that led to its current version."""
+
+    view: SessionView
+    deltas: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=_DELTA_HISTORY))
+    gauges: dict[ViewSettings, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def version(self) -> int:
+        return self.view.rows.version
+
+    def deltas_since(self, version: int) -> list[dict[str, Any]] | None:
+        """The deltas from ``version`` to the current one, or None when they are not all known."""
+        if version == self.version:
+            return []
+        chain: list[dict[str, Any]] = []
+        at = version
+        for delta in self.deltas:
+            if delta["from"] == at:
+                chain.append(delta)
+                at = delta["to"]
+        return chain if at == self.version and chain else None
+
+
+@dataclass
+class LoadedSession:
+    """One parsed file: its manager, where reading stopped, and its views."""
+
+    path: str
+    sm: Any
+    stamp: FileStamp
+    head: bytes
+    consumed: int  # bytes up to the end of the last complete line taken in
+    tail: bytes  # what followed that line when it was read
+    tail_taken: bool  # whether that tail was a whole JSON object and is in the session
+    lines: int  # complete lines taken in
+    generation: int = field(default_factory=lambda: next(_generations))
+    views: OrderedDict[ViewKey, SharedView] = field(default_factory=OrderedDict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    changed_at: float = field(default_factory=time.time)
+
+    @property
+    def size(self) -> int:
+        return self.stamp.size
+
+
+def _first_line_problem(handle: Any) -> str | None:
+    """Why the file is not a session, judged by its first JSON line (None: read on)."""
+    chunk = handle.read(_FIRST_LINE_SCAN)
+    handle.seek(0)
+    for raw in chunk.split(b"\n")[:-1] if b"\n" in chunk else []:
+        if not raw.strip():
+            continue
+        parsed = parse_lines(raw).entries
+        if not parsed:
+            continue  # pi skips unparsable lines before the header too
+        first = parsed[0]
+        if first.get("type") != "session" or not isinstance(first.get("id"), str):
+            return f"its first JSON line is not a pi session header (type {first.get('type')!r})"
+        return None
+    return None
+
+
+def _tail_entry(tail: bytes) -> list[dict[str, Any]]:
+    """The object on a last line without its newline, when it is a whole one (pi reads it)."""
+    if not tail.strip():
+        return []
+    return parse_lines(tail).entries[:1]
+
+
+def _model_name(sm: Any) -> str:
+    for entry in reversed(sm.get_branch()):
+        kind = entry.get("type")
+        if kind == "model_change" and entry.get("modelId"):
+            return f"{entry.get('provider', '?')}/{entry.get('modelId')}"
+        message = entry.get("message") if kind == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant" and message.get("model"):
+            return f"{message.get('provider', '?')}/{message.get('model')}"
+    return "model unknown"
+
+
+class SessionStore:
+    """The cache of parsed sessions (see the module docstring)."""
+
+    def __init__(self, *, cache_bytes: int = 512 * 1024 * 1024, max_sessions: int = 16, max_views: int = 6,
+                 max_file_bytes: int = 2 * 1024 * 1024 * 1024):
+        self.cache_bytes = cache_bytes
+        self.max_sessions = max(1, max_sessions)
+        self.max_views = max(1, max_views)
+        self.max_file_bytes = max_file_bytes
+        self._sessions: OrderedDict[str, LoadedSession] = OrderedDict()
+        self._path_locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ loading and freshness
+
+    def _path_lock(self, path: str) -> threading.Lock:
+        with self._lock:
+            return self._path_locks.setdefault(path, threading.Lock())
+
+    def get(self, path: str, *, refresh: bool = True) -> LoadedSession:
+        """The parsed session of ``path`` (resolved), read or caught up as needed.
+
+        Raises ``FileNotFoundError``, :class:`NotASession`, :class:`FileTooLarge` or ``OSError``.
+        """
+        with self._path_lock(path):
+            with self._lock:
+                loaded = self._sessions.get(path)
+                if loaded is not None:
+                    self._sessions.move_to_end(path)
+            if loaded is None:
+                loaded = self._load(path)
+            elif refresh:
+                with loaded.lock:
+                    fresh = self._catch_up(loaded)
+                if fresh is not loaded:
+                    loaded = fresh
+            else:
+                return loaded
+            with self._lock:
+                self._sessions[path] = loaded
+                self._sessions.move_to_end(path)
+                self._evict(keep=path)
+            return loaded
+
+    def drop(self, path: str) -> None:
+        with self._lock:
+            self._sessions.pop(path, None)
+
+    def cached_paths(self) -> list[str]:
+        with self._lock:
+            return list(self._sessions)
+
+    def _evict(self, keep: str) -> None:
+        total = sum(s.size for s in self._sessions.values())
+        for path in list(self._sessions):
+            if path == keep:
+                continue
+            if total <= self.cache_bytes and len(self._sessions) <= self.max_sessions:
+                break
+            total -= self._sessions.pop(path).size
+
+    def _load(self, path: str) -> LoadedSession:
+        try:
+            handle = open(path, "rb")
+        except IsADirectoryError:
+            raise NotASession("it is a folder, not a session file") from None
+        with handle:
+            st = os.fstat(handle.fileno())
+            if not os.path.isfile(path):
+                raise NotASession("it is not a regular file")
+            if st.st_size > self.max_file_bytes:
+                raise FileTooLarge(f"the file has {st.st_size:,} bytes; the viewer reads at most {self.max_file_bytes:,}")
+            problem = _first_line_problem(handle)
+            if problem:
+                raise NotASession(problem)
+            data = handle.read(st.st_size)
+        try:
+            sm = session_from_bytes(data, os.path.basename(path))
+        except InvalidSessionFile as error:
+            raise NotASession(error.reason or "it is not a pi session") from None
+        consumed = data.rfind(b"\n") + 1
+        tail = data[consumed:]
+        return LoadedSession(
+            path=path,
+            sm=sm,
+            stamp=FileStamp(len(data), st.st_mtime_ns, st.st_ino, st.st_dev),
+            head=data[:_HEAD_BYTES],
+            consumed=consumed,
+            tail=tail,
+            tail_taken=bool(_tail_entry(tail)),
+            lines=data.count(b"\n", 0, consumed),
+        )
+
+    def _catch_up(self, loaded: LoadedSession) -> LoadedSession:
+        """``loaded`` with what was appended, or a fresh read when the file was replaced."""
+        st = os.stat(loaded.path)
+        stamp = FileStamp.of(st)
+        if stamp == loaded.stamp:
+            return loaded
+        grew = (stamp.inode, stamp.device) == (loaded.stamp.inode, loaded.stamp.device) and stamp.size > loaded.stamp.size
+        header = loaded.sm.header or {}
+        if not grew or header.get("version", 1) != 3:
+            # Shrunk, replaced or rewritten; or an old format whose appended lines would
+            # need the migration a full read does.
+            return self._load(loaded.path)
+        with open(loaded.path, "rb") as handle:
+            if handle.read(len(loaded.head)) != loaded.head:
+                return self._load(loaded.path)
+            handle.seek(loaded.consumed)
+            chunk = handle.read(stamp.size - loaded.consumed)
+        start = 0
+        if loaded.tail_taken:
+            newline = chunk.find(b"\n")
+            if newline == -1:
+                if chunk != loaded.tail:
+                    return self._load(loaded.path)  # the finished-looking last line changed
+                loaded.stamp = stamp
+                return loaded
+            if chunk[:newline].rstrip(b"\r") != loaded.tail.rstrip(b"\r"):
+                return self._load(loaded.path)
+            start = newline + 1
+        elif loaded.tail and not chunk.startswith(loaded.tail):
+            return self._load(loaded.path)
+        body = chunk[start:]
+        result = parse_lines(body, loaded.lines + (2 if loaded.tail_taken else 1), complete_only=True)
+        tail = body[result.consumed_bytes:]
+        extra = _tail_entry(tail)
+        loaded.sm.skipped_lines.extend(result.skipped_lines)
+        added = loaded.sm.add_loaded_entries(result.entries + extra)
+        loaded.lines += (1 if loaded.tail_taken else 0) + body.count(b"\n", 0, result.consumed_bytes)
+        loaded.consumed += start + result.consumed_bytes
+        loaded.tail = tail
+        loaded.tail_taken = bool(extra)
+        loaded.stamp = stamp
+        if added:
+            loaded.changed_at = time.time()
+        return loaded
+
+    # ------------------------------------------------------------------ views
+
+    def view(self, loaded: LoadedSession, key: ViewKey) -> SharedView:
+        """The layout ``key`` of ``loaded``, created or caught up with the session."""
+        with loaded.lock:
+            shared = loaded.views.get(key)
+            if shared is None:
+                filter_mode, search, folded = key
+                view = SessionView.open(loaded.sm, filter_mode=filter_mode, search=search, folded=folded)
+                view.rows.version = next(_versions) * _VERSION_STRIDE
+                shared = loaded.views[key] = SharedView(view)
+                while len(loaded.views) > self.max_views:
+                    loaded.views.popitem(last=False)
+            else:
+                loaded.views.move_to_end(key)
+                self._sync(shared)
+            return shared
+
+    def _sync(self, shared: SharedView) -> None:
+        rows = shared.view.rows
+        result = rows.sync()
+        if result.kind == "delta" and result.delta is not None:
+            shared.deltas.append(result.delta.message())
+        elif result.kind == "layout":
+            shared.deltas.clear()
+
+    def gauge(self, loaded: LoadedSession, shared: SharedView, settings: ViewSettings) -> dict[str, Any]:
+        """The gauge at the session's leaf with these settings.
+
+        Kept per settings; when the file only grew at the leaf, the kept gauge is moved forward
+        entry by entry (``gauge_after_append``) instead of walking the whole branch again.
+        """
+        with loaded.lock:
+            sm = loaded.sm
+            count = len(sm.file_entries)
+            known = shared.gauges.get(settings)
+            if known is not None and known[0] == count:
+                return known[1]
+            value: dict[str, Any] | None = None
+            if known is not None:
+                value = known[1]
+                for entry in sm.file_entries[known[0]:]:
+                    if entry.get("type") == "session" or entry.get("parentId") != value.get("leaf_id"):
+                        value = None
+                        break
+                    value = gauge_after_append(value, entry)
+                    if value is None:
+                        break
+            if value is None:
+                # The layout's projection is only current while no delta has been applied since.
+                projection = shared.view.rows.projection if not shared.deltas else None
+                value = gauge_payload(sm, settings, projection=projection)
+            if len(shared.gauges) > 8:
+                shared.gauges.clear()
+            shared.gauges[settings] = (count, value)
+            return value
+
+    # ------------------------------------------------------------------ summaries
+
+    def session_info(self, loaded: LoadedSession) -> dict[str, Any]:
+        """What the viewer's header shows (the ``session`` state of the core)."""
+        sm = loaded.sm
+        with loaded.lock:
+            return {
+                "id": sm.session_id,
+                "file": None,  # filled in by the handler with the browser's name for the file
+                "name": sm.session_name,
+                "cwd": sm.cwd,
+                "entries": sm.get_entry_count(),
+                "model": _model_name(sm),
+                "following": True,
+            }
+
+    def file_facts(self, loaded: LoadedSession) -> Mapping[str, Any]:
+        return {
+            "size": loaded.stamp.size,
+            "mtime": loaded.stamp.mtime_ns / 1e9,
+            "generation": loaded.generation,
+            "skipped_lines": len(loaded.sm.skipped_lines),
+            "first_skipped_lines": loaded.sm.skipped_lines[:20],
+            "incomplete_tail": bool(loaded.tail.strip()) and not loaded.tail_taken,
+        }
