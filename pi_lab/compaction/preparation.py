@@ -63,7 +63,9 @@ def prepare_compaction(path_entries: Sequence[Entry], settings: Any) -> Compacti
 
     from pi_lab.session.projection import build_session_projection
 
-    entries = list(path_entries)
+    # A BranchPath from SessionManager.get_branch() stays as it is, so the projection can
+    # skip re-checking that it is a chain.
+    entries = path_entries if isinstance(path_entries, list) else list(path_entries)
     projection = build_session_projection(entries)
     sources, messages = projected_columns(projection.entries)
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_lab.compaction.settings import settings_value
+from pi_lab.session._json import dumps
+from pi_lab.session._text import js_len
 
 __all__ = [
     "IMAGE_CHARS",
@@ -30,41 +32,39 @@ __all__ = [
 IMAGE_CHARS = 4800  # an image is estimated as 4800 characters = 1200 tokens
 
 
-def js_len(text: str) -> int:
-    """Length of ``text`` in UTF-16 code units (JavaScript's ``string.length``)."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def js_json(value: Any) -> str:
     """``JSON.stringify(value)``: compact, non-ASCII raw, integral numbers without ``.0``."""
-    from pi_lab.session._json import dumps
-
     return dumps(value).decode("utf-8")
 
 
 def _json_len(value: Any) -> int:
-    from pi_lab.session._json import dumps
-
     raw = dumps(value)
     if raw.isascii():
         return len(raw)
     return js_len(raw.decode("utf-8"))
 
 
+# The estimate runs over every message of a branch, so the helpers below avoid per-call
+# overhead: exact type checks before the (slow) ABC checks, and no nested function calls for
+# the common shapes.
+
+
 def _text_len(value: Any) -> int:
+    if value.__class__ is str:
+        return len(value) if value.isascii() else js_len(value)
     return js_len(value) if isinstance(value, str) and value else 0
 
 
 def _content_chars(content: Any) -> int:
     """Characters of a user/custom/toolResult/system content: string, or text + image blocks."""
+    if content.__class__ is str:
+        return len(content) if content.isascii() else js_len(content)
     if isinstance(content, str):
         return js_len(content)
     chars = 0
     if isinstance(content, list):
         for block in content:
-            if not isinstance(block, Mapping):
+            if block.__class__ is not dict and not isinstance(block, Mapping):
                 continue
             kind = block.get("type")
             if kind == "text":
@@ -79,7 +79,7 @@ def _assistant_chars(content: Any) -> int:
     if not isinstance(content, list):
         return 0
     for block in content:
-        if not isinstance(block, Mapping):
+        if block.__class__ is not dict and not isinstance(block, Mapping):
             continue
         kind = block.get("type")
         if kind == "text":
@@ -107,13 +107,13 @@ def _system_chars(message: Mapping[str, Any]) -> int:
 def estimate_tokens(message: Mapping[str, Any]) -> int:
     """pi's chars/4 estimate of one message, rounded up (compaction.md §2.1)."""
     role = message.get("role")
-    if role in ("user", "custom", "toolResult"):
-        chars = _content_chars(message.get("content"))
-    elif role == "assistant":
+    if role == "assistant":
         chars = _assistant_chars(message.get("content"))
+    elif role == "toolResult" or role == "user" or role == "custom":
+        chars = _content_chars(message.get("content"))
     elif role == "bashExecution":
         chars = _text_len(message.get("command")) + _text_len(message.get("output"))
-    elif role in ("branchSummary", "compactionSummary"):
+    elif role == "branchSummary" or role == "compactionSummary":
         chars = _text_len(message.get("summary"))
     elif role == "system":
         chars = _system_chars(message)
@@ -241,8 +241,9 @@ def estimate_projected_context_tokens(projection: Any, branch_entries: Sequence[
             seen += count
         usage_index = -1
         if usage_entry_id:
-            for i, entry in enumerate(branch_entries):
-                if entry.get("id") == usage_entry_id:
+            # ids on a branch are unique; the anchor is near the leaf, so search from there
+            for i in range(len(branch_entries) - 1, -1, -1):
+                if branch_entries[i].get("id") == usage_entry_id:
                     usage_index = i
                     break
         invalidating = -1

@@ -42,7 +42,7 @@ from pi_lab.session.storage import (
     parse_lines,
     rewrite_file,
 )
-from pi_lab.session.tree import UNSET, TreeNode, find_cycles, get_branch, get_tree
+from pi_lab.session.tree import UNSET, BranchPath, TreeNode, attach_node, build_tree, find_cycles, get_branch
 
 __all__ = ["SessionManager", "SessionNotFound", "EntryNotFound"]
 
@@ -118,6 +118,7 @@ class SessionManager:
         self._consumed_bytes = 0
         self._entries_cache: list[Entry] | None = None
         self._branch_cache: dict[str, list[Entry]] = {}
+        self._tree: tuple[list[TreeNode], dict[str, TreeNode]] | None = None
         if persist and self._session_dir and not os.path.exists(self._session_dir):
             os.makedirs(self._session_dir, exist_ok=True)
         if session_file:
@@ -342,6 +343,7 @@ class SessionManager:
         self._has_conversation = False
         self._entries_cache = None
         self._branch_cache = {}
+        self._tree = None
         by_id = self._by_id
         labels_seen = False
         leaf: Any = None
@@ -481,7 +483,7 @@ class SessionManager:
         if cached is None:
             cached = get_branch(self._by_id, target)
             self._cache_branch(target, cached)
-        return list(cached)
+        return BranchPath(cached)
 
     def _cache_branch(self, target: str, path: list[Entry]) -> None:
         # Paths never change when entries are appended (entries are immutable and an id's
@@ -495,7 +497,14 @@ class SessionManager:
         cache[target] = path
 
     def get_tree(self) -> list[TreeNode]:
-        return get_tree(self._entries_view(), self._by_id, self._labels, self._label_timestamps)
+        """Every entry as a tree node (roots in file order, children by timestamp).
+
+        The tree is built once and then kept up to date by this manager's appends, so
+        repeated calls are free; treat the nodes as read-only.
+        """
+        if self._tree is None:
+            self._tree = build_tree(self._entries_view(), self._by_id, self._labels, self._label_timestamps)
+        return list(self._tree[0])
 
     def _entries_view(self) -> list[Entry]:
         """The cached entry list itself (callers inside the engine never mutate it)."""
@@ -596,6 +605,8 @@ class SessionManager:
             self._leaf_id = previous_leaf
             self._has_conversation = had_conversation
             raise
+        if self._tree is not None:
+            attach_node(self._tree[0], self._tree[1], TreeNode(entry))
         return entry_id
 
     def _persist_entry(self, entry: Entry) -> None:
@@ -671,12 +682,12 @@ class SessionManager:
         entry["targetId"] = target_id
         _put(entry, "label", label)
         entry_id = self._append(entry)
-        if label:
-            self._labels[target_id] = label
-            self._label_timestamps[target_id] = entry["timestamp"]
-        else:
-            self._labels.pop(target_id, None)
-            self._label_timestamps.pop(target_id, None)
+        self._apply_label(entry)
+        if self._tree is not None:
+            node = self._tree[1].get(target_id)
+            if node is not None:
+                node.label = self._labels.get(target_id)
+                node.label_timestamp = self._label_timestamps.get(target_id)
         return entry_id
 
     def append_session_info(self, name: str) -> str:
@@ -835,6 +846,7 @@ class SessionManager:
             added.append(entry)
         if added:
             self._entries_cache = None
+            self._tree = None  # external lines may attach anywhere (orphans, duplicates)
         return added
 
     def __repr__(self) -> str:

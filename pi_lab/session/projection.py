@@ -165,7 +165,9 @@ def _context_entries_of_path(path: list[Entry]) -> list[Entry]:
     first_kept = compaction.get("firstKeptEntryId")
     result = [compaction]
     kept_from = -1
-    for i in range(compaction_index):
+    # Ids on a walked path are unique, so searching back from the checkpoint finds the same
+    # entry as pi's forward search, in time proportional to the kept region only.
+    for i in range(compaction_index - 1, -1, -1):
         if path[i].get("id") == first_kept:
             kept_from = i
             break
@@ -181,19 +183,29 @@ def _context_entries_of_path(path: list[Entry]) -> list[Entry]:
 
 def get_context_settings(path: list[Entry]) -> tuple[str, dict[str, Any] | None]:
     """Thinking level and model restored from the whole path (tree-and-context.md §5)."""
-    thinking_level = "off"
-    model: dict[str, Any] | None = None
-    for entry in path:
+    # The last of each kind wins, so scan from the leaf backwards and stop once both are known.
+    thinking_level: Any = UNSET
+    model: Any = UNSET
+    for i in range(len(path) - 1, -1, -1):
+        entry = path[i]
         kind = entry.get("type")
-        if kind == "thinking_level_change":
-            thinking_level = entry.get("thinkingLevel")
-        elif kind == "model_change":
+        if kind == "message":
+            if model is UNSET:
+                message = entry.get("message")
+                if isinstance(message, dict) and message.get("role") == "assistant":
+                    model = _model_ref(message, "provider", "model")
+                    if thinking_level is not UNSET:
+                        break
+        elif kind == "thinking_level_change":
+            if thinking_level is UNSET:
+                thinking_level = entry.get("thinkingLevel")
+                if model is not UNSET:
+                    break
+        elif kind == "model_change" and model is UNSET:
             model = _model_ref(entry, "provider", "modelId")
-        elif kind == "message":
-            message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                model = _model_ref(message, "provider", "model")
-    return thinking_level, model
+            if thinking_level is not UNSET:
+                break
+    return ("off" if thinking_level is UNSET else thinking_level), (None if model is UNSET else model)
 
 
 def _model_ref(source: dict[str, Any], provider_key: str, model_key: str) -> dict[str, Any]:

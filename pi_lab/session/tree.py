@@ -8,13 +8,14 @@ already seen, and :func:`find_cycles` reports such ids.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lab.session._gc import collector_paused
 from pi_lab.session.ids import parse_iso_ms
 
-__all__ = ["TreeNode", "get_branch", "build_session_path", "get_tree", "find_cycles", "UNSET"]
+__all__ = ["BranchPath", "TreeNode", "get_branch", "build_session_path", "get_tree", "find_cycles", "UNSET"]
 
 Entry = dict[str, Any]
 
@@ -28,6 +29,24 @@ class _Unset:
 
 UNSET: Any = _Unset()
 """Marks an argument that was not given (pi distinguishes ``undefined`` from ``null``)."""
+
+
+class BranchPath(list):
+    """A root-to-leaf path as the engine computed it (a plain list in every other respect).
+
+    Handing it back to a pure function (``prepare_compaction(sm.get_branch(), …)``) lets the
+    function skip re-checking that the list is a chain; the mark is honoured only while the
+    list still ends with the entry it was computed for.
+    """
+
+    __slots__ = ("leaf",)
+
+    def __init__(self, entries: Iterable[Entry] = ()):
+        super().__init__(entries)
+        self.leaf = self[-1] if self else None
+
+    def is_intact(self) -> bool:
+        return bool(self) and self[-1] is self.leaf
 
 
 @dataclass(eq=False, slots=True)
@@ -87,6 +106,12 @@ def build_session_path(entries: list[Entry], leaf_id: Any = UNSET, by_id: Mappin
     if leaf_id is None:
         return []
     if by_id is None:
+        if entries.__class__ is BranchPath and entries.is_intact() and not (isinstance(leaf_id, str) and leaf_id):
+            return list(entries)
+        if not (isinstance(leaf_id, str) and leaf_id) and entries:
+            chain = _chain_ending_the_list(entries)
+            if chain is not None:
+                return chain
         by_id = index_by_id(entries)
     start = by_id.get(leaf_id) if isinstance(leaf_id, str) and leaf_id else None
     if start is None:
@@ -101,6 +126,25 @@ def build_session_path(entries: list[Entry], leaf_id: Any = UNSET, by_id: Mappin
     parent_id = start.get("parentId")
     rest = get_branch(by_id, parent_id) if parent_id else []
     return rest + path
+
+
+def _chain_ending_the_list(entries: list[Entry]) -> list[Entry] | None:
+    """The list itself when it already is a root-to-leaf path (the usual input: a branch
+    handed back in); ``None`` means "use the general walk".
+
+    The checks run as C-level list operations: ids unique, the first entry a root, and every
+    other entry's parent the entry just before it.
+    """
+    try:
+        ids = list(map(dict.get, entries, repeat("id")))
+        parents = list(map(dict.get, entries, repeat("parentId")))
+    except TypeError:
+        return None
+    if parents[0] or ids[-1].__class__ is not str or not ids[-1]:
+        return None
+    if parents[1:] != ids[:-1] or len(set(ids)) != len(ids):
+        return None
+    return list(entries)
 
 
 def index_by_id(entries: Iterable[Entry]) -> dict[str, Entry]:
@@ -130,6 +174,36 @@ def get_tree(
     A root is an entry whose parent is null, itself, or unknown. An entry on a parentId
     cycle (hand-edited files only) becomes a root too, so every entry stays reachable.
     """
+    return build_tree(entries, by_id, labels, label_timestamps)[0]
+
+
+def attach_node(roots: list[TreeNode], nodes: dict[str, TreeNode], node: TreeNode) -> None:
+    """Add one appended entry's node to a built tree (its parent is already there)."""
+    entry = node.entry
+    parent_id = entry.get("parentId")
+    parent = nodes.get(parent_id) if parent_id and parent_id != entry.get("id") else None
+    if parent is None:
+        roots.append(node)
+    else:
+        children = parent.children
+        key = _sort_key(entry)
+        # Appends are normally the newest sibling; otherwise keep the stable timestamp order.
+        position = len(children)
+        while position > 0 and _sort_key(children[position - 1].entry) > key:
+            position -= 1
+        children.insert(position, node)
+    entry_id = entry.get("id")
+    if entry_id.__class__ is str:
+        nodes[entry_id] = node
+
+
+def build_tree(
+    entries: list[Entry],
+    by_id: Mapping[str, Entry] | None = None,
+    labels: Mapping[str, str] | None = None,
+    label_timestamps: Mapping[str, str] | None = None,
+) -> tuple[list[TreeNode], dict[str, TreeNode]]:
+    """:func:`get_tree` plus the node of each id (for keeping the tree up to date)."""
     labels = labels or {}
     label_timestamps = label_timestamps or {}
     with collector_paused(len(entries)):
@@ -172,7 +246,7 @@ def get_tree(
         for node in ordered:
             if len(node.children) > 1:
                 node.children.sort(key=_child_sort_key)
-    return roots
+    return roots, nodes
 
 
 def _child_sort_key(node: TreeNode) -> float:
