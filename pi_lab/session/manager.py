@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_lab.session import paths as _paths
+from pi_lab.session._gc import collector_paused
 from pi_lab.session._text import js_trim
 from pi_lab.session.ids import (
     Clock,
@@ -301,7 +302,22 @@ class SessionManager:
         self._session_id = header.get("id", "") if header else ""
         migrated = migrate_entries(self._file_entries, self._uuid_factory)
         self._rebuild_index()
+        self._build_views()
         return migrated
+
+    def _build_views(self) -> None:
+        """Build the tree and the current branch while the loaded entries are still hot.
+
+        Every consumer of a loaded session (projection, gauge, /tree rows) asks for these
+        first; building them here, in one pass with the collector paused, is cheaper than
+        walking a cold structure on the first request, and appends keep both up to date.
+        """
+        entries = self._entries_view()
+        with collector_paused(len(entries)):
+            self._tree = build_tree(entries, self._by_id, self._labels, self._label_timestamps)
+            leaf = self.leaf_id
+            if leaf:
+                self._cache_branch(leaf, get_branch(self._by_id, leaf))
 
     def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
         """Start an empty session (new id and header); returns its file path when persisting."""

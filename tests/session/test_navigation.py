@@ -571,10 +571,9 @@ def test_render_row_can_use_another_home():
 
 
 def labelled_root(label_time):
-    sm = session(msg("u1", None, user_msg("start"), 1), msg("a1", "u1", asst_msg("ok"), 2))
-    sm._labels["u1"] = "checkpoint"  # as loaded from a label entry written at label_time
-    sm._label_timestamps["u1"] = label_time
-    return sm
+    label = {"type": "label", "id": "l1", "parentId": "a1", "timestamp": label_time, "targetId": "u1",
+             "label": "checkpoint"}
+    return session(msg("u1", None, user_msg("start"), 1), msg("a1", "u1", asst_msg("ok"), 2), label)
 
 
 def test_label_and_label_time():
