@@ -856,14 +856,34 @@ class SessionManager:
             self._file_entries.append(entry)
             if entry.get("type") == "session":
                 continue
-            if entry.get("id") in self._by_id:
+            entry_id = entry.get("id")
+            duplicate = entry_id in self._by_id
+            if duplicate:
                 self._branch_cache.clear()  # a duplicate id replaces an indexed entry
             self._index_entry(entry)
             added.append(entry)
+            self._grow_tree(entry, duplicate)
         if added:
             self._entries_cache = None
-            self._tree = None  # external lines may attach anywhere (orphans, duplicates)
         return added
+
+    def _grow_tree(self, entry: Entry, duplicate: bool) -> None:
+        """Keep a built tree current for one entry read from the file, or drop it when the
+        entry could reshape it (a duplicate id, or the parent an earlier orphan waited for)."""
+        if self._tree is None:
+            return
+        roots, nodes = self._tree
+        entry_id = entry.get("id")
+        waiting = any(r.entry.get("parentId") == entry_id for r in roots) if entry_id else False
+        if duplicate or waiting or entry_id.__class__ is not str:
+            self._tree = None
+            return
+        attach_node(roots, nodes, TreeNode(entry))
+        if entry.get("type") == "label":
+            target = nodes.get(entry.get("targetId"))
+            if target is not None:
+                target.label = self._labels.get(target.entry.get("id"))
+                target.label_timestamp = self._label_timestamps.get(target.entry.get("id"))
 
     def __repr__(self) -> str:
         where = self._session_file if self._persist else "in memory"

@@ -111,3 +111,27 @@ def test_refresh_refuses_a_file_that_shrank(tmp_path):
     else:
         raise AssertionError("expected an error")
     assert os.path.getsize(sm.session_file) == 10
+
+
+def test_refresh_keeps_the_tree_current(tmp_path):
+    writer = make_session(tmp_path, 2)
+    reader = SessionManager.open(writer.session_file)
+    before = reader.get_tree()
+    first_user = writer.entries[0]["id"]
+    writer.branch(first_user)
+    new_id = writer.append_message(asst_msg("another answer"))
+    writer.append_label_change(first_user, "start")
+    reader.refresh()
+    fresh = SessionManager.open(writer.session_file)
+
+    def shape(roots):
+        out, stack = [], [(n, None) for n in reversed(roots)]
+        while stack:
+            node, parent = stack.pop()
+            out.append((node.entry["id"], parent, node.label))
+            stack.extend((c, node.entry["id"]) for c in reversed(node.children))
+        return out
+
+    assert shape(reader.get_tree()) == shape(fresh.get_tree())
+    assert any(e[0] == new_id for e in shape(reader.get_tree())) and len(before) == 1
+    assert reader.get_tree()[0].label == "start"
