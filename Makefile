@@ -14,11 +14,11 @@ PYTEST_ARGS ?=
 # apt-get needs root; use sudo when we are not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help lab test install venv frontend chromium typecheck pytest clean
+.PHONY: help lab test install venv frontend chromium typecheck pytest pi-reference clean
 
 help:
 	@echo "make lab      - install everything, then start JupyterLab on the tour notebook"
-	@echo "make test     - install everything (chromium too), typecheck, run pytest"
+	@echo "make test     - install everything (chromium, pi for the differential tests), typecheck, run pytest"
 	@echo "make install  - .venv + pip install -e '.[test]' + front-end build + labextension develop"
 
 $(VENV)/bin/activate:
@@ -51,12 +51,17 @@ chromium:
 typecheck:
 	$(ACTIVATE) jlpm typecheck
 
+# pi itself (npm, into the gitignored bench/.pi) for the differential tests that run it beside
+# pi_lab. Optional: without node or the registry those tests skip, so a failure here only warns.
+pi-reference:
+	@bash bench/pi_runner/setup.sh || echo "pi reference not installed: the differential tests will skip"
+
 # pytest's exit code 5 means "no tests collected"; treat that as a failure.
 pytest:
 	@$(ACTIVATE) { rc=0; python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) || rc=$$?; \
 	  if [ "$$rc" -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit "$$rc"; }
 
-test: chromium install
+test: chromium install pi-reference
 	$(MAKE) --no-print-directory typecheck
 	$(MAKE) --no-print-directory pytest
 
