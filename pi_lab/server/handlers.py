@@ -177,7 +177,7 @@ def session_answer(state: PiLabState, location: Location, op: str, body: dict[st
     key = _view(body.get("view"))
     settings = _settings(body.get("settings"))
     args = body.get("args") if isinstance(body.get("args"), dict) else {}
-    loaded = store.get(location.real, refresh=op in ("state", "structure", "poll"))
+    loaded = store.get(location.real, refresh=op in ("state", "poll"))
     shared = store.view(loaded, key)
     with loaded.lock:
         if op == "structure":
