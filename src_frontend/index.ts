@@ -2,11 +2,11 @@
 import { piSessionPlugin } from './labextension/plugin';
 
 export {
+  COMMANDS,
   PI_SESSION_FACTORY,
   PI_SESSION_FILE_TYPE,
-  PI_SESSION_NAME_PATTERN,
-  PiSessionWidgetFactory
+  PI_SESSION_NAME_PATTERN
 } from './labextension/plugin';
-export { summarizeSession } from './labextension/summary';
+export { PiSessionWidgetFactory } from './labextension/document';
 
 export default [piSessionPlugin];

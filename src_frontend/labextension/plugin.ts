@@ -1,15 +1,26 @@
-// JupyterLab wiring for pi session files: a file type recognised by pi's file-name pattern and a
-// read-only "Pi Session" document widget factory.
+// JupyterLab wiring for pi session files: the pi-session file type, the read-only "Pi Session"
+// viewer, the "Pi Sessions" side panel and the commands that join them.
 //
 // JupyterLab matches a file type's `pattern` before it looks at extensions. The pi-session type
 // therefore lists no extension: only files named the way pi names them
 // (`<ISO timestamp with : and . as ->_<session id>.jsonl`) open in the viewer by default, while any
 // other .jsonl keeps the editor as default and still offers "Open With > Pi Session".
+//
+// Files under the server root open as documents. Files in pi's sessions folder are usually out
+// of the file browser's reach: they open in a main-area panel keyed by their location
+// (`@sessions/<project>/<file>`), which the server resolves inside the sessions folder only.
 
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ABCWidgetFactory, DocumentRegistry, DocumentWidget } from '@jupyterlab/docregistry';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette, MainAreaWidget, showErrorMessage, WidgetTracker } from '@jupyterlab/apputils';
+import { LabIcon, Toolbar, ToolbarButton } from '@jupyterlab/ui-components';
+import type { CommandRegistry } from '@lumino/commands';
+import type { Widget } from '@lumino/widgets';
 
-import { SessionSummaryView } from './summary';
+import { PiLabApi, SESSIONS_PREFIX } from './api';
+import { MetadataOnlyModelFactory, PiSessionDocument, PiSessionWidgetFactory } from './document';
+import { showCompactionPreview } from './preview';
+import { SessionsPanel } from './sessionsPanel';
+import { SessionViewerPanel } from './viewerPanel';
 
 export const PI_SESSION_FILE_TYPE = 'pi-session';
 export const PI_SESSION_FACTORY = 'Pi Session';
@@ -17,44 +28,139 @@ export const PI_SESSION_FACTORY = 'Pi Session';
 export const PI_SESSION_NAME_PATTERN =
   '^\\d{4}-\\d{2}-\\d{2}T\\d{2}-\\d{2}-\\d{2}-\\d{3}Z_[^/]+\\.jsonl$';
 
-export type PiSessionDocument = DocumentWidget<SessionSummaryView, DocumentRegistry.ICodeModel>;
+export const COMMANDS = {
+  openSession: 'pi-lab:open-session',
+  openInNotebook: 'pi-lab:open-in-notebook',
+  showSessions: 'pi-lab:show-sessions'
+} as const;
 
-export class PiSessionWidgetFactory extends ABCWidgetFactory<
-  PiSessionDocument,
-  DocumentRegistry.ICodeModel
-> {
-  protected createNewWidget(context: DocumentRegistry.CodeContext): PiSessionDocument {
-    const content = new SessionSummaryView(context);
-    const widget = new DocumentWidget({ content, context });
-    widget.addClass('jp-PiSessionDocument');
-    return widget;
-  }
+export const piSessionIcon = new LabIcon({
+  name: 'pi-lab:session',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" width="16" viewBox="0 0 24 24">' +
+    '<g class="jp-icon3" fill="#616161">' +
+    '<rect x="3" y="5" width="18" height="2.6" rx="1.3"/>' +
+    '<rect x="7" y="6" width="2.6" height="13" rx="1.3"/>' +
+    '<path d="M15.2 6h2.6v9.6c0 1.3.6 1.9 1.7 1.9h.5V20h-.9c-2.6 0-3.9-1.4-3.9-4.2z"/>' +
+    '</g></svg>'
+});
+
+/** The viewer's toolbar: open the session where it can be changed, or preview a compaction. */
+function addToolbarItems(toolbar: Toolbar<Widget>, commands: CommandRegistry, panel: SessionViewerPanel): void {
+  toolbar.addItem('pi-open-in-notebook', new ToolbarButton({
+    label: 'Open in notebook',
+    tooltip: 'Make a notebook next to the file that opens it in the pi_lab widget, where you can navigate and compact',
+    className: 'jp-PiSessionView-openNotebook',
+    onClick: () => void commands.execute(COMMANDS.openInNotebook, { path: panel.path })
+  }));
+  toolbar.addItem('pi-compaction-preview', new ToolbarButton({
+    label: 'Compaction preview',
+    tooltip: "What pi's /compact would do to the current branch now (a dry run: nothing is written)",
+    className: 'jp-PiSessionView-preview',
+    onClick: () => void showCompactionPreview(() => panel.compactionPreview())
+  }));
 }
 
 export const piSessionPlugin: JupyterFrontEndPlugin<void> = {
   id: 'pi-lab:session-viewer',
-  description: 'Opens pi coding agent session files in a read-only Pi Session viewer.',
+  description: 'Opens pi coding agent session files in a read-only Pi Session viewer, and lists pi sessions.',
   autoStart: true,
-  activate: (app: JupyterFrontEnd): void => {
-    app.docRegistry.addFileType({
+  optional: [ILayoutRestorer, ICommandPalette],
+  activate: (app: JupyterFrontEnd, restorer: ILayoutRestorer | null, palette: ICommandPalette | null): void => {
+    const api = new PiLabApi(app.serviceManager.serverSettings);
+    const { commands, docRegistry } = app;
+
+    docRegistry.addFileType({
       name: PI_SESSION_FILE_TYPE,
       displayName: 'Pi Session',
       extensions: [],
       pattern: PI_SESSION_NAME_PATTERN,
       mimeTypes: ['application/x-pi-session+jsonl'],
       fileFormat: 'text',
-      contentType: 'file'
+      contentType: 'file',
+      icon: piSessionIcon
     });
-    app.docRegistry.addWidgetFactory(
-      new PiSessionWidgetFactory({
-        name: PI_SESSION_FACTORY,
-        label: 'Pi Session',
-        modelName: 'text',
-        fileTypes: [PI_SESSION_FILE_TYPE, 'jsonl'],
-        defaultFor: [PI_SESSION_FILE_TYPE],
-        readOnly: true
-      })
-    );
+    docRegistry.addModelFactory(new MetadataOnlyModelFactory());
+    const factory = new PiSessionWidgetFactory(api, {
+      name: PI_SESSION_FACTORY,
+      label: 'Pi Session',
+      modelName: 'pi-session-metadata',
+      fileTypes: [PI_SESSION_FILE_TYPE, 'jsonl'],
+      defaultFor: [PI_SESSION_FILE_TYPE],
+      readOnly: true
+    });
+    factory.widgetCreated.connect((_, widget: PiSessionDocument) => {
+      widget.title.icon = piSessionIcon;
+      addToolbarItems(widget.toolbar, commands, widget.content);
+    });
+    docRegistry.addWidgetFactory(factory);
+
+    // Sessions outside the server root: a main-area panel per location.
+    const tracker = new WidgetTracker<MainAreaWidget<SessionViewerPanel>>({ namespace: 'pi-lab-session' });
+    commands.addCommand(COMMANDS.openSession, {
+      label: 'Open Pi Session',
+      caption: 'Open a pi session file in the read-only viewer',
+      execute: async args => {
+        const path = String(args.path ?? '');
+        if (!path) {
+          return;
+        }
+        if (!path.startsWith(SESSIONS_PREFIX)) {
+          return commands.execute('docmanager:open', { path, factory: PI_SESSION_FACTORY });
+        }
+        const existing = tracker.find(w => w.content.path === path);
+        if (existing) {
+          app.shell.activateById(existing.id);
+          return existing;
+        }
+        const content = new SessionViewerPanel(api, path);
+        const widget = new MainAreaWidget({ content });
+        widget.id = `pi-lab-session-${encodeURIComponent(path)}`;
+        widget.addClass('jp-PiSessionDocument');
+        widget.title.label = String(args.title || path.split('/').pop() || path);
+        widget.title.caption = `${path}\n(read-only; from pi's sessions folder)`;
+        widget.title.icon = piSessionIcon;
+        widget.title.closable = true;
+        addToolbarItems(widget.toolbar, commands, content);
+        await tracker.add(widget);
+        app.shell.add(widget, 'main');
+        app.shell.activateById(widget.id);
+        return widget;
+      }
+    });
+
+    commands.addCommand(COMMANDS.openInNotebook, {
+      label: 'Open Pi Session in Notebook',
+      caption: 'Make a notebook that opens the session in the pi_lab widget',
+      execute: async args => {
+        const path = String(args.path ?? '');
+        try {
+          const made = await api.openInNotebook(path);
+          return await commands.execute('docmanager:open', { path: made.path });
+        } catch (error) {
+          void showErrorMessage('Open in notebook', error instanceof Error ? error.message : String(error));
+        }
+      }
+    });
+
+    const sessions = new SessionsPanel(api, (path, title) => void commands.execute(COMMANDS.openSession, { path, title }));
+    sessions.title.icon = piSessionIcon;
+    sessions.title.caption = 'Pi Sessions';
+    app.shell.add(sessions, 'left', { rank: 650 });
+    commands.addCommand(COMMANDS.showSessions, {
+      label: 'Show Pi Sessions',
+      execute: () => app.shell.activateById(sessions.id)
+    });
+    palette?.addItem({ command: COMMANDS.showSessions, category: 'Pi' });
+
+    if (restorer) {
+      restorer.add(sessions, 'pi-lab-sessions');
+      void restorer.restore(tracker, {
+        command: COMMANDS.openSession,
+        args: widget => ({ path: widget.content.path, title: widget.title.label }),
+        name: widget => widget.content.path
+      });
+    }
   }
 };
 

@@ -1,0 +1,45 @@
+// The "Pi Session" document: JupyterLab opens pi session files (and, under "Open With", any
+// .jsonl) in the read-only viewer.
+//
+// The document's model never holds the file: its factory's file format is null, so JupyterLab
+// asks the contents API for the file's metadata only. The viewer gets everything from the
+// pi_lab server extension, which parses the file once and sends the rows the view shows, so a
+// 190 MB session does not travel to the browser.
+
+import { ABCWidgetFactory, DocumentRegistry, DocumentWidget, TextModelFactory } from '@jupyterlab/docregistry';
+import type { Contents } from '@jupyterlab/services';
+
+import { PiLabApi } from './api';
+import { SessionViewerPanel } from './viewerPanel';
+
+export const PI_SESSION_MODEL = 'pi-session-metadata';
+
+/** A text model factory that loads no content (see the module comment). */
+export class MetadataOnlyModelFactory extends TextModelFactory {
+  get name(): string {
+    return PI_SESSION_MODEL;
+  }
+
+  get fileFormat(): Contents.FileFormat {
+    return null;
+  }
+}
+
+export type PiSessionDocument = DocumentWidget<SessionViewerPanel, DocumentRegistry.ICodeModel>;
+
+export class PiSessionWidgetFactory extends ABCWidgetFactory<PiSessionDocument, DocumentRegistry.ICodeModel> {
+  constructor(
+    private readonly api: PiLabApi,
+    options: DocumentRegistry.IWidgetFactoryOptions<PiSessionDocument>
+  ) {
+    super(options);
+  }
+
+  protected createNewWidget(context: DocumentRegistry.CodeContext): PiSessionDocument {
+    const content = new SessionViewerPanel(this.api, context.localPath);
+    const widget = new DocumentWidget({ content, context });
+    widget.addClass('jp-PiSessionDocument');
+    context.pathChanged.connect(() => content.setPath(context.localPath));
+    return widget;
+  }
+}

@@ -1,0 +1,299 @@
+// The viewer core's Transport over the server's REST API, for the read-only JupyterLab viewer.
+//
+// The view state (filter, search, folds, selection, gauge settings, panes) lives here, in the
+// document; the server keeps the parsed session and a few shared row layouts. A change of
+// filter, search or folds asks the server for that layout's state; the core then fetches the
+// structure. `poll()` catches up with a file that grows: its deltas go to the core as they
+// are, a layout change makes the core fetch the structure again.
+
+import type {
+  DeltaMessage,
+  FilterMode,
+  Gauge,
+  LiveEvent,
+  Reply,
+  SessionInfo,
+  Transport,
+  ViewState
+} from '../core/transport';
+
+import { readHeader } from '../core/row';
+
+import { ApiError, GaugeSettings, PiLabApi, PollReply, SessionState, ViewParams } from './api';
+
+export const READ_ONLY_MESSAGE = 'read-only viewer — Open in notebook to navigate or compact';
+const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone']);
+const VIEW_KEYS = new Set<keyof ViewState>(['filter_mode', 'search', 'folded']);
+const SETTINGS_KEYS = new Set<keyof ViewState>(['context_window', 'reserve_tokens', 'keep_recent_tokens']);
+
+function initialState(): ViewState {
+  return {
+    leaf_id: null,
+    selected_id: null,
+    filter_mode: 'default',
+    search: '',
+    folded: [],
+    show_label_times: false,
+    tool_output: 'preview',
+    side_pane: 'detail',
+    structure: null,
+    structure_version: 0,
+    row_count: 0,
+    gauge: {},
+    context_window: 128_000,
+    reserve_tokens: 16_384,
+    keep_recent_tokens: 20_000,
+    session: {},
+    status: '',
+    busy: '',
+    editor_text: '',
+    height: 560
+  };
+}
+
+/** What the hosting panel hears about besides the state the core watches. */
+export interface TransportHooks {
+  /** A state answer arrived (first load, new layout, growth). */
+  state?(state: SessionState): void;
+  /** Following the file failed (removed, no longer a session, server gone) or recovered (null). */
+  problem?(error: ApiError | null): void;
+}
+
+export class RestTransport implements Transport {
+  readonly writable = false;
+
+  constructor(
+    private readonly api: PiLabApi,
+    private path: string,
+    private readonly hooks: TransportHooks = {}
+  ) {}
+
+  /** The file, as the server names it (a path under the root or `@sessions/...`). */
+  get location(): string {
+    return this.path;
+  }
+
+  /** Follow a renamed document. */
+  setLocation(path: string): void {
+    this.path = path;
+    this.generation = -1;
+  }
+
+  // ------------------------------------------------------------------ Transport
+
+  get<K extends keyof ViewState>(key: K): ViewState[K] {
+    return this.state[key];
+  }
+
+  set(changes: Partial<ViewState>): void {
+    const changed: (keyof ViewState)[] = [];
+    const next = { ...changes };
+    // Like pi (and the notebook widget), a new filter or search clears the folds.
+    if (
+      (next.filter_mode !== undefined && next.filter_mode !== this.state.filter_mode) ||
+      (next.search !== undefined && next.search !== this.state.search)
+    ) {
+      next.folded = [];
+    }
+    for (const [key, value] of Object.entries(next) as [keyof ViewState, unknown][]) {
+      if (!sameValue(this.state[key], value)) {
+        (this.state as unknown as Record<string, unknown>)[key] = value;
+        changed.push(key);
+      }
+    }
+    changed.forEach(key => this.emit(key));
+    if (changed.some(key => VIEW_KEYS.has(key))) {
+      void this.relayout();
+    } else if (changed.some(key => SETTINGS_KEYS.has(key))) {
+      void this.refreshGauge();
+    }
+  }
+
+  on(key: keyof ViewState, callback: () => void): () => void {
+    let set = this.listeners.get(key);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(key, set);
+    }
+    set.add(callback);
+    return () => set!.delete(callback);
+  }
+
+  onDelta(callback: (delta: DeltaMessage) => void): () => void {
+    this.deltaListeners.add(callback);
+    return () => this.deltaListeners.delete(callback);
+  }
+
+  onEvent(_callback: (event: LiveEvent) => void): () => void {
+    return () => undefined; // a file on disk streams no partial text
+  }
+
+  async request<T = unknown>(op: string, args: Record<string, unknown> = {}): Promise<Reply<T>> {
+    if (op === 'hello') {
+      return { result: {} as T, buffers: [] };
+    }
+    if (WRITE_OPS.has(op)) {
+      throw new Error(READ_ONLY_MESSAGE);
+    }
+    const body = this.body({ args });
+    if (op === 'structure') {
+      const blob = await this.api.postBinary(['session', 'structure'], {
+        ...body,
+        selected_id: this.state.selected_id
+      });
+      const head = readHeader(blob);
+      if (head && head.version !== this.version) {
+        // Another viewer of the same layout moved it on: the next poll brings the whole state.
+        this.version = -1;
+        this.seen(head.version);
+      }
+      return { result: {} as T, buffers: [new DataView(blob)] };
+    }
+    try {
+      const result = await this.api.post<T>(['session', op], body);
+      return { result, buffers: [] };
+    } catch (error) {
+      throw error instanceof ApiError ? new Error(error.message) : error;
+    }
+  }
+
+  // ------------------------------------------------------------------ loading and following
+
+  /** Load (or reload) the session's state for the current layout. */
+  async load(): Promise<SessionState> {
+    const state = await this.api.post<SessionState>(['session', 'state'], this.body());
+    this.applyState(state, true);
+    return state;
+  }
+
+  /** Ask the server whether the file changed; apply what it says. */
+  async poll(): Promise<PollReply['kind']> {
+    if (this.polling) {
+      return 'none';
+    }
+    this.polling = true;
+    try {
+      const reply = await this.api.post<PollReply>(['session', 'poll'], {
+        ...this.body(),
+        version: this.version,
+        generation: this.generation
+      });
+      this.hooks.problem?.(null);
+      if (reply.kind === 'delta' && reply.generation === this.generation) {
+        for (const delta of reply.deltas) {
+          this.seen(delta.to);
+          this.deltaListeners.forEach(cb => cb(delta));
+        }
+        this.applyState(reply, false);
+      } else if (reply.kind !== 'none') {
+        this.applyState(reply as SessionState, true);
+      }
+      return reply.kind;
+    } catch (error) {
+      if (error instanceof ApiError) {
+        this.hooks.problem?.(error);
+      }
+      throw error;
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private async relayout(): Promise<void> {
+    const token = ++this.layoutToken;
+    try {
+      const state = await this.api.post<SessionState>(['session', 'state'], this.body());
+      if (token === this.layoutToken) {
+        this.applyState(state, true);
+      }
+    } catch (error) {
+      this.notify(error);
+    }
+  }
+
+  private async refreshGauge(): Promise<void> {
+    try {
+      const reply = await this.request<Gauge>('gauge');
+      this.put({ gauge: reply.result });
+    } catch (error) {
+      this.notify(error);
+    }
+  }
+
+  private applyState(state: SessionState, layout: boolean): void {
+    this.generation = state.generation;
+    this.version = state.version;
+    this.seen(state.version);
+    const session: SessionInfo = { ...state.session, file: state.location?.name ?? state.session.file };
+    const changes: Partial<ViewState> = {
+      leaf_id: state.leaf_id,
+      row_count: state.row_count,
+      gauge: state.gauge,
+      session,
+      status: layout ? this.state.status : `updated ${new Date().toLocaleTimeString()}`
+    };
+    // The core fetches the structure when structure_version passes the version it holds; a
+    // layout may be an older one (back to a filter seen before), so go past every version seen.
+    changes.structure_version = layout ? this.maxSeen + 1 : state.version;
+    if (layout) {
+      this.maxSeen += 1;
+    }
+    this.put(changes);
+    this.hooks.state?.(state);
+  }
+
+  private seen(version: number): void {
+    this.maxSeen = Math.max(this.maxSeen, version);
+  }
+
+  /** Change state the server decided (no relayout, no gauge request). */
+  private put(changes: Partial<ViewState>): void {
+    for (const [key, value] of Object.entries(changes) as [keyof ViewState, unknown][]) {
+      if (!sameValue(this.state[key], value)) {
+        (this.state as unknown as Record<string, unknown>)[key] = value;
+        this.emit(key);
+      }
+    }
+  }
+
+  private notify(error: unknown): void {
+    this.put({ status: error instanceof Error ? error.message : String(error) });
+  }
+
+  private emit(key: keyof ViewState): void {
+    this.listeners.get(key)?.forEach(cb => cb());
+  }
+
+  private body(extra: Record<string, unknown> = {}): Record<string, unknown> {
+    const view: ViewParams = {
+      filter_mode: this.state.filter_mode as FilterMode,
+      search: this.state.search,
+      folded: this.state.folded
+    };
+    const settings: GaugeSettings = {
+      context_window: this.state.context_window,
+      reserve_tokens: this.state.reserve_tokens,
+      keep_recent_tokens: this.state.keep_recent_tokens
+    };
+    return { path: this.path, view, settings, ...extra };
+  }
+
+  private readonly state: ViewState = initialState();
+  private readonly listeners = new Map<keyof ViewState, Set<() => void>>();
+  private readonly deltaListeners = new Set<(delta: DeltaMessage) => void>();
+  private generation = -1;
+  private version = -1;
+  private maxSeen = 0;
+  private polling = false;
+  private layoutToken = 0;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) {
+    return true;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((item, i) => item === b[i]);
+  }
+  return false;
+}
