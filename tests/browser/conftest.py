@@ -70,6 +70,7 @@ class LabServer:
     token: str
     root_dir: Path
     log_path: Path
+    sessions_dir: Path | None = None  # pi's sessions folder the server lists (PiLabConfig.sessions_dir)
 
     def url(self, path: str = "lab", **query: str) -> str:
         """A URL on the server with the token attached, e.g. url("lab/tree/x.ipynb")."""
@@ -92,7 +93,9 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     root_dir = base / "root"
     settings_dir = base / "user-settings"
     notification = settings_dir / "@jupyterlab" / "apputils-extension"
-    for d in (root_dir, notification, base / "config", base / "runtime", base / "workspaces"):
+    # pi's sessions folder for the Pi Sessions panel: a throw-away one, never the real ~/.pi.
+    sessions_dir = base / "pi-agent" / "sessions"
+    for d in (root_dir, notification, sessions_dir, base / "config", base / "runtime", base / "workspaces"):
         d.mkdir(parents=True, exist_ok=True)
     # Keep the "get notified about Jupyter news?" toast from covering the page.
     (notification / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
@@ -104,6 +107,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         JUPYTER_CONFIG_DIR=str(base / "config"),
         JUPYTER_RUNTIME_DIR=str(base / "runtime"),
         IPYTHONDIR=str(base / "ipython"),
+        PI_CODING_AGENT_DIR=str(base / "pi-agent"),
     )
     cmd = [
         sys.executable, "-m", "jupyter", "lab",
@@ -116,9 +120,10 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         f"--LabApp.workspaces_dir={base / 'workspaces'}",
         f"--LabApp.user_settings_dir={settings_dir}",
         "--LabApp.expose_app_in_browser=True",
+        f"--PiLabConfig.sessions_dir={sessions_dir}",
     ]
     log_path = base / "server.log"
-    server = LabServer(f"http://127.0.0.1:{port}", token, root_dir, log_path)
+    server = LabServer(f"http://127.0.0.1:{port}", token, root_dir, log_path, sessions_dir)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=base)
     try:
