@@ -226,6 +226,8 @@ export class RestTransport implements Transport {
     this.seen(state.version);
     const session: SessionInfo = { ...state.session, file: state.location?.name ?? state.session.file };
     const changes: Partial<ViewState> = {
+      // Until the reader picks an entry, the leaf is selected (what pi's /tree starts on).
+      selected_id: this.state.selected_id ?? state.leaf_id,
       leaf_id: state.leaf_id,
       row_count: state.row_count,
       gauge: state.gauge,
