@@ -19,8 +19,9 @@ from pi_lab.session.paths import SessionInfo, session_info
 
 __all__ = ["SessionListing", "SEARCH_TEXT_LIMIT"]
 
-# pi searches the text of every message; the cache keeps this much of it per session.
-SEARCH_TEXT_LIMIT = 256 * 1024
+# pi searches the text of every message; the cache keeps the first 64 KiB of it per session, so
+# a folder of a thousand sessions costs tens of megabytes at most.
+SEARCH_TEXT_LIMIT = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
