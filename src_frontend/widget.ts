@@ -1,64 +1,116 @@
-// anywidget front end for pi_lab's notebook widget.
+// anywidget front end of pi_lab's SessionWidget: binds the viewer core (src_frontend/core/) to
+// the widget model. esbuild bundles this file to pi_lab/static/widget.js, loaded as `_esm`.
 //
-// esbuild bundles this file to pi_lab/static/widget.js, which the Python widget loads as `_esm`.
-// For now it draws only a header (session title and entry count). The framework-free viewer in
-// src_frontend/core/ will be mounted below that header once it exists.
-//
-// Rule for everything drawn here: text from a session goes in through `textContent` only, never
-// through innerHTML, because session files hold arbitrary model output.
+// Durable state lives in traitlets (model.get/set/save_changes); requests go out as custom
+// messages with an id and come back as {kind: "response", id, ok, result | error} with optional
+// binary buffers; deltas and live events arrive as custom messages too.
 
 import type { AnyModel, RenderProps } from '@anywidget/types';
 
-/** The synced traitlets this view reads. */
-export interface IPiWidgetModel {
-  title: string;
-  entry_count: number;
+import { mountViewer } from './core/viewer';
+import type { DeltaMessage, LiveEvent, Reply, Transport, ViewState } from './core/transport';
+
+type Model = AnyModel<ViewState>;
+
+interface Incoming {
+  kind: 'response' | 'delta' | 'event';
+  id?: number;
+  ok?: boolean;
+  result?: unknown;
+  error?: string;
 }
 
-/** "1 entry", "2 entries", "0 entries". Non-numbers (a trait not yet synced) count as 0. */
-export function formatEntryCount(count: unknown): string {
-  const n = typeof count === 'number' && Number.isFinite(count) ? Math.max(0, Math.trunc(count)) : 0;
-  return `${n} ${n === 1 ? 'entry' : 'entries'}`;
+function asDataView(value: unknown): DataView | null {
+  if (value instanceof DataView) {
+    return value;
+  }
+  if (value instanceof ArrayBuffer) {
+    return new DataView(value);
+  }
+  if (ArrayBuffer.isView(value)) {
+    return new DataView(value.buffer, value.byteOffset, value.byteLength);
+  }
+  return null;
 }
 
-function make<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  parent: HTMLElement
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  parent.appendChild(node);
-  return node;
-}
+let nextId = 1;
 
-function render({ model, el }: RenderProps<IPiWidgetModel>): () => void {
-  const root = make('div', 'pi-lab-widget', el);
-  const header = make('div', 'pi-lab-header', root);
-  header.style.display = 'flex';
-  header.style.gap = '0.75em';
-  header.style.alignItems = 'baseline';
-  const title = make('span', 'pi-lab-title', header);
-  title.style.fontWeight = 'bold';
-  const count = make('span', 'pi-lab-entry-count', header);
-  count.style.opacity = '0.75';
-
-  const showTitle = (): void => {
-    const value = model.get('title');
-    title.textContent = typeof value === 'string' && value !== '' ? value : 'pi session';
+/** A Transport over one anywidget model (one per rendered view). */
+export function modelTransport(model: Model): Transport & { dispose(): void } {
+  const pending = new Map<number, { resolve: (reply: Reply<unknown>) => void; reject: (e: Error) => void }>();
+  const deltaListeners = new Set<(d: DeltaMessage) => void>();
+  const eventListeners = new Set<(e: LiveEvent) => void>();
+  const onMessage = (content: Incoming, buffers?: unknown[]): void => {
+    if (!content || typeof content !== 'object') {
+      return;
+    }
+    if (content.kind === 'response' && typeof content.id === 'number') {
+      const waiter = pending.get(content.id);
+      if (!waiter) {
+        return;
+      }
+      pending.delete(content.id);
+      if (content.ok) {
+        const views = (buffers ?? []).map(asDataView).filter((b): b is DataView => b !== null);
+        waiter.resolve({ result: content.result, buffers: views });
+      } else {
+        waiter.reject(new Error(content.error ?? 'request failed'));
+      }
+    } else if (content.kind === 'delta') {
+      deltaListeners.forEach(cb => cb(content as unknown as DeltaMessage));
+    } else if (content.kind === 'event') {
+      eventListeners.forEach(cb => cb(content as unknown as LiveEvent));
+    }
   };
-  const showCount = (): void => {
-    count.textContent = formatEntryCount(model.get('entry_count'));
+  model.on('msg:custom', onMessage);
+  return {
+    writable: true,
+    request<T>(op: string, args: Record<string, unknown> = {}): Promise<Reply<T>> {
+      const id = nextId++;
+      return new Promise<Reply<T>>((resolve, reject) => {
+        pending.set(id, { resolve: resolve as (reply: Reply<unknown>) => void, reject });
+        model.send({ kind: 'request', id, op, args });
+      });
+    },
+    get<K extends keyof ViewState>(key: K): ViewState[K] {
+      const value = model.get(key);
+      return (key === 'structure' ? asDataView(value) : value) as ViewState[K];
+    },
+    set(state: Partial<ViewState>): void {
+      for (const [key, value] of Object.entries(state)) {
+        model.set(key as keyof ViewState, value as never);
+      }
+      model.save_changes();
+    },
+    on(key: keyof ViewState, callback: () => void): () => void {
+      const name = `change:${String(key)}`;
+      model.on(name, callback);
+      return () => model.off(name, callback);
+    },
+    onDelta(callback) {
+      deltaListeners.add(callback);
+      return () => deltaListeners.delete(callback);
+    },
+    onEvent(callback) {
+      eventListeners.add(callback);
+      return () => eventListeners.delete(callback);
+    },
+    dispose(): void {
+      model.off('msg:custom', onMessage);
+      pending.forEach(waiter => waiter.reject(new Error('view closed')));
+      pending.clear();
+    }
   };
-  showTitle();
-  showCount();
-  model.on('change:title', showTitle);
-  model.on('change:entry_count', showCount);
+}
 
+function render({ model, el }: RenderProps<ViewState>): () => void {
+  const transport = modelTransport(model);
+  const viewer = mountViewer(el, transport);
+  // For tests and the benchmark: reach a view's decoded rows from the page.
+  (el as HTMLElement & { piLabViewer?: unknown }).piLabViewer = viewer;
   return () => {
-    (model as AnyModel<IPiWidgetModel>).off('change:title', showTitle);
-    model.off('change:entry_count', showCount);
-    root.remove();
+    viewer.unmount();
+    transport.dispose();
   };
 }
 

@@ -121,14 +121,7 @@ class RowState:
         sm = self.sm
         self.session_id = sm.session_id
         self.roots: list[TreeNode] = sm.get_tree()
-        self.node_of: dict[str, TreeNode] = {}
-        stack = list(self.roots)
-        while stack:
-            node = stack.pop()
-            entry_id = node.entry.get("id")
-            if isinstance(entry_id, str):
-                self.node_of[entry_id] = node
-            stack.extend(node.children)
+        self._index_nodes()
         self.entry_pos: dict[str, int] = {}
         count = 0
         for entry in sm.entries:
@@ -139,6 +132,27 @@ class RowState:
         self._entry_count = count
         self._seen = len(sm.file_entries)
         self.relayout(leaf_moved=True)
+
+    def _index_nodes(self) -> None:
+        self.node_of: dict[str, TreeNode] = {}
+        stack = list(self.roots)
+        while stack:
+            node = stack.pop()
+            entry_id = node.entry.get("id")
+            if isinstance(entry_id, str):
+                self.node_of[entry_id] = node
+            stack.extend(node.children)
+
+    def _refresh_roots(self) -> None:
+        """Follow the manager's tree: it keeps its nodes up to date as entries arrive (and
+        may rebuild them, e.g. after a duplicated id), so re-index only when they changed."""
+        roots = self.sm.get_tree()
+        first = roots[0] if roots else None
+        if first is not None and self.node_of.get(first.entry.get("id")) is not first:
+            self.roots = roots
+            self._index_nodes()
+        else:
+            self.roots = roots
 
     def relayout(self, *, leaf_moved: bool = False) -> None:
         """Recompute marks and rows (re-flattening when the leaf moved or the tree grew)."""
@@ -304,9 +318,11 @@ class RowState:
         self._seen = len(file_entries)
         if not fresh:
             if sm.leaf_id != self.leaf_id:
+                self._refresh_roots()
                 self.relayout(leaf_moved=True)
                 return SyncResult("layout")
             return SyncResult("none")
+        self._refresh_roots()
         start_version = self.version
         gutter_base = len(self.gutters)
         ops: list[dict[str, Any]] = []
@@ -330,17 +346,16 @@ class RowState:
         return SyncResult("delta", delta, fresh)
 
     def _add_to_tree(self, entry: Entry) -> None:
-        node = TreeNode(entry)
         entry_id = entry.get("id")
         parent_id = entry.get("parentId")
         parent = self.node_of.get(parent_id) if parent_id and parent_id != entry_id else None
-        if parent is None:
-            self.roots.append(node)
-        else:
-            kids = parent.children
-            kids.append(node)
-            if len(kids) > 1 and _sort_key(kids[-2]) > _sort_key(node):
-                kids.sort(key=_sort_key)
+        siblings = parent.children if parent is not None else self.roots
+        node = next((n for n in reversed(siblings) if n.entry is entry), None)
+        if node is None:  # a manager that does not keep its tree: attach the node here
+            node = TreeNode(entry)
+            siblings.append(node)
+            if parent is not None and len(siblings) > 1 and _sort_key(siblings[-2]) > _sort_key(node):
+                siblings.sort(key=_sort_key)
         if isinstance(entry_id, str):
             self.node_of[entry_id] = node
             self.entry_pos[entry_id] = self._entry_count

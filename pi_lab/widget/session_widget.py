@@ -82,8 +82,10 @@ class SessionWidget(anywidget.AnyWidget):
         self.agent = agent
         window = context_window or getattr(agent.model, "context_window", 0) or 128_000
         compaction = agent.settings
-        super().__init__(context_window=window, reserve_tokens=compaction.reserve_tokens,
-                         keep_recent_tokens=compaction.keep_recent_tokens, **kwargs)
+        kwargs.setdefault("reserve_tokens", compaction.reserve_tokens)
+        kwargs.setdefault("keep_recent_tokens", compaction.keep_recent_tokens)
+        super().__init__(context_window=window, **kwargs)
+        self._sync_agent_settings()
         self.view = SessionView.open(sm, self._view_settings(), filter_mode=self.filter_mode,
                                      search=self.search, folded=self.folded)
         self._follow = follow
@@ -189,6 +191,8 @@ class SessionWidget(anywidget.AnyWidget):
 
     @t.observe("filter_mode", "search")
     def _on_view_filter(self, change: dict[str, Any]) -> None:
+        if not hasattr(self, "view"):
+            return  # still in __init__: the view is built with these values
         # Like pi, a new filter or search clears the folds.
         self.view.rows.set_view(filter_mode=self.filter_mode, search=self.search, folded=())
         self.folded = []
@@ -196,7 +200,7 @@ class SessionWidget(anywidget.AnyWidget):
 
     @t.observe("folded")
     def _on_folded(self, change: dict[str, Any]) -> None:
-        if frozenset(self.folded) != self.view.rows.folded:
+        if hasattr(self, "view") and frozenset(self.folded) != self.view.rows.folded:
             self.view.rows.set_view(folded=self.folded)
             self._publish_layout()
 
@@ -205,14 +209,18 @@ class SessionWidget(anywidget.AnyWidget):
         if not hasattr(self, "view"):
             return
         self.view.settings = self._view_settings()
-        try:
-            from dataclasses import replace
+        self._sync_agent_settings()
+        self.gauge = self.view.refresh_gauge()
 
+    def _sync_agent_settings(self) -> None:
+        """The agent compacts with the numbers the preview shows."""
+        from dataclasses import replace
+
+        try:
             self.agent.settings = replace(self.agent.settings, reserve_tokens=self.reserve_tokens,
                                           keep_recent_tokens=self.keep_recent_tokens)
         except (TypeError, ValueError):
             pass
-        self.gauge = self.view.refresh_gauge()
 
     # ------------------------------------------------------------------ browser requests
 
@@ -295,10 +303,11 @@ class SessionWidget(anywidget.AnyWidget):
 
     def close(self) -> None:
         self._closed = True
-        self._feed.close()
-        if self._snapshot_handle is not None:
+        if getattr(self, "_feed", None) is not None:
+            self._feed.close()
+        if getattr(self, "_snapshot_handle", None) is not None:
             self._snapshot_handle.cancel()
-        if self._follow_task is not None:
+        if getattr(self, "_follow_task", None) is not None:
             self._follow_task.cancel()
         super().close()
 

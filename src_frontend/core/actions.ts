@@ -1,0 +1,317 @@
+// Actions on a node: navigate (no summary / summary / summary with instructions), compact with
+// a preview first, label edit, fork and clone. Each opens a small dialog inside the viewer;
+// refusals from the engine come back as the request's error and are shown in the dialog.
+
+import { button, clear, el, formatTokens, shortId } from './dom';
+import type { Transport } from './transport';
+
+export interface ActionTarget {
+  id: string;
+  text: string;
+  kind: string;
+  label: string | null;
+  row: number;
+}
+
+interface PreviewPart {
+  count: number;
+  tokens: number;
+  items: ({ role: string; tokens: number; source_id: string | null; preview: string } | { gap: number })[];
+  first_id: string | null;
+  last_id: string | null;
+  entry_count: number;
+  first_row?: number;
+  last_row?: number;
+}
+
+export interface CompactionPreview {
+  ok: boolean;
+  reason?: string;
+  first_kept_id?: string;
+  is_split_turn?: boolean;
+  tokens_before?: number;
+  previous_summary?: boolean;
+  summarize?: PreviewPart;
+  turn_prefix?: PreviewPart;
+  kept?: PreviewPart;
+  system_tokens?: number;
+  estimated_after?: number;
+  keep_recent_tokens?: number;
+  files?: { read: string[]; modified: string[] };
+}
+
+export interface ActionHooks {
+  /** Jump to an entry in the tree. */
+  open(entryId: string): void;
+  /** Highlight rows while a compaction preview is shown (null clears). */
+  preview(p: CompactionPreview | null): void;
+  /** Something changed the session: say it in the status line. */
+  notify(message: string, isError?: boolean): void;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The dialogs of one viewer. Only one is open at a time. */
+export class Dialogs {
+  readonly el: HTMLDivElement;
+  private closeHook: (() => void) | null = null;
+
+  constructor(parent: HTMLElement, private readonly transport: Transport, private readonly hooks: ActionHooks) {
+    this.el = el('div', 'pi-dialog-layer', parent);
+    this.el.hidden = true;
+    this.el.addEventListener('keydown', event => {
+      if (event.key === 'Escape') {
+        event.stopPropagation();
+        this.close();
+      }
+      event.stopPropagation(); // keys typed in a dialog are not tree keys
+    });
+  }
+
+  get isOpen(): boolean {
+    return !this.el.hidden;
+  }
+
+  close(): void {
+    this.el.hidden = true;
+    clear(this.el);
+    this.closeHook?.();
+    this.closeHook = null;
+  }
+
+  private open(title: string, onClose?: () => void): HTMLDivElement {
+    this.close();
+    this.el.hidden = false;
+    this.closeHook = onClose ?? null;
+    const box = el('div', 'pi-dialog', this.el);
+    box.setAttribute('role', 'dialog');
+    box.setAttribute('aria-label', title);
+    const head = el('div', 'pi-dialog-head', box);
+    el('span', 'pi-dialog-title', head, title);
+    button('×', 'pi-close', head, () => this.close(), 'Close (Esc)');
+    return el('div', 'pi-dialog-body', box);
+  }
+
+  private errorBox(parent: HTMLElement): HTMLDivElement {
+    const box = el('div', 'pi-error-box', parent);
+    box.setAttribute('role', 'alert');
+    box.hidden = true;
+    return box;
+  }
+
+  private async run(op: string, args: Record<string, unknown>, error: HTMLDivElement, busy: HTMLElement[]): Promise<Record<string, unknown> | null> {
+    busy.forEach(b => ((b as HTMLButtonElement).disabled = true));
+    error.hidden = true;
+    try {
+      const reply = await this.transport.request<Record<string, unknown>>(op, args);
+      return reply.result;
+    } catch (e) {
+      error.hidden = false;
+      error.textContent = errorText(e);
+      this.hooks.notify(errorText(e), true);
+      return null;
+    } finally {
+      busy.forEach(b => ((b as HTMLButtonElement).disabled = false));
+    }
+  }
+
+  /** The action menu of a node. */
+  menu(target: ActionTarget, leafId: string | null): void {
+    const body = this.open(`Entry ${shortId(target.id)}`);
+    el('div', 'pi-dialog-target', body, target.text);
+    const list = el('div', 'pi-menu', body);
+    const item = (label: string, hint: string, action: () => void): void => {
+      const b = button(label, 'pi-menu-item', list, action);
+      el('span', 'pi-muted', b, ` ${hint}`);
+    };
+    if (this.transport.writable) {
+      item('Go here…', target.id === leafId ? '(already the leaf)' : 'move the leaf (pi /tree)', () => this.navigate(target, leafId));
+      item('Compact…', 'summarise the older part of the current branch (pi /compact)', () => this.compact());
+      item('Label…', target.label ? `now [${target.label}]` : 'bookmark this entry', () => this.label(target));
+      if (target.kind === 'user') {
+        item('Fork before this message…', 'new session file up to its parent (pi /fork)', () => this.fork(target, 'fork'));
+      }
+      item('Clone up to here…', 'new session file with the path to this entry (pi /clone)', () => this.fork(target, 'clone'));
+    } else {
+      el('p', 'pi-muted', list, 'This view is read-only. Open the session in a notebook to change it.');
+    }
+  }
+
+  /** pi's /tree choice: no summary, summary, or summary with custom instructions. */
+  navigate(target: ActionTarget, leafId: string | null): void {
+    const body = this.open('Go to this entry');
+    el('div', 'pi-dialog-target', body, target.text);
+    if (target.id === leafId) {
+      el('p', 'pi-muted', body, 'Already at this point.');
+      return;
+    }
+    const reedit = target.kind === 'user' || target.kind === 'custom_message';
+    el('p', 'pi-muted', body, reedit
+      ? 'A user message is re-edited: the leaf moves to its parent and its text is offered again.'
+      : 'The leaf moves to this entry; the next message continues from here.');
+    el('p', 'pi-muted', body, 'Summarize the branch you are leaving?');
+    const choices = el('div', 'pi-choices', body);
+    const instructions = el('textarea', 'pi-textarea', body);
+    instructions.placeholder = 'Custom instructions for the summary';
+    instructions.hidden = true;
+    const labelInput = el('input', 'pi-input', el('label', 'pi-setting', body, 'label (optional) '));
+    const error = this.errorBox(body);
+    const progress = el('div', 'pi-progress', body);
+    progress.hidden = true;
+    const buttons: HTMLButtonElement[] = [];
+    const go = async (summarize: boolean): Promise<void> => {
+      progress.hidden = !summarize;
+      progress.textContent = 'Summarizing the branch… ';
+      const cancel = summarize ? button('Cancel', 'pi-small', progress, () => void this.transport.request('cancel')) : null;
+      const result = await this.run('navigate', {
+        id: target.id,
+        summarize,
+        instructions: summarize ? instructions.value : '',
+        label: labelInput.value
+      }, error, buttons);
+      cancel?.remove();
+      progress.hidden = true;
+      if (result) {
+        if (result.cancelled) {
+          error.hidden = false;
+          error.textContent = 'Summary cancelled: nothing changed.';
+          return;
+        }
+        this.close();
+        this.hooks.notify(result.summary_id ? 'Moved the leaf and added a branch summary' : 'Moved the leaf');
+      }
+    };
+    buttons.push(button('No summary', 'pi-primary', choices, () => void go(false)));
+    buttons.push(button('Summarize', '', choices, () => void go(true)));
+    buttons.push(button('Summarize with instructions…', '', choices, () => {
+      if (instructions.hidden) {
+        instructions.hidden = false;
+        instructions.focus();
+      } else {
+        void go(true);
+      }
+    }));
+    buttons[0].focus();
+  }
+
+  /** /compact with a preview first. */
+  compact(): void {
+    const body = this.open('Compact the current branch', () => this.hooks.preview(null));
+    const status = el('div', 'pi-muted', body, 'Preparing a preview…');
+    void this.transport.request<CompactionPreview>('compact_preview').then(
+      reply => this.showPreview(body, status, reply.result),
+      e => {
+        status.textContent = errorText(e);
+      }
+    );
+  }
+
+  private part(parent: HTMLElement, title: string, part: PreviewPart | undefined, cls: string): void {
+    if (!part || !part.count) {
+      return;
+    }
+    const box = el('div', `pi-preview-part ${cls}`, parent);
+    const head = el('div', 'pi-preview-head', box);
+    el('span', 'pi-preview-title', head, title);
+    el('span', 'pi-num', head, `${part.count} messages · ${formatTokens(part.tokens)} tokens`);
+    const list = el('ul', 'pi-preview-list', box);
+    for (const item of part.items) {
+      if ('gap' in item) {
+        el('li', 'pi-muted', list, `… ${item.gap} more`);
+        continue;
+      }
+      const li = el('li', '', list);
+      el('span', `pi-role pi-role-${item.role}`, li, item.role);
+      el('span', 'pi-num', li, ` ${formatTokens(item.tokens)} `);
+      const text = el('span', item.source_id ? 'pi-link' : '', li, item.preview);
+      if (item.source_id) {
+        const id = item.source_id;
+        text.addEventListener('click', () => this.hooks.open(id));
+      }
+    }
+  }
+
+  private showPreview(body: HTMLElement, status: HTMLElement, p: CompactionPreview): void {
+    if (!p.ok) {
+      status.textContent = p.reason ?? 'Nothing to compact.';
+      status.className = 'pi-error-box';
+      status.setAttribute('role', 'alert');
+      return;
+    }
+    this.hooks.preview(p);
+    status.textContent =
+      `Before: ${formatTokens(p.tokens_before ?? 0)} tokens (estimate). Kept verbatim: about ${formatTokens(p.keep_recent_tokens ?? 0)} ` +
+      `tokens from ${shortId(p.first_kept_id)}. After: ${formatTokens(p.estimated_after ?? 0)} tokens plus the summary.`;
+    this.part(body, p.previous_summary ? 'Summarized (with the previous summary)' : 'Summarized', p.summarize, 'pi-part-summarize');
+    if (p.is_split_turn) {
+      this.part(body, 'Split turn: its beginning is summarized separately', p.turn_prefix, 'pi-part-prefix');
+    }
+    this.part(body, 'Kept as is', p.kept, 'pi-part-kept');
+    if (p.files && (p.files.read.length || p.files.modified.length)) {
+      el('div', 'pi-muted', body, `files read: ${p.files.read.length} · modified: ${p.files.modified.length}`);
+    }
+    const instructions = el('textarea', 'pi-textarea', body);
+    instructions.placeholder = 'Optional instructions ("Additional focus") for the summary';
+    const error = this.errorBox(body);
+    const progress = el('div', 'pi-progress', body);
+    progress.hidden = true;
+    const row = el('div', 'pi-choices', body);
+    const run = button('Compact', 'pi-primary', row, async () => {
+      progress.hidden = false;
+      progress.textContent = 'Compacting… ';
+      const cancel = button('Cancel', 'pi-small', progress, () => void this.transport.request('cancel'));
+      const result = await this.run('compact', { instructions: instructions.value }, error, [run]);
+      cancel.remove();
+      progress.hidden = true;
+      if (result) {
+        this.close();
+        this.hooks.notify(`Compacted: ${formatTokens(result.tokens_before as number)} tokens before`);
+      }
+    });
+  }
+
+  label(target: ActionTarget): void {
+    const body = this.open('Label');
+    el('div', 'pi-dialog-target', body, target.text);
+    const input = el('input', 'pi-input', body);
+    input.value = target.label ?? '';
+    input.placeholder = 'label (empty removes it)';
+    const error = this.errorBox(body);
+    const row = el('div', 'pi-choices', body);
+    const save = async (text: string): Promise<void> => {
+      const result = await this.run('label', { id: target.id, label: text }, error, buttons);
+      if (result) {
+        this.close();
+      }
+    };
+    const buttons = [button('Save', 'pi-primary', row, () => void save(input.value))];
+    if (target.label) {
+      buttons.push(button('Remove', '', row, () => void save('')));
+    }
+    input.addEventListener('keydown', event => {
+      if (event.key === 'Enter') {
+        void save(input.value);
+      }
+    });
+    input.focus();
+  }
+
+  fork(target: ActionTarget, mode: 'fork' | 'clone'): void {
+    const body = this.open(mode === 'fork' ? 'Fork before this message' : 'Clone up to here');
+    el('div', 'pi-dialog-target', body, target.text);
+    el('p', 'pi-muted', body, mode === 'fork'
+      ? 'Creates a new session file holding the path before this message; its text is offered for re-editing. The current file is not changed; this view switches to the new session.'
+      : 'Creates a new session file holding the path up to this entry (not the other branches). The current file is not changed; this view switches to the new session.');
+    const error = this.errorBox(body);
+    const row = el('div', 'pi-choices', body);
+    const go = button(mode === 'fork' ? 'Fork' : 'Clone', 'pi-primary', row, async () => {
+      const result = await this.run(mode, { id: target.id }, error, [go]);
+      if (result) {
+        this.close();
+        this.hooks.notify(`${mode === 'fork' ? 'Forked' : 'Cloned'} into ${String(result.session_file ?? 'a new session')}`);
+      }
+    });
+  }
+}

@@ -1,0 +1,81 @@
+// Small DOM helpers. Session text only ever enters the page through `textContent` or text
+// nodes (see markdown.ts): session files hold arbitrary model and tool output.
+
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  parent?: HTMLElement | null,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  parent?.appendChild(node);
+  return node;
+}
+
+export function button(label: string, className: string, parent: HTMLElement, onClick: () => void, title?: string): HTMLButtonElement {
+  const b = el('button', `pi-btn ${className}`, parent, label);
+  b.type = 'button';
+  if (title) {
+    b.title = title;
+  }
+  b.addEventListener('click', event => {
+    event.stopPropagation();
+    onClick();
+  });
+  return b;
+}
+
+export function clear(node: HTMLElement): void {
+  while (node.firstChild) {
+    node.removeChild(node.firstChild);
+  }
+}
+
+/** 1234 → "1.2k", 1234567 → "1.23M"; null → "?". */
+export function formatTokens(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) {
+    return '?';
+  }
+  const abs = Math.abs(n);
+  if (abs < 1000) {
+    return String(Math.round(n));
+  }
+  if (abs < 100_000) {
+    return `${(n / 1000).toFixed(1).replace(/\.0$/, '')}k`;
+  }
+  if (abs < 1_000_000) {
+    return `${Math.round(n / 1000)}k`;
+  }
+  return `${(n / 1_000_000).toFixed(2).replace(/\.?0+$/, '')}M`;
+}
+
+/** pi's label time: HH:MM today, M/D HH:MM this year, YY/M/D HH:MM otherwise (local time). */
+export function formatLabelTime(iso: string | null, now: Date = new Date()): string {
+  if (!iso) {
+    return '';
+  }
+  const moment = new Date(iso);
+  if (Number.isNaN(moment.getTime())) {
+    return '';
+  }
+  const two = (n: number): string => String(n).padStart(2, '0');
+  const time = `${two(moment.getHours())}:${two(moment.getMinutes())}`;
+  if (moment.toDateString() === now.toDateString()) {
+    return time;
+  }
+  const md = `${moment.getMonth() + 1}/${moment.getDate()}`;
+  if (moment.getFullYear() === now.getFullYear()) {
+    return `${md} ${time}`;
+  }
+  return `${String(moment.getFullYear()).slice(-2)}/${md} ${time}`;
+}
+
+export function shortId(id: string | null | undefined): string {
+  return id ? (id.length > 12 ? `${id.slice(0, 8)}…` : id) : '—';
+}

@@ -1,0 +1,92 @@
+// Keyboard of the tree list, after pi's /tree (tree-and-context.md §13.6): arrows move (with
+// wrap-around), left/right and page keys move by a page, ctrl/alt+left folds or jumps up to
+// the segment start, ctrl/alt+right unfolds or jumps down, Enter acts, shift+L edits the
+// label, shift+T toggles label times, typing searches.
+
+export interface TreeKeyActions {
+  count: number;
+  selected: number;
+  page: number;
+  move(row: number): void;
+  foldOrUp(): void;
+  unfoldOrDown(): void;
+  activate(): void;
+  menu(): void;
+  label(): void;
+  toggleTimes(): void;
+  type(text: string): void;
+  backspace(): void;
+  escape(): void;
+}
+
+/** Apply one key; returns whether it was handled (then the caller prevents the default). */
+export function handleTreeKey(event: KeyboardEvent, a: TreeKeyActions): boolean {
+  const { count, selected, page } = a;
+  if (count === 0 && !(event.key.length === 1 || event.key === 'Backspace' || event.key === 'Escape')) {
+    return false;
+  }
+  const last = count - 1;
+  const jump = event.ctrlKey || event.altKey || event.metaKey;
+  switch (event.key) {
+    case 'ArrowUp':
+      a.move(selected <= 0 ? last : selected - 1);
+      return true;
+    case 'ArrowDown':
+      a.move(selected >= last ? 0 : selected + 1);
+      return true;
+    case 'ArrowLeft':
+      if (jump) {
+        a.foldOrUp();
+      } else {
+        a.move(Math.max(0, selected - page));
+      }
+      return true;
+    case 'ArrowRight':
+      if (jump) {
+        a.unfoldOrDown();
+      } else {
+        a.move(Math.min(last, selected + page));
+      }
+      return true;
+    case 'PageUp':
+      a.move(Math.max(0, selected - page));
+      return true;
+    case 'PageDown':
+      a.move(Math.min(last, selected + page));
+      return true;
+    case 'Home':
+      a.move(0);
+      return true;
+    case 'End':
+      a.move(last);
+      return true;
+    case 'Enter':
+      a.activate();
+      return true;
+    case 'ContextMenu':
+      a.menu();
+      return true;
+    case 'Escape':
+      a.escape();
+      return true;
+    case 'Backspace':
+      a.backspace();
+      return true;
+  }
+  if (jump) {
+    return false; // leave the browser's and JupyterLab's shortcuts alone
+  }
+  if (event.key === 'L' && event.shiftKey) {
+    a.label();
+    return true;
+  }
+  if (event.key === 'T' && event.shiftKey) {
+    a.toggleTimes();
+    return true;
+  }
+  if (event.key.length === 1 && event.key !== ' ') {
+    a.type(event.key);
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,85 @@
+// "What the model sees" at the selected entry: pi's projection with the leaf put on that entry
+// (compaction summary first, the kept messages, branch summaries, context edits applied, the
+// system snapshot), each message with its token estimate and a link to its source entry.
+
+import { clear, el, formatTokens, shortId } from './dom';
+
+export interface ProjectedMessage {
+  role: string;
+  source_id: string;
+  source_type?: string;
+  tokens: number;
+  preview: string;
+  usage_tokens?: number;
+  omitted?: boolean;
+  replaced?: boolean;
+  reason?: string;
+  error?: boolean;
+}
+
+/** The context_at payload (pi_lab/widget/context.py). */
+export interface Projection {
+  at: string | null;
+  is_leaf?: boolean;
+  messages: ProjectedMessage[];
+  message_count: number;
+  estimated_total: number;
+  context_tokens: number;
+  measured_tokens: number;
+  trailing_tokens: number;
+  thinking_level: string;
+  model: { provider?: string; modelId?: string } | null;
+  system_tokens: number;
+  compaction_id: string | null;
+}
+
+const ROLE_NAMES: Record<string, string> = {
+  compactionSummary: 'compaction summary',
+  branchSummary: 'branch summary',
+  toolResult: 'tool result',
+  bashExecution: 'bash',
+  custom: 'custom message'
+};
+
+export function renderProjection(parent: HTMLElement, p: Projection, open: (entryId: string) => void): void {
+  clear(parent);
+  const title = el('h4', 'pi-pane-title', parent);
+  title.textContent = p.is_leaf ? 'What the model sees now (at the leaf)' : `What the model would see with the leaf at ${shortId(p.at)}`;
+  const facts = el('div', 'pi-detail-facts', parent);
+  el('span', '', facts, `${p.message_count} messages`);
+  el('span', '', facts, `${formatTokens(p.estimated_total)} tokens estimated in all`);
+  if (p.measured_tokens > 0) {
+    el('span', 'pi-measured', facts, `context: ${formatTokens(p.measured_tokens)} measured + ${formatTokens(p.trailing_tokens)} estimated`);
+  } else {
+    el('span', 'pi-estimated', facts, `context: ${formatTokens(p.context_tokens)} estimated (no trusted usage)`);
+  }
+  if (p.model?.modelId) {
+    el('span', 'pi-muted', facts, `${p.model.provider ?? ''}/${p.model.modelId} · thinking ${p.thinking_level}`);
+  }
+  if (!p.messages.length) {
+    el('p', 'pi-muted', parent, 'Nothing: the model would start from an empty context.');
+    return;
+  }
+  const max = Math.max(1, ...p.messages.map(m => m.tokens));
+  const list = el('ol', 'pi-context', parent);
+  for (const m of p.messages) {
+    const item = el('li', `pi-context-item pi-role-${m.role}${m.omitted ? ' pi-omitted' : ''}${m.error ? ' pi-error' : ''}`, list);
+    const head = el('div', 'pi-context-head', item);
+    el('span', `pi-role pi-role-${m.role}`, head, ROLE_NAMES[m.role] ?? m.role);
+    const bar = el('span', 'pi-context-bar', head);
+    const fill = el('span', 'pi-context-fill', bar);
+    fill.style.width = `${Math.max(1, (m.tokens / max) * 100)}%`;
+    el('span', 'pi-num', head, m.omitted ? `0 (${m.reason})` : `${formatTokens(m.tokens)}`);
+    if (m.usage_tokens !== undefined) {
+      const u = el('span', 'pi-measured pi-small-text', head, `usage ${formatTokens(m.usage_tokens)}`);
+      u.title = 'context size this response reported (measured)';
+    }
+    if (m.replaced) {
+      el('span', 'pi-warn pi-small-text', head, 'edited');
+    }
+    const src = el('span', 'pi-link pi-source', head, shortId(m.source_id));
+    src.title = `from entry ${m.source_id}`;
+    src.addEventListener('click', () => open(m.source_id));
+    el('div', 'pi-context-preview', item, m.preview);
+  }
+}

@@ -1,0 +1,256 @@
+// The tree list: a virtualized list of fixed-height rows. Only the rows in view (plus a small
+// overscan) exist in the DOM, so 100,000 rows cost the same as 30.
+
+import { el, formatLabelTime, formatTokens } from './dom';
+import { RowColumns, rowPrefix } from './row';
+
+export const ROW_HEIGHT = 22;
+const OVERSCAN = 12;
+
+export interface RowListHandlers {
+  select(row: number): void;
+  activate(row: number): void;
+  menu(row: number, anchor: HTMLElement): void;
+  needTexts(start: number, end: number): void;
+  showLabelTimes(): boolean;
+  /** Extra classes for a row (e.g. the parts of a compaction preview). */
+  rowClass?(row: number): string;
+}
+
+const KIND_GLYPH: Record<string, string> = {
+  user: '▸',
+  assistant: '◂',
+  tool_call: '⚙',
+  tool_result: '⚙',
+  thinking: '∴',
+  branch_summary: '⎇',
+  compaction: '▣',
+  custom_message: '✎',
+  model_change: '◇',
+  thinking_change: '◇',
+  label: '#',
+  session_info: '◇',
+  context_edit: '✂',
+  bash: '$',
+  system: '§',
+  custom: '◇',
+  usage: '¤',
+  assistant_error: '✖',
+  other_message: '·',
+  unknown: '·'
+};
+
+export class RowList {
+  readonly el: HTMLDivElement;
+  private readonly spacer: HTMLDivElement;
+  private readonly window: HTMLDivElement;
+  private readonly pool: HTMLDivElement[] = [];
+  private cols: RowColumns | null = null;
+  private selected = -1;
+  private first = 0;
+  private frame = 0;
+
+  constructor(parent: HTMLElement, private readonly handlers: RowListHandlers) {
+    this.el = el('div', 'pi-rows', parent);
+    this.el.tabIndex = 0;
+    this.el.setAttribute('role', 'tree');
+    this.el.setAttribute('aria-label', 'session tree');
+    this.spacer = el('div', 'pi-rows-spacer', this.el);
+    this.window = el('div', 'pi-rows-window', this.spacer);
+    this.el.addEventListener('scroll', () => this.schedule());
+    this.window.addEventListener('click', event => {
+      const row = this.rowOf(event.target);
+      if (row === null) {
+        return;
+      }
+      const target = event.target as HTMLElement;
+      if (target.closest('.pi-row-menu')) {
+        this.handlers.menu(row, target);
+      } else {
+        this.handlers.select(row);
+      }
+    });
+    this.window.addEventListener('dblclick', event => {
+      const row = this.rowOf(event.target);
+      if (row !== null) {
+        this.handlers.activate(row);
+      }
+    });
+    this.window.addEventListener('contextmenu', event => {
+      const row = this.rowOf(event.target);
+      if (row !== null) {
+        event.preventDefault();
+        this.handlers.menu(row, event.target as HTMLElement);
+      }
+    });
+  }
+
+  private rowOf(target: EventTarget | null): number | null {
+    const node = (target as HTMLElement | null)?.closest?.('.pi-row') as HTMLElement | null;
+    if (!node || node.dataset.row === undefined) {
+      return null;
+    }
+    return Number(node.dataset.row);
+  }
+
+  setColumns(cols: RowColumns | null): void {
+    this.cols = cols;
+    this.render();
+  }
+
+  get columns(): RowColumns | null {
+    return this.cols;
+  }
+
+  setSelected(row: number, reveal = true): void {
+    this.selected = row;
+    if (reveal && row >= 0) {
+      this.reveal(row);
+    }
+    this.render();
+  }
+
+  /** Scroll just enough to show `row` (centre it when it is far away). */
+  reveal(row: number, center = false): void {
+    const top = row * ROW_HEIGHT;
+    const view = this.el.clientHeight || ROW_HEIGHT * 20;
+    const scroll = this.el.scrollTop;
+    if (center || top < scroll - view || top > scroll + 2 * view) {
+      this.el.scrollTop = Math.max(0, top - view / 2);
+    } else if (top < scroll) {
+      this.el.scrollTop = top;
+    } else if (top + ROW_HEIGHT > scroll + view) {
+      this.el.scrollTop = top + ROW_HEIGHT - view;
+    }
+  }
+
+  /** How many rows fit in the view (the page size of page keys). */
+  pageSize(): number {
+    return Math.max(1, Math.floor((this.el.clientHeight || ROW_HEIGHT * 20) / ROW_HEIGHT) - 1);
+  }
+
+  schedule(): void {
+    if (!this.frame) {
+      this.frame = requestAnimationFrame(() => {
+        this.frame = 0;
+        this.render();
+      });
+    }
+  }
+
+  /** Redraw the rows in view. */
+  render(): void {
+    const cols = this.cols;
+    const count = cols ? cols.length : 0;
+    this.spacer.style.height = `${count * ROW_HEIGHT}px`;
+    if (!cols || count === 0) {
+      this.window.replaceChildren();
+      return;
+    }
+    const view = this.el.clientHeight || ROW_HEIGHT * 20;
+    const first = Math.max(0, Math.floor(this.el.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(count, Math.ceil((this.el.scrollTop + view) / ROW_HEIGHT) + OVERSCAN);
+    this.first = first;
+    this.window.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
+    const needed = last - first;
+    while (this.pool.length < needed) {
+      this.pool.push(this.makeRow());
+    }
+    const nodes = this.pool.slice(0, needed);
+    if (this.window.childElementCount !== needed) {
+      this.window.replaceChildren(...nodes);
+    }
+    let missingFrom = -1;
+    let missingTo = -1;
+    for (let i = 0; i < needed; i++) {
+      const row = first + i;
+      this.paint(nodes[i], cols, row);
+      if (cols.texts[row] === undefined) {
+        if (missingFrom < 0) {
+          missingFrom = row;
+        }
+        missingTo = row + 1;
+      }
+    }
+    if (missingFrom >= 0) {
+      this.handlers.needTexts(missingFrom, missingTo);
+    }
+  }
+
+  /** Index of the first row drawn (for tests and the benchmark). */
+  get firstRendered(): number {
+    return this.first;
+  }
+
+  private makeRow(): HTMLDivElement {
+    const node = el('div', 'pi-row');
+    node.setAttribute('role', 'treeitem');
+    el('span', 'pi-row-cursor', node);
+    el('span', 'pi-row-depth', node);
+    el('span', 'pi-row-prefix', node);
+    el('span', 'pi-row-fold', node);
+    el('span', 'pi-row-marker', node);
+    el('span', 'pi-row-glyph', node);
+    el('span', 'pi-row-label', node);
+    el('span', 'pi-row-text', node);
+    el('span', 'pi-row-badge', node);
+    el('span', 'pi-row-tokens', node);
+    const menu = el('span', 'pi-row-menu', node, '⋯');
+    menu.title = 'Actions';
+    return node;
+  }
+
+  private paint(node: HTMLDivElement, cols: RowColumns, row: number): void {
+    const kind = cols.kindName(row);
+    const text = cols.texts[row];
+    const flags = cols.flags[row];
+    node.dataset.row = String(row);
+    node.dataset.kind = kind;
+    node.dataset.id = text?.id ?? '';
+    const extra = this.handlers.rowClass?.(row);
+    node.className = `pi-row pi-kind-${kind}${extra ? ` ${extra}` : ''}`;
+    const toggle = (name: string, on: boolean): void => {
+      if (on) {
+        node.classList.add(name);
+      }
+    };
+    toggle('pi-selected', row === this.selected);
+    toggle('pi-active', cols.has(row, 'on_active_path'));
+    toggle('pi-leaf', cols.has(row, 'is_leaf'));
+    toggle('pi-out', cols.has(row, 'out_of_context'));
+    toggle('pi-first-kept', cols.has(row, 'first_kept'));
+    toggle('pi-omitted', cols.has(row, 'omitted'));
+    toggle('pi-replaced', cols.has(row, 'replaced'));
+    toggle('pi-error', cols.has(row, 'error'));
+    node.setAttribute('aria-selected', row === this.selected ? 'true' : 'false');
+    const parts = node.children;
+    const prefix = rowPrefix(cols, row);
+    parts[0].textContent = row === this.selected ? '›' : '';
+    const depth = parts[1] as HTMLElement;
+    depth.textContent = prefix.elided ? `⋯${cols.indent[row]}` : '';
+    depth.title = prefix.elided ? `${cols.indent[row]} levels deep; the ${prefix.elided} outer levels are not drawn` : '';
+    parts[2].textContent = prefix.text;
+    const connector = (flags & 1) !== 0 && !cols.has(row, 'is_virtual_root_child');
+    parts[3].textContent = cols.has(row, 'folded') && !connector ? '⊞ ' : '';
+    parts[4].textContent = cols.has(row, 'on_active_path') ? '• ' : '';
+    parts[5].textContent = KIND_GLYPH[kind] ?? '·';
+    const label = parts[6] as HTMLElement;
+    if (text?.label) {
+      const time = this.handlers.showLabelTimes() ? formatLabelTime(text.label_time) : '';
+      label.textContent = `[${text.label}]${time ? ` ${time}` : ''}`;
+    } else {
+      label.textContent = '';
+    }
+    parts[7].textContent = text ? text.text : '…';
+    const badge = parts[8] as HTMLElement;
+    badge.textContent = cols.has(row, 'first_kept')
+      ? 'kept from here'
+      : cols.has(row, 'omitted')
+        ? 'omitted'
+        : cols.has(row, 'is_leaf')
+          ? 'leaf'
+          : '';
+    parts[9].textContent = cols.tokens[row] ? formatTokens(cols.tokens[row]) : '';
+    (parts[9] as HTMLElement).title = cols.tokens[row] ? `${cols.tokens[row]} tokens (estimate)` : '';
+  }
+}

@@ -1,0 +1,209 @@
+// The viewer's CSS, injected once per viewer. Colours come from JupyterLab's theme variables
+// (with fallbacks outside JupyterLab), so light and dark themes both work.
+
+export const STYLES = `
+.pi-lab {
+  --pi-fg: var(--jp-ui-font-color1, #1f2328);
+  --pi-muted: var(--jp-ui-font-color2, #6e7781);
+  --pi-bg: var(--jp-layout-color1, #ffffff);
+  --pi-bg2: var(--jp-layout-color2, #f3f4f6);
+  --pi-border: var(--jp-border-color2, #d8dee4);
+  --pi-accent: var(--jp-brand-color1, #1f6feb);
+  --pi-select: var(--jp-brand-color3, #cfe3ff);
+  --pi-good: var(--jp-success-color1, #1a7f37);
+  --pi-warn: var(--jp-warn-color1, #b35900);
+  --pi-bad: var(--jp-error-color1, #cf222e);
+  --pi-mono: var(--jp-code-font-family, ui-monospace, SFMono-Regular, Menlo, Consolas, monospace);
+  --pi-measured: #2f6fb3;
+  --pi-estimated: #8fb3d9;
+  position: relative;
+  display: flex;
+  flex-direction: column;
+  box-sizing: border-box;
+  min-height: 320px;
+  border: 1px solid var(--pi-border);
+  border-radius: 4px;
+  background: var(--pi-bg);
+  color: var(--pi-fg);
+  font-family: var(--jp-ui-font-family, system-ui, sans-serif);
+  font-size: 13px;
+  overflow: hidden;
+}
+.pi-lab * { box-sizing: border-box; }
+.pi-header { display: flex; gap: 10px; align-items: baseline; padding: 6px 10px; border-bottom: 1px solid var(--pi-border); }
+.pi-title { font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }
+.pi-meta, .pi-muted { color: var(--pi-muted); }
+.pi-status { margin-left: auto; color: var(--pi-muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }
+.pi-busy { color: var(--pi-warn); font-weight: 600; }
+.pi-btn { font: inherit; font-size: 12px; padding: 2px 8px; border: 1px solid var(--pi-border); border-radius: 3px;
+  background: var(--pi-bg); color: var(--pi-fg); cursor: pointer; }
+.pi-btn:hover { background: var(--pi-bg2); }
+.pi-btn:disabled { opacity: .5; cursor: default; }
+.pi-btn.pi-on { background: var(--pi-accent); border-color: var(--pi-accent); color: #fff; }
+.pi-btn.pi-primary { background: var(--pi-accent); border-color: var(--pi-accent); color: #fff; }
+.pi-small { padding: 0 6px; font-size: 11px; }
+.pi-link { color: var(--pi-accent); cursor: pointer; }
+.pi-link:hover { text-decoration: underline; }
+.pi-good { color: var(--pi-good); }
+.pi-warn { color: var(--pi-warn); }
+.pi-num { font-variant-numeric: tabular-nums; }
+
+/* gauge */
+.pi-gauge { padding: 6px 10px 4px; border-bottom: 1px solid var(--pi-border); }
+.pi-gauge-bar { position: relative; display: flex; height: 12px; border-radius: 2px; background: var(--pi-bg2);
+  overflow: visible; border: 1px solid var(--pi-border); }
+.pi-gauge-measured { height: 100%; background: var(--pi-measured); }
+.pi-gauge-estimated { height: 100%; background: repeating-linear-gradient(135deg, var(--pi-estimated) 0 3px,
+  transparent 3px 6px); border-left: 1px solid var(--pi-measured); box-shadow: inset 0 0 0 1px var(--pi-estimated); }
+.pi-gauge-unknown .pi-gauge-bar { background: repeating-linear-gradient(45deg, var(--pi-bg2) 0 6px, var(--pi-border) 6px 8px); }
+.pi-gauge-unknown .pi-gauge-estimated { opacity: .6; }
+.pi-gauge-threshold { position: absolute; top: -4px; bottom: -4px; width: 2px; margin-left: -1px; background: var(--pi-bad); }
+.pi-gauge-keep { position: absolute; bottom: -5px; height: 3px; border-bottom: 2px dashed var(--pi-good); }
+.pi-gauge-over .pi-gauge-measured { background: var(--pi-bad); }
+.pi-gauge-caption { display: flex; flex-wrap: wrap; gap: 10px; margin-top: 5px; font-size: 12px; }
+.pi-gauge-value { font-weight: 600; }
+.pi-unknown { color: var(--pi-warn); }
+.pi-measured { color: var(--pi-measured); }
+.pi-estimated { color: var(--pi-muted); font-style: italic; }
+.pi-gauge-headroom { color: var(--pi-fg); }
+.pi-gauge-count { margin-left: auto; color: var(--pi-muted); }
+
+/* toolbar */
+.pi-toolbar { display: flex; gap: 8px; align-items: center; padding: 5px 10px; border-bottom: 1px solid var(--pi-border); flex-wrap: wrap; }
+.pi-filters { display: flex; }
+.pi-filters .pi-btn { border-radius: 0; margin-left: -1px; }
+.pi-filters .pi-btn:first-child { border-radius: 3px 0 0 3px; margin-left: 0; }
+.pi-filters .pi-btn:last-child { border-radius: 0 3px 3px 0; }
+.pi-search, .pi-input, .pi-textarea { font: inherit; font-size: 12px; padding: 2px 6px; border: 1px solid var(--pi-border);
+  border-radius: 3px; background: var(--pi-bg); color: var(--pi-fg); }
+.pi-search { flex: 1 1 160px; min-width: 120px; }
+.pi-position { color: var(--pi-muted); font-family: var(--pi-mono); font-size: 12px; }
+.pi-banner { padding: 5px 10px; background: #fff4d6; color: #5c3b00; border-bottom: 1px solid var(--pi-border); }
+.pi-banner.pi-banner-error { background: #ffe3e3; color: #7a0010; }
+.pi-editor-text { padding: 5px 10px; border-bottom: 1px solid var(--pi-border); display: flex; gap: 8px; align-items: center; }
+.pi-editor-value { font-family: var(--pi-mono); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+
+/* tree */
+.pi-main { flex: 1 1 auto; display: flex; min-height: 0; }
+.pi-rows { flex: 1 1 58%; overflow: auto; position: relative; outline: none; font-family: var(--pi-mono); font-size: 12px; }
+.pi-rows:focus-visible { box-shadow: inset 0 0 0 2px var(--pi-select); }
+.pi-rows-spacer { position: relative; min-width: 100%; }
+.pi-rows-window { position: absolute; left: 0; right: 0; top: 0; will-change: transform; }
+.pi-row { display: flex; align-items: center; height: 22px; line-height: 22px; padding-right: 6px; white-space: pre;
+  cursor: default; border-left: 3px solid transparent; }
+.pi-row:hover { background: var(--pi-bg2); }
+.pi-row.pi-selected { background: var(--pi-select); }
+.pi-row > span { flex: none; }
+.pi-row-cursor { width: 1.4ch; color: var(--pi-accent); font-weight: 700; text-align: center; }
+.pi-row-depth { color: var(--pi-warn); font-size: 10px; padding-right: 2px; }
+.pi-row-prefix { color: var(--pi-muted); }
+.pi-row-marker { color: var(--pi-good); font-weight: 700; }
+.pi-row-glyph { width: 2ch; text-align: center; color: var(--pi-muted); }
+.pi-row-label { color: var(--pi-warn); padding-right: 1ch; }
+.pi-row-text.pi-row-text, .pi-row > .pi-row-text { flex: 1 1 auto; min-width: 4ch; overflow: hidden; text-overflow: ellipsis; }
+.pi-row-badge { font-family: var(--jp-ui-font-family, sans-serif); font-size: 10px; padding: 0 4px; border-radius: 6px; margin-left: 4px; }
+.pi-row-badge:empty { display: none; }
+.pi-row-tokens { color: var(--pi-muted); font-size: 11px; min-width: 5ch; text-align: right; margin-left: 4px; }
+.pi-row-menu { visibility: hidden; cursor: pointer; padding: 0 4px; color: var(--pi-accent); }
+.pi-row:hover .pi-row-menu, .pi-row.pi-selected .pi-row-menu { visibility: visible; }
+.pi-kind-user .pi-row-text { color: var(--pi-accent); }
+.pi-kind-user .pi-row-glyph { color: var(--pi-accent); }
+.pi-kind-tool_result .pi-row-text, .pi-kind-tool_call .pi-row-text { color: #57606a; }
+.pi-kind-thinking .pi-row-text { color: #8250df; font-style: italic; }
+.pi-kind-branch_summary .pi-row-text, .pi-kind-branch_summary .pi-row-glyph { color: #9a6700; }
+.pi-kind-compaction { background: rgba(9, 105, 218, .07); }
+.pi-kind-compaction .pi-row-text, .pi-kind-compaction .pi-row-glyph { color: #0a7a7a; font-weight: 600; }
+.pi-kind-custom_message .pi-row-text { color: #bf3989; }
+.pi-kind-bash .pi-row-text { color: #7d4e00; }
+.pi-kind-system .pi-row-text { color: #424a53; font-weight: 600; }
+.pi-kind-model_change .pi-row-text, .pi-kind-thinking_change .pi-row-text, .pi-kind-label .pi-row-text,
+.pi-kind-session_info .pi-row-text, .pi-kind-custom .pi-row-text, .pi-kind-usage .pi-row-text,
+.pi-kind-context_edit .pi-row-text { color: var(--pi-muted); font-size: 11px; }
+.pi-kind-assistant_error .pi-row-text, .pi-row.pi-error .pi-row-text { color: var(--pi-bad); }
+.pi-row.pi-out .pi-row-text, .pi-row.pi-out .pi-row-glyph { opacity: .45; }
+.pi-row.pi-out .pi-row-text { font-style: italic; }
+.pi-row.pi-first-kept { border-left-color: #0a7a7a; }
+.pi-row.pi-first-kept .pi-row-badge { background: #0a7a7a; color: #fff; }
+.pi-row.pi-omitted .pi-row-text { text-decoration: line-through; opacity: .6; }
+.pi-row.pi-omitted .pi-row-badge { background: var(--pi-muted); color: #fff; }
+.pi-row.pi-leaf .pi-row-badge { background: var(--pi-good); color: #fff; }
+.pi-row.pi-pv-summarize { background: rgba(191, 135, 0, .16); }
+.pi-row.pi-pv-prefix { background: rgba(130, 80, 223, .14); }
+.pi-row.pi-pv-kept { background: rgba(26, 127, 55, .12); }
+
+/* side pane */
+.pi-side { flex: 1 1 42%; display: flex; flex-direction: column; min-width: 0; border-left: 1px solid var(--pi-border); }
+.pi-tabs { display: flex; border-bottom: 1px solid var(--pi-border); }
+.pi-tab { border: none; border-radius: 0; border-bottom: 2px solid transparent; background: none; padding: 5px 10px; }
+.pi-tab.pi-on { background: none; color: var(--pi-accent); border-bottom-color: var(--pi-accent); }
+.pi-pane { flex: 1 1 auto; overflow: auto; padding: 8px 10px; }
+.pi-pane-title { margin: 4px 0 6px; font-size: 13px; }
+.pi-detail-head { display: flex; gap: 8px; align-items: baseline; }
+.pi-detail-id { font-family: var(--pi-mono); color: var(--pi-muted); }
+.pi-kind-tag { font-size: 11px; padding: 1px 6px; border-radius: 8px; background: var(--pi-bg2); }
+.pi-detail-facts, .pi-detail-links { display: flex; flex-wrap: wrap; gap: 4px 12px; margin: 4px 0; font-size: 12px; }
+.pi-detail-body { margin-top: 6px; }
+.pi-md { line-height: 1.45; overflow-wrap: anywhere; }
+.pi-md p { margin: 0 0 6px; }
+.pi-md pre, .pi-pre { font-family: var(--pi-mono); font-size: 12px; background: var(--pi-bg2); padding: 6px 8px; border-radius: 3px;
+  white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0; max-height: 420px; overflow: auto; }
+.pi-md code { font-family: var(--pi-mono); background: var(--pi-bg2); padding: 0 3px; border-radius: 3px; }
+.pi-md blockquote { margin: 4px 0; padding-left: 8px; border-left: 3px solid var(--pi-border); color: var(--pi-muted); }
+.pi-thinking summary, .pi-raw summary, .pi-usage-box summary { cursor: pointer; color: var(--pi-muted); }
+.pi-thinking pre { color: #6639ba; }
+.pi-toolcall { border-left: 3px solid var(--pi-border); padding-left: 6px; margin: 6px 0; }
+.pi-toolcall-name { font-family: var(--pi-mono); font-weight: 600; }
+.pi-toolresult { border-left: 3px solid var(--pi-good); padding-left: 6px; margin: 6px 0; }
+.pi-toolresult.pi-error { border-left-color: var(--pi-bad); }
+.pi-toolresult-head { display: flex; gap: 8px; align-items: center; justify-content: space-between; color: var(--pi-muted); }
+.pi-segmented .pi-btn { margin-left: 2px; }
+.pi-error-box { padding: 5px 8px; border-radius: 3px; background: #ffe3e3; color: #7a0010; margin: 6px 0; white-space: pre-wrap; }
+.pi-usage, .pi-compactions { border-collapse: collapse; font-size: 12px; margin: 4px 0; }
+.pi-usage th, .pi-usage td, .pi-compactions th, .pi-compactions td { padding: 1px 8px 1px 0; text-align: left; vertical-align: top; }
+.pi-compactions td.pi-preview { color: var(--pi-muted); max-width: 280px; }
+.pi-settings { display: flex; flex-wrap: wrap; gap: 8px; }
+.pi-setting input { width: 9ch; }
+.pi-context { list-style: none; padding: 0; margin: 0; }
+.pi-context-item { padding: 3px 0; border-bottom: 1px solid var(--pi-bg2); }
+.pi-context-item.pi-omitted { opacity: .55; text-decoration: line-through; }
+.pi-context-head { display: flex; gap: 8px; align-items: center; font-size: 12px; }
+.pi-role { font-size: 11px; padding: 0 6px; border-radius: 8px; background: var(--pi-bg2); white-space: nowrap; }
+.pi-role-user { background: #ddeaff; }
+.pi-role-assistant { background: #eef0f3; }
+.pi-role-compactionSummary { background: #d5f0ef; }
+.pi-role-branchSummary { background: #fff0c7; }
+.pi-role-toolResult { background: #e8f3e8; }
+.pi-role-system { background: #e6e0f5; }
+.pi-context-bar { flex: 0 0 80px; height: 6px; background: var(--pi-bg2); border-radius: 3px; overflow: hidden; }
+.pi-context-fill { display: block; height: 100%; background: var(--pi-estimated); }
+.pi-source { margin-left: auto; font-family: var(--pi-mono); font-size: 11px; }
+.pi-context-preview { font-size: 12px; color: var(--pi-fg); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.pi-small-text { font-size: 11px; }
+
+/* live strip and dialogs */
+.pi-live { font-family: var(--pi-mono); font-size: 12px; white-space: pre-wrap; max-height: 6em; overflow: auto;
+  padding: 4px 10px; border-top: 1px solid var(--pi-border); background: var(--pi-bg2); }
+.pi-dialog-layer { position: absolute; inset: 0; background: rgba(0, 0, 0, .25); display: flex; align-items: flex-start;
+  justify-content: center; padding-top: 40px; z-index: 10; }
+.pi-dialog-layer[hidden] { display: none; }
+.pi-dialog { background: var(--pi-bg); color: var(--pi-fg); border: 1px solid var(--pi-border); border-radius: 6px;
+  box-shadow: 0 6px 24px rgba(0, 0, 0, .2); width: min(600px, 92%); max-height: calc(100% - 60px); display: flex; flex-direction: column; }
+.pi-dialog-head { display: flex; align-items: center; padding: 6px 10px; border-bottom: 1px solid var(--pi-border); }
+.pi-dialog-title { font-weight: 600; flex: 1; }
+.pi-close { border: none; font-size: 16px; line-height: 1; }
+.pi-dialog-body { padding: 8px 10px; overflow: auto; display: flex; flex-direction: column; gap: 6px; }
+.pi-dialog-target { font-family: var(--pi-mono); font-size: 12px; background: var(--pi-bg2); padding: 4px 6px; border-radius: 3px;
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.pi-menu { display: flex; flex-direction: column; gap: 4px; }
+.pi-menu-item { text-align: left; padding: 4px 8px; }
+.pi-choices { display: flex; gap: 6px; flex-wrap: wrap; }
+.pi-textarea { min-height: 4em; resize: vertical; }
+.pi-progress { color: var(--pi-warn); }
+.pi-preview-part { border-left: 3px solid var(--pi-border); padding-left: 6px; }
+.pi-part-summarize { border-left-color: #bf8700; }
+.pi-part-prefix { border-left-color: #8250df; }
+.pi-part-kept { border-left-color: var(--pi-good); }
+.pi-preview-head { display: flex; justify-content: space-between; font-weight: 600; font-size: 12px; }
+.pi-preview-list { list-style: none; padding: 0; margin: 2px 0; font-size: 12px; }
+.pi-preview-list li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+`;

@@ -1,0 +1,127 @@
+// The only thing the viewer core knows about where its data comes from.
+//
+// The notebook widget (src_frontend/widget.ts) implements it over an anywidget model: durable
+// state in traitlets, requests as custom messages. The JupyterLab document viewer implements it
+// over REST. Both answer the same requests with the same payloads (pi_lab/widget/payload.py).
+
+/** Durable view state: what a view needs to redraw. Mirrors the SessionWidget traitlets. */
+export interface ViewState {
+  leaf_id: string | null;
+  selected_id: string | null;
+  filter_mode: FilterMode;
+  search: string;
+  folded: string[];
+  show_label_times: boolean;
+  tool_output: 'none' | 'preview' | 'full';
+  side_pane: 'detail' | 'context' | 'compactions';
+  structure: DataView | null;
+  structure_version: number;
+  row_count: number;
+  gauge: Gauge | Record<string, never>;
+  context_window: number;
+  reserve_tokens: number;
+  keep_recent_tokens: number;
+  session: SessionInfo | Record<string, never>;
+  status: string;
+  busy: string;
+  editor_text: string;
+  height: number;
+}
+
+export type FilterMode = 'default' | 'no-tools' | 'user-only' | 'labeled-only' | 'all';
+export const FILTER_MODES: FilterMode[] = ['default', 'no-tools', 'user-only', 'labeled-only', 'all'];
+
+export interface SessionInfo {
+  id: string;
+  file: string | null;
+  name: string | null;
+  cwd: string;
+  entries: number;
+  model: string;
+  following: boolean;
+}
+
+export interface CompactionInfo {
+  id: string;
+  timestamp: string;
+  tokens_before: number | null;
+  after: number | null;
+  after_kind: 'measured' | 'estimated' | null;
+  after_entry_id: string | null;
+  first_kept_id: string | null;
+  from_hook: boolean;
+  summary_preview: string;
+}
+
+/** The context gauge (pi_lab/widget/gauge.py). */
+export interface Gauge {
+  leaf_id: string | null;
+  context_window: number;
+  reserve_tokens: number;
+  keep_recent_tokens: number;
+  enabled: boolean;
+  unknown: boolean;
+  measured: number;
+  estimated: number;
+  estimate_total: number;
+  tokens: number | null;
+  threshold: number;
+  headroom: number;
+  percent: number | null;
+  estimate_percent: number | null;
+  would_compact: boolean;
+  anchor_id: string | null;
+  compactions: CompactionInfo[];
+  message_count: number;
+}
+
+/** A row-structure delta (pi_lab/widget/rows.py Delta.message()). */
+export interface DeltaMessage {
+  kind: 'delta';
+  from: number;
+  to: number;
+  ops: DeltaOp[];
+  gutter_base: number;
+  gutters: [number, number, number][];
+  row_count: number;
+  leaf_row: number;
+}
+
+export type DeltaOp =
+  | { op: 'flags'; row: number; flags: number }
+  | { op: 'insert' | 'replace'; row: number; values: number[]; text: RowText }
+  | { op: 'remove'; row: number }
+  | { op: 'text'; row: number; text: RowText };
+
+/** The text part of one row (payload.rows_payload). */
+export interface RowText {
+  id: string;
+  text: string;
+  label: string | null;
+  label_time: string | null;
+}
+
+/** Live notifications: streaming text and tool progress. */
+export type LiveEvent =
+  | { type: 'stream'; text: string; thinking: string }
+  | { type: 'stream_end' }
+  | { type: 'tool'; phase: 'start' | 'end'; name: string; call_id: string; error?: boolean };
+
+export interface Reply<T> {
+  result: T;
+  buffers: DataView[];
+}
+
+export interface Transport {
+  /** Ask the kernel (or server); rejects with the engine's message when refused. */
+  request<T = unknown>(op: string, args?: Record<string, unknown>): Promise<Reply<T>>;
+  get<K extends keyof ViewState>(key: K): ViewState[K];
+  /** Change durable state (saved with the notebook, seen by every view). */
+  set(state: Partial<ViewState>): void;
+  /** Call `callback` when `key` changes; returns the function that stops it. */
+  on(key: keyof ViewState, callback: () => void): () => void;
+  onDelta(callback: (delta: DeltaMessage) => void): () => void;
+  onEvent(callback: (event: LiveEvent) => void): () => void;
+  /** Whether actions that write (navigate, compact, label, fork) are possible. */
+  readonly writable: boolean;
+}

@@ -1,0 +1,588 @@
+// The viewer: header, gauge, toolbar, tree list, side pane (detail / what the model sees /
+// compactions), live strip and dialogs, wired to a Transport. `mountViewer(el, transport)`
+// returns the function that unmounts it.
+
+import { ActionTarget, CompactionPreview, Dialogs } from './actions';
+import { renderDetail, EntryDetail } from './detail';
+import { button, clear, el } from './dom';
+import { GaugeView, renderCompactions } from './gauge';
+import { handleTreeKey } from './keys';
+import { renderProjection, Projection } from './projection';
+import { childCount, readHeader, RowColumns, segmentStartDown, segmentStartUp } from './row';
+import { RowList } from './rowList';
+import { STYLES } from './styles';
+import { FILTER_MODES, FilterMode, Gauge, LiveEvent, RowText, SessionInfo, Transport, ViewState } from './transport';
+
+interface RowsReply {
+  stale?: boolean;
+  version: number;
+  start: number;
+  rows: RowText[];
+}
+
+const TEXT_CHUNK = 100;
+const FILTER_LABELS: Record<FilterMode, string> = {
+  default: 'default',
+  'no-tools': 'no tools',
+  'user-only': 'user only',
+  'labeled-only': 'labeled',
+  all: 'all'
+};
+
+export interface ViewerHandle {
+  unmount(): void;
+  /** For tests and the benchmark: the decoded rows. */
+  columns(): RowColumns | null;
+}
+
+export function mountViewer(host: HTMLElement, transport: Transport): ViewerHandle {
+  const offs: (() => void)[] = [];
+  const root = el('div', 'pi-lab', host);
+  // Keys typed in the viewer are the viewer's: JupyterLab's notebook shortcuts stay out.
+  root.setAttribute('data-lm-suppress-shortcuts', 'true');
+  el('style', '', root, STYLES);
+  root.style.height = `${transport.get('height') || 560}px`;
+
+  // ---------------------------------------------------------------- header and gauge
+  const header = el('div', 'pi-header', root);
+  const title = el('span', 'pi-title', header);
+  const meta = el('span', 'pi-meta', header);
+  const busy = el('span', 'pi-busy', header);
+  const status = el('span', 'pi-status', header);
+  status.setAttribute('role', 'status');
+  const gauge = new GaugeView(root, {
+    open: id => void selectId(id),
+    settings: values => transport.set(values as Partial<ViewState>)
+  });
+
+  // ---------------------------------------------------------------- toolbar
+  const toolbar = el('div', 'pi-toolbar', root);
+  const filters = el('div', 'pi-filters', toolbar);
+  filters.setAttribute('role', 'radiogroup');
+  const filterButtons = new Map<FilterMode, HTMLButtonElement>();
+  for (const mode of FILTER_MODES) {
+    const b = button(FILTER_LABELS[mode], 'pi-filter', filters, () => transport.set({ filter_mode: mode }));
+    b.dataset.mode = mode;
+    b.setAttribute('role', 'radio');
+    filterButtons.set(mode, b);
+  }
+  const search = el('input', 'pi-search', toolbar);
+  search.type = 'search';
+  search.placeholder = 'search (all words)';
+  search.setAttribute('aria-label', 'search the tree');
+  let searchTimer = 0;
+  search.addEventListener('input', () => {
+    window.clearTimeout(searchTimer);
+    searchTimer = window.setTimeout(() => transport.set({ search: search.value }), 200);
+  });
+  search.addEventListener('keydown', event => {
+    if (event.key === 'Escape') {
+      search.value = '';
+      transport.set({ search: '' });
+      list.el.focus();
+    } else if (event.key === 'ArrowDown' || event.key === 'Enter') {
+      event.preventDefault();
+      list.el.focus();
+    }
+  });
+  const timesToggle = button('label times', 'pi-filter', toolbar, () =>
+    transport.set({ show_label_times: !transport.get('show_label_times') })
+  );
+  const position = el('span', 'pi-position', toolbar);
+
+  const banner = el('div', 'pi-banner', root);
+  banner.setAttribute('role', 'alert');
+  banner.hidden = true;
+  const editorBox = el('div', 'pi-editor-text', root);
+  editorBox.hidden = true;
+
+  // ---------------------------------------------------------------- tree and side pane
+  const main = el('div', 'pi-main', root);
+  const list = new RowList(main, {
+    select: row => select(row),
+    activate: row => void withTarget(row, t => dialogs.navigate(t, transport.get('leaf_id'))),
+    menu: row => void withTarget(row, t => dialogs.menu(t, transport.get('leaf_id'))),
+    needTexts: (start, end) => fetchTexts(start, end),
+    showLabelTimes: () => transport.get('show_label_times'),
+    rowClass: row => previewClass(row)
+  });
+  const side = el('div', 'pi-side', main);
+  const tabs = el('div', 'pi-tabs', side);
+  tabs.setAttribute('role', 'tablist');
+  const pane = el('div', 'pi-pane', side);
+  const tabButtons = new Map<string, HTMLButtonElement>();
+  for (const [name, label] of [['detail', 'Entry'], ['context', 'What the model sees'], ['compactions', 'Compactions']] as const) {
+    const b = button(label, 'pi-tab', tabs, () => transport.set({ side_pane: name }));
+    b.setAttribute('role', 'tab');
+    tabButtons.set(name, b);
+  }
+  const live = el('div', 'pi-live', root);
+  live.hidden = true;
+  const dialogs = new Dialogs(root, transport, {
+    open: id => void selectId(id),
+    preview: p => showPreview(p),
+    notify: (message, isError) => notify(message, isError)
+  });
+
+  // ---------------------------------------------------------------- rows
+  let cols: RowColumns | null = null;
+  let selected = -1;
+  let structurePending = false;
+  const textsInFlight = new Set<string>();
+
+  function loadStructure(blob: DataView | null, force = false): void {
+    if (!blob || blob.byteLength === 0) {
+      return;
+    }
+    const head = readHeader(blob);
+    if (!head || (cols && !force && head.version <= cols.version)) {
+      return;
+    }
+    cols = new RowColumns(blob);
+    textsInFlight.clear();
+    list.setColumns(cols);
+    const wanted = transport.get('selected_id');
+    selected = head.selected_row >= 0 && head.selected_row < cols.length ? head.selected_row : cols.length - 1;
+    list.setSelected(selected);
+    list.reveal(selected, true);
+    updatePosition();
+    if (wanted && head.selected_id && head.selected_id !== wanted) {
+      transport.set({ selected_id: head.selected_id });
+    }
+    refreshSide();
+  }
+
+  function requestStructure(): void {
+    if (structurePending) {
+      return;
+    }
+    structurePending = true;
+    transport.request('structure').then(
+      reply => {
+        structurePending = false;
+        loadStructure(reply.buffers[0] ?? null, true);
+      },
+      () => {
+        structurePending = false;
+      }
+    );
+  }
+
+  function fetchTexts(start: number, end: number): void {
+    if (!cols) {
+      return;
+    }
+    const version = cols.version;
+    for (let chunk = Math.floor(start / TEXT_CHUNK); chunk * TEXT_CHUNK < end; chunk++) {
+      const key = `${version}:${chunk}`;
+      if (textsInFlight.has(key)) {
+        continue;
+      }
+      textsInFlight.add(key);
+      const from = chunk * TEXT_CHUNK;
+      transport
+        .request<RowsReply>('rows', { start: from, end: from + TEXT_CHUNK, version })
+        .then(reply => {
+          const result = reply.result;
+          if (!cols || result.stale || result.version !== cols.version) {
+            textsInFlight.delete(key);
+            return;
+          }
+          result.rows.forEach((text, i) => {
+            cols!.texts[result.start + i] = text;
+          });
+          list.render();
+          if (selected >= result.start && selected < result.start + result.rows.length) {
+            updateSelectedId();
+          }
+        }, () => textsInFlight.delete(key));
+    }
+  }
+
+  function updatePosition(): void {
+    const count = cols ? cols.length : 0;
+    const mode = transport.get('filter_mode');
+    position.textContent = count ? `(${selected + 1}/${count})${mode === 'default' ? '' : ` [${FILTER_LABELS[mode]}]`}` : 'No entries found';
+  }
+
+  function updateSelectedId(): void {
+    const id = cols?.texts[selected]?.id;
+    if (id && id !== transport.get('selected_id')) {
+      transport.set({ selected_id: id });
+    }
+  }
+
+  function select(row: number): void {
+    if (!cols || row < 0 || row >= cols.length) {
+      return;
+    }
+    selected = row;
+    list.setSelected(row);
+    updatePosition();
+    if (cols.texts[row]) {
+      updateSelectedId();
+    } else {
+      fetchTexts(row, row + 1);
+    }
+  }
+
+  async function selectId(id: string): Promise<void> {
+    if (!cols) {
+      return;
+    }
+    const reply = await transport.request<{ row: number; version: number; id: string | null }>('locate', { id });
+    if (cols && reply.result.version === cols.version && reply.result.row >= 0) {
+      select(reply.result.row);
+      list.reveal(reply.result.row, true);
+      list.el.focus();
+      if (reply.result.id !== id) {
+        notify(`${id} is hidden by the filter: showing its nearest visible ancestor`);
+      }
+    } else if (reply.result.row < 0) {
+      notify(`${id} is not visible in this view`);
+    }
+  }
+
+  async function withTarget(row: number, action: (target: ActionTarget) => void): Promise<void> {
+    if (!cols) {
+      return;
+    }
+    select(row);
+    let text = cols.texts[row];
+    if (!text) {
+      const version = cols.version;
+      const reply = await transport.request<RowsReply>('rows', { start: row, end: row + 1, version });
+      text = reply.result.rows?.[0];
+    }
+    if (text) {
+      action({ id: text.id, text: text.text, kind: cols.kindName(row), label: text.label, row });
+    }
+  }
+
+  // ---------------------------------------------------------------- side pane
+  let sideToken = 0;
+  let fullFor: string | null = null;
+  function refreshSide(): void {
+    const which = transport.get('side_pane');
+    tabButtons.forEach((b, name) => {
+      b.classList.toggle('pi-on', name === which);
+      b.setAttribute('aria-selected', name === which ? 'true' : 'false');
+    });
+    const id = transport.get('selected_id');
+    const token = ++sideToken;
+    if (which === 'compactions') {
+      renderCompactions(pane, transport.get('gauge'), {
+        open: entry => void selectId(entry),
+        settings: values => transport.set(values as Partial<ViewState>)
+      });
+      return;
+    }
+    if (!id) {
+      clear(pane);
+      el('p', 'pi-muted', pane, 'Select an entry.');
+      return;
+    }
+    if (which === 'detail') {
+      transport.request<EntryDetail>('entry', { id, full: fullFor === id }).then(reply => {
+        if (token === sideToken) {
+          renderDetail(pane, reply.result, {
+            open: entry => void selectId(entry),
+            full: entry => {
+              fullFor = entry;
+              refreshSide();
+            },
+            toolOutput: () => transport.get('tool_output'),
+            setToolOutput: mode => transport.set({ tool_output: mode })
+          });
+        }
+      }, e => showError(pane, e));
+    } else {
+      transport.request<Projection>('context_at', { id }).then(reply => {
+        if (token === sideToken) {
+          renderProjection(pane, reply.result, entry => void selectId(entry));
+        }
+      }, e => showError(pane, e));
+    }
+  }
+  let sideTimer = 0;
+  const scheduleSide = (): void => {
+    window.clearTimeout(sideTimer);
+    sideTimer = window.setTimeout(refreshSide, 60);
+  };
+
+  function showError(parent: HTMLElement, e: unknown): void {
+    clear(parent);
+    el('div', 'pi-error-box', parent, e instanceof Error ? e.message : String(e));
+  }
+
+  let preview: CompactionPreview | null = null;
+  function showPreview(p: CompactionPreview | null): void {
+    preview = p;
+    root.classList.toggle('pi-previewing', p !== null);
+    if (p?.kept?.first_row !== undefined && p.kept.first_row >= 0) {
+      list.reveal(p.kept.first_row, true);
+    }
+    list.render();
+  }
+
+  /** While a compaction preview is open, the rows of the current branch show their part. */
+  function previewClass(row: number): string {
+    if (!preview || !cols || !cols.has(row, 'on_active_path')) {
+      return '';
+    }
+    const within = (part?: { first_row?: number; last_row?: number }): boolean =>
+      part?.first_row !== undefined && part.first_row >= 0 && row >= part.first_row && row <= (part.last_row ?? -1);
+    if (within(preview.kept)) {
+      return 'pi-pv-kept';
+    }
+    if (within(preview.turn_prefix)) {
+      return 'pi-pv-prefix';
+    }
+    if (within(preview.summarize)) {
+      return 'pi-pv-summarize';
+    }
+    return '';
+  }
+
+  let bannerTimer = 0;
+  function notify(message: string, isError = false): void {
+    banner.hidden = false;
+    banner.textContent = message;
+    banner.classList.toggle('pi-banner-error', isError);
+    window.clearTimeout(bannerTimer);
+    bannerTimer = window.setTimeout(() => {
+      banner.hidden = true;
+    }, isError ? 12000 : 5000);
+  }
+
+  // ---------------------------------------------------------------- keyboard
+  list.el.addEventListener('keydown', event => {
+    if (!cols || dialogs.isOpen) {
+      return;
+    }
+    const handled = handleTreeKey(event, {
+      count: cols.length,
+      selected,
+      page: list.pageSize(),
+      move: row => {
+        select(row);
+        list.reveal(row);
+      },
+      foldOrUp: () => foldOrUp(),
+      unfoldOrDown: () => unfoldOrDown(),
+      activate: () => void withTarget(selected, t => dialogs.navigate(t, transport.get('leaf_id'))),
+      menu: () => void withTarget(selected, t => dialogs.menu(t, transport.get('leaf_id'))),
+      label: () => void withTarget(selected, t => dialogs.label(t)),
+      toggleTimes: () => transport.set({ show_label_times: !transport.get('show_label_times') }),
+      type: text => {
+        search.value += text;
+        search.focus();
+        window.clearTimeout(searchTimer);
+        searchTimer = window.setTimeout(() => transport.set({ search: search.value }), 200);
+      },
+      backspace: () => {
+        search.value = search.value.slice(0, -1);
+        transport.set({ search: search.value });
+      },
+      escape: () => {
+        if (search.value) {
+          search.value = '';
+          transport.set({ search: '' });
+        }
+      }
+    });
+    if (handled) {
+      event.preventDefault();
+      event.stopPropagation();
+    }
+  });
+
+  function foldOrUp(): void {
+    if (!cols || selected < 0) {
+      return;
+    }
+    const id = cols.texts[selected]?.id;
+    const folded = transport.get('folded');
+    if (id && cols.has(selected, 'foldable') && !folded.includes(id)) {
+      transport.set({ folded: [...folded, id] });
+      return;
+    }
+    const row = segmentStartUp(cols, selected, r => childCount(cols!, r));
+    select(row);
+    list.reveal(row);
+  }
+
+  function unfoldOrDown(): void {
+    if (!cols || selected < 0) {
+      return;
+    }
+    const id = cols.texts[selected]?.id;
+    const folded = transport.get('folded');
+    if (id && folded.includes(id)) {
+      transport.set({ folded: folded.filter(f => f !== id) });
+      return;
+    }
+    const row = segmentStartDown(cols, selected, r => childCount(cols!, r));
+    select(row);
+    list.reveal(row);
+  }
+
+  // ---------------------------------------------------------------- state → view
+  function showHeader(): void {
+    const info = transport.get('session') as SessionInfo;
+    const file = info.file ? info.file.split(/[\\/]/).pop() : null;
+    title.textContent = info.name || file || (info.id ? `session ${info.id}` : 'pi session');
+    title.title = info.file ?? '';
+    meta.textContent = info.id
+      ? `${info.entries} entries · ${info.model}${info.following ? ' · following the file' : ''}`
+      : '';
+  }
+  function showStatus(): void {
+    const state = transport.get('busy');
+    busy.textContent = state ? `● ${state}` : '';
+    busy.hidden = !state;
+    status.textContent = transport.get('status');
+    root.classList.toggle('pi-is-busy', Boolean(state));
+  }
+  function showFilters(): void {
+    const mode = transport.get('filter_mode');
+    filterButtons.forEach((b, name) => {
+      b.classList.toggle('pi-on', name === mode);
+      b.setAttribute('aria-checked', name === mode ? 'true' : 'false');
+    });
+    timesToggle.classList.toggle('pi-on', transport.get('show_label_times'));
+    if (document.activeElement !== search) {
+      search.value = transport.get('search');
+    }
+    updatePosition();
+  }
+  function showEditorText(): void {
+    const text = transport.get('editor_text');
+    clear(editorBox);
+    editorBox.hidden = !text;
+    if (text) {
+      el('span', 'pi-muted', editorBox, 'Offered for re-editing: ');
+      el('span', 'pi-editor-value', editorBox, text);
+      button('copy', 'pi-small', editorBox, () => void navigator.clipboard?.writeText(text));
+      button('dismiss', 'pi-small', editorBox, () => transport.set({ editor_text: '' }));
+    }
+  }
+  function showLive(event: LiveEvent): void {
+    if (event.type === 'stream_end') {
+      window.setTimeout(() => {
+        live.hidden = true;
+      }, 400);
+      return;
+    }
+    live.hidden = false;
+    if (event.type === 'stream') {
+      live.textContent = (event.thinking ? `(thinking) ${event.thinking.slice(-200)}\n` : '') + event.text.slice(-600);
+    } else {
+      live.textContent = event.phase === 'start' ? `⚙ running ${event.name}…` : `⚙ ${event.name} ${event.error ? 'failed' : 'done'}`;
+    }
+  }
+
+  const watch = (key: keyof ViewState, fn: () => void): void => {
+    offs.push(transport.on(key, fn));
+  };
+  watch('structure', () => loadStructure(transport.get('structure')));
+  watch('structure_version', () => {
+    window.setTimeout(() => {
+      if (!cols || cols.version < transport.get('structure_version')) {
+        requestStructure();
+      }
+    }, 50);
+  });
+  watch('selected_id', () => {
+    const id = transport.get('selected_id');
+    if (id && cols && cols.texts[selected]?.id !== id) {
+      void selectId(id);
+    }
+    scheduleSide();
+  });
+  watch('gauge', () => {
+    gauge.render(transport.get('gauge') as Gauge);
+    if (transport.get('side_pane') === 'compactions') {
+      scheduleSide();
+    }
+  });
+  watch('leaf_id', () => {
+    if (transport.get('side_pane') === 'context') {
+      scheduleSide();
+    }
+  });
+  watch('side_pane', refreshSide);
+  watch('tool_output', refreshSide);
+  watch('filter_mode', showFilters);
+  watch('search', showFilters);
+  watch('show_label_times', () => {
+    showFilters();
+    list.render();
+  });
+  watch('session', showHeader);
+  watch('status', showStatus);
+  watch('busy', showStatus);
+  watch('editor_text', showEditorText);
+  watch('height', () => {
+    root.style.height = `${transport.get('height') || 560}px`;
+    list.render();
+  });
+  offs.push(
+    transport.onDelta(delta => {
+      if (!cols) {
+        requestStructure();
+        return;
+      }
+      const followLeaf = selected >= 0 && selected === cols.leafRow;
+      const ok = cols.apply(delta, (row, by) => {
+        if (by > 0 && row <= selected) {
+          selected += 1;
+        } else if (by < 0 && row < selected) {
+          selected -= 1;
+        } else if (by < 0 && row === selected) {
+          selected = Math.min(selected, cols!.length - 1);
+        }
+      });
+      if (!ok) {
+        requestStructure();
+        return;
+      }
+      if (followLeaf && delta.leaf_row >= 0) {
+        selected = delta.leaf_row;
+        list.reveal(selected);
+      }
+      list.setSelected(selected, false);
+      updatePosition();
+      updateSelectedId();
+    })
+  );
+  offs.push(transport.onEvent(showLive));
+
+  const resize = new ResizeObserver(() => list.render());
+  resize.observe(list.el);
+  offs.push(() => resize.disconnect());
+
+  showHeader();
+  showStatus();
+  showFilters();
+  showEditorText();
+  gauge.render(transport.get('gauge') as Gauge);
+  const initial = transport.get('structure');
+  loadStructure(initial);
+  const head = initial ? readHeader(initial) : null;
+  if (!head || head.version !== transport.get('structure_version')) {
+    requestStructure();
+  }
+  if (!cols) {
+    el('p', 'pi-muted', pane, 'Loading…');
+  }
+  void transport.request('hello').catch(() => undefined);
+
+  return {
+    unmount: () => {
+      offs.forEach(off => off());
+      root.remove();
+    },
+    columns: () => cols
+  };
+}

@@ -1,0 +1,353 @@
+"""The session widget in a real JupyterLab and a real browser (Debian chromium via Playwright).
+
+Each test writes a notebook that displays a SessionWidget on a copy of a session file, runs it,
+and then checks the page against the engine: the rows, the active path and the gauge match what
+Python computes, clicks change the session in the kernel, and session text stays inert.
+Screenshots go to PI_LAB_SCREENSHOTS (default /tmp/pi-lab-screenshots).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from playwright.sync_api import expect
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from helpers import SEED_SECTION_14  # noqa: E402
+
+KERNEL_EVAL = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, store_history: false});
+  let out = '';
+  future.onIOPub = msg => {
+    const t = msg.header.msg_type;
+    if (t === 'stream') out += msg.content.text;
+    if (t === 'error') out += 'ERROR ' + msg.content.ename + ': ' + msg.content.evalue;
+  };
+  await future.done;
+  return out;
+}"""
+
+
+def kernel(page, code: str) -> str:
+    """Run `code` in the notebook's kernel and return what it printed."""
+    out = page.evaluate(KERNEL_EVAL, code)
+    assert "ERROR" not in out, out
+    return out
+
+
+def kernel_json(page, expression: str):
+    return json.loads(kernel(page, f"import json as _j; print(_j.dumps({expression}))"))
+
+
+def write_notebook(lab_server, name: str, cells: list[str]) -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    path = lab_server.root_dir / name
+    nbformat.write(nb, path)
+    return name
+
+
+def run_notebook(page, open_lab, name: str) -> None:
+    open_lab(name)
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'"
+    )
+    # Not awaited: the promise only settles when every cell has finished.
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.locator(".pi-lab .pi-row, .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").first.wait_for(
+        timeout=60_000)
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    if errors.count():
+        raise AssertionError("a notebook cell failed:\n" + errors.first.inner_text())
+    page.locator(".pi-lab .pi-row").first.wait_for(timeout=60_000)
+
+
+def copy_session(lab_server, source: Path, name: str | None = None) -> Path:
+    target = lab_server.root_dir / (name or f"{secrets.token_hex(4)}_{source.name}")
+    shutil.copyfile(source, target)
+    return target
+
+
+@pytest.fixture
+def seed_file(lab_server) -> Path:
+    path = lab_server.root_dir / f"seed_{secrets.token_hex(4)}.jsonl"
+    path.write_text(SEED_SECTION_14, encoding="utf-8")
+    return path
+
+
+def visible_row_texts(page, widget=".pi-lab") -> list[str]:
+    return page.locator(f"{widget} .pi-row .pi-row-text").all_inner_texts()
+
+
+def test_seed_tree_active_path_and_gauge_match_the_engine(page, lab_server, open_lab, seed_file, screenshot_dir):
+    name = write_notebook(lab_server, "seed.ipynb", [
+        "from pi_lab.widget import SessionWidget\n"
+        f"w = SessionWidget({str(seed_file)!r})\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, name)
+    expect(page.locator(".pi-lab .pi-row")).to_have_count(13)
+    page.wait_for_function("() => !document.querySelector('.pi-lab .pi-row-text')?.textContent.includes('…')")
+    engine = kernel_json(page, "[r.text for r in w.view.rows.rows]")
+    assert visible_row_texts(page) == engine
+    active = kernel_json(page, "[r.entry_id for r in w.view.rows.rows if r.on_active_path]")
+    shown_active = page.eval_on_selector_all(".pi-lab .pi-row.pi-active", "els => els.map(e => e.dataset.id)")
+    assert shown_active == active
+    # C1 summarised U1..A5: they are dimmed; U4 is marked as the first kept entry.
+    out_ids = page.eval_on_selector_all(".pi-lab .pi-row.pi-out", "els => els.map(e => e.dataset.id)")
+    assert set(out_ids) == {"U1", "T1", "A2", "BS1", "U2B", "A4", "U3", "A5"}
+    expect(page.locator(".pi-lab .pi-row.pi-first-kept")).to_have_attribute("data-id", "U4")
+    # Right after the compaction the context size is unknown, as pi shows it.
+    gauge = kernel_json(page, "w.gauge")
+    assert gauge["unknown"] is True and gauge["tokens"] is None
+    expect(page.locator(".pi-lab .pi-gauge-value")).to_contain_text("?")
+    expect(page.locator(".pi-lab .pi-gauge-headroom")).to_contain_text("until auto-compaction")
+    page.screenshot(path=str(screenshot_dir / "widget-seed.png"))
+
+
+def open_row_menu(page, entry_id: str) -> None:
+    row = page.locator(f".pi-lab .pi-row[data-id='{entry_id}']")
+    row.click()
+    row.locator(".pi-row-menu").click()
+    expect(page.locator(".pi-lab .pi-dialog")).to_be_visible()
+
+
+def test_real_fixture_rows_match_and_clicking_a_node_moves_the_leaf(
+    page, lab_server, open_lab, fixtures_dir, screenshot_dir
+):
+    session = copy_session(lab_server, fixtures_dir / "public-twkrash-branching.jsonl")
+    name = write_notebook(lab_server, "branching.ipynb", [
+        "from pi_lab.widget import SessionWidget\n"
+        f"w = SessionWidget({str(session)!r}, filter_mode='all')\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, name)
+    engine = kernel_json(page, "[[r.entry_id, r.text, r.indent] for r in w.view.rows.rows]")
+    expect(page.locator(".pi-lab .pi-row")).to_have_count(len(engine))
+    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    shown = page.eval_on_selector_all(".pi-lab .pi-row", "els => els.map(e => e.dataset.id)")
+    assert shown == [row[0] for row in engine]
+    assert visible_row_texts(page) == [row[1] for row in engine]
+    # Pick an entry off the current leaf and go there without a summary (pi's /tree Enter).
+    leaf = kernel_json(page, "w.session_manager.leaf_id")
+    target = next(row[0] for row in engine if row[0] != leaf and not row[1].startswith("user:"))
+    page.locator(f".pi-lab .pi-row[data-id='{target}']").dblclick()
+    page.locator(".pi-lab .pi-dialog button", has_text="No summary").click()
+    page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-row.pi-leaf')?.dataset.id === '{target}'")
+    assert kernel_json(page, "w.session_manager.leaf_id") == target
+    assert kernel_json(page, "w.leaf_id") == target
+    page.screenshot(path=str(screenshot_dir / "widget-branching-navigated.png"))
+
+
+def test_navigation_with_summary_and_compaction_append_entries(page, lab_server, open_lab, seed_file, screenshot_dir):
+    name = write_notebook(lab_server, "actions.ipynb", [
+        "from pi_lab.widget import SessionWidget\n"
+        f"w = SessionWidget({str(seed_file)!r}, keep_recent_tokens=4)\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, name)
+    lines_before = seed_file.read_text().splitlines()
+    # Re-edit the JWT request U2 with a summary of the cookie branch that is left behind.
+    page.locator(".pi-lab .pi-row[data-id='U2']").wait_for()
+    page.locator(".pi-lab .pi-row[data-id='U2']").dblclick()
+    page.locator(".pi-lab .pi-dialog button", has_text="Summarize").first.click()
+    expect(page.locator(".pi-lab .pi-editor-text")).to_contain_text("改成 JWT", timeout=30_000)
+    lines = seed_file.read_text().splitlines()
+    assert len(lines) == len(lines_before) + 1
+    summary = json.loads(lines[-1])
+    assert summary["type"] == "branch_summary"
+    assert summary["parentId"] == "A2"  # a user message is re-edited from its parent
+    assert summary["fromId"] == "C1"  # the abandoned leaf
+    expect(page.locator(f".pi-lab .pi-row.pi-leaf[data-id='{summary['id']}']")).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "widget-navigated-with-summary.png"))
+
+    # Compact the new branch with the offline model: a preview first, then the checkpoint.
+    kernel(page, "w.session_manager.append_message({'role': 'user', 'content': 'now add refresh tokens ' * 20, 'timestamp': 1})\n"
+                 "w.session_manager.append_message({'role': 'assistant', 'content': [{'type': 'text', 'text': 'done ' * 40}], 'stopReason': 'stop', 'timestamp': 2})\n"
+                 "w.sync()")
+    leaf = kernel_json(page, "w.session_manager.leaf_id")
+    open_row_menu(page, leaf)
+    page.locator(".pi-lab .pi-dialog .pi-menu-item", has_text="Compact").click()
+    expect(page.locator(".pi-lab .pi-dialog .pi-part-kept")).to_be_visible()
+    preview = kernel_json(page, "__import__('pi_lab.widget.payload', fromlist=['x']).preview_payload(w.view)")
+    assert preview["ok"]
+    page.screenshot(path=str(screenshot_dir / "widget-compaction-preview.png"))
+    page.locator(".pi-lab .pi-dialog button", has_text="Compact").last.click()
+    expect(page.locator(".pi-lab .pi-dialog")).to_be_hidden(timeout=30_000)
+    last = json.loads(seed_file.read_text().splitlines()[-1])
+    assert last["type"] == "compaction"
+    assert last["firstKeptEntryId"] == preview["first_kept_id"]
+    expect(page.locator(".pi-lab .pi-row.pi-leaf .pi-row-text")).to_contain_text("[compaction:")
+    expect(page.locator(".pi-lab .pi-gauge-value")).to_contain_text("?")  # unknown until the next response
+    page.screenshot(path=str(screenshot_dir / "widget-compacted.png"))
+
+
+def test_search_and_filters(page, lab_server, open_lab, fixtures_dir, screenshot_dir):
+    session = copy_session(lab_server, fixtures_dir / "large-session.jsonl")
+    name = write_notebook(lab_server, "filters.ipynb", [
+        "from pi_lab.widget import SessionWidget\n"
+        f"w = SessionWidget({str(session)!r})\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, name)
+    for mode in ("user-only", "no-tools", "all", "default"):
+        page.locator(f".pi-lab .pi-filter[data-mode='{mode}']").click()
+        page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-filter.pi-on')?.dataset.mode === '{mode}'")
+        expected = kernel_json(page, f"len(__import__('pi_lab.session.navigation', fromlist=['x']).navigation_rows(w.session_manager, filter_mode={mode!r}))")
+        page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/{expected})')")
+        if mode == "user-only":
+            kinds = page.eval_on_selector_all(".pi-lab .pi-row", "els => els.map(e => e.dataset.kind)")
+            assert set(kinds) == {"user"}
+    page.locator(".pi-lab .pi-search").fill("mode")
+    expected = kernel_json(page, "[r.entry_id for r in __import__('pi_lab.session.navigation', fromlist=['x']).navigation_rows(w.session_manager, search='mode')]")
+    page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/{len(expected)})')")
+    assert kernel_json(page, "w.search") == "mode"
+    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    # pi matches the search against role, label and message text (not only the row's text).
+    shown = page.eval_on_selector_all(".pi-lab .pi-row", "els => els.map(e => e.dataset.id)")
+    assert shown == expected[: len(shown)] and shown
+    page.screenshot(path=str(screenshot_dir / "widget-search.png"))
+
+
+INJECTION = [
+    {"type": "session", "version": 3, "id": "inject", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"},
+    {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+     "message": {"role": "user", "content": "<script>window.__piPwned = 'script'</script> hi <b>bold?</b>", "timestamp": 1}},
+    {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
+     "message": {"role": "assistant", "content": [
+         {"type": "text", "text": "Here: <img src=x onerror=\"window.__piPwned='img'\"> and [click](javascript:window.__piPwned='link') **bold** `<svg onload=window.__piPwned=1>`"},
+         {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "echo '<iframe src=javascript:alert(1)>'"}}],
+         "stopReason": "toolUse", "timestamp": 2}},
+    {"type": "message", "id": "t1", "parentId": "a1", "timestamp": "2026-01-01T00:00:03.000Z",
+     "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "bash",
+                 "content": [{"type": "text", "text": "<img src=y onerror=\"window.__piPwned='result'\">"}], "isError": False, "timestamp": 3}},
+    {"type": "label", "id": "l1", "parentId": "t1", "timestamp": "2026-01-01T00:00:04.000Z", "targetId": "a1",
+     "label": "<img src=z onerror=\"window.__piPwned='label'\">"},
+]
+
+
+def test_script_and_html_injection_stay_inert_text(page, lab_server, open_lab, screenshot_dir):
+    path = lab_server.root_dir / "inject.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in INJECTION), encoding="utf-8")
+    name = write_notebook(lab_server, "inject.ipynb", [
+        "from pi_lab.widget import SessionWidget\n"
+        f"w = SessionWidget({str(path)!r}, filter_mode='all')\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, name)
+    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    texts = visible_row_texts(page)
+    assert any("<script>window.__piPwned = 'script'</script>" in t for t in texts)
+    for entry_id in ("u1", "a1", "t1"):
+        page.locator(f".pi-lab .pi-row[data-id='{entry_id}']").click()
+        expect(page.locator(".pi-lab .pi-detail-id")).to_have_text(entry_id)
+    page.locator(".pi-lab .pi-row[data-id='a1']").click()
+    detail = page.locator(".pi-lab .pi-pane")
+    expect(detail).to_contain_text("<img src=x onerror=")
+    page.locator(".pi-lab .pi-tab", has_text="What the model sees").click()
+    expect(detail).to_contain_text("<script>")
+    page.wait_for_timeout(500)
+    assert page.evaluate("() => window.__piPwned") is None
+    # No element from session text made it into the DOM; the only link is not a javascript: URL.
+    assert page.locator(".pi-lab script, .pi-lab img, .pi-lab iframe, .pi-lab svg, .pi-lab b").count() == 0
+    assert page.locator(".pi-lab a[href^='javascript']").count() == 0
+    page.locator(".pi-lab .pi-tab", has_text="Entry").click()
+    page.screenshot(path=str(screenshot_dir / "widget-injection.png"))
+
+
+def test_tool_call_refuses_navigation_and_live_rows_follow_the_run(page, lab_server, open_lab, seed_file, screenshot_dir):
+    name = write_notebook(lab_server, "live.ipynb", [
+        "import asyncio\n"
+        "from pi_lab.session import SessionManager\n"
+        "from pi_lab.agent import AgentSession, tool\n"
+        "from pi_lab.llm import OfflineModel, ToolCallReply\n"
+        "from pi_lab.widget import SessionWidget\n"
+        "gate = asyncio.Event()\n"
+        "@tool\n"
+        "async def wait_for_gate() -> str:\n"
+        "    '''Wait until the test opens the gate.'''\n"
+        "    await gate.wait()\n"
+        "    return 'opened'\n"
+        f"sm = SessionManager.open({str(seed_file)!r})\n"
+        "sm.branch('A4')\n"
+        "agent = AgentSession(sm, client=OfflineModel(script=[ToolCallReply('wait_for_gate', {}), 'all done']), tools=[wait_for_gate])\n"
+        "w = SessionWidget(agent)\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, name)
+    rows_before = page.locator(".pi-lab .pi-row").count()
+    kernel(page, "task = agent.start('please wait for the gate')")
+    expect(page.locator(".pi-lab .pi-busy")).to_contain_text("running")
+    page.wait_for_function("() => document.querySelector('.pi-lab .pi-live')?.textContent.includes('wait_for_gate')")
+    # While the tool runs, navigating is refused with a visible reason.
+    page.locator(".pi-lab .pi-row[data-id='U2']").dblclick()
+    page.locator(".pi-lab .pi-dialog button", has_text="No summary").click()
+    alert = page.locator(".pi-lab .pi-dialog .pi-error-box")
+    expect(alert).to_contain_text("tool call is still running")
+    page.screenshot(path=str(screenshot_dir / "widget-refused-while-tool-runs.png"))
+    page.keyboard.press("Escape")
+    assert kernel_json(page, "sm.leaf_id") != "U2"
+    kernel(page, "gate.set()")
+    expect(page.locator(".pi-lab .pi-row .pi-row-text", has_text="all done")).to_be_visible(timeout=30_000)
+    kernel(page, "import asyncio as _a\n_a.ensure_future(task)")
+    page.wait_for_function("() => !document.querySelector('.pi-lab .pi-busy')?.textContent")
+    assert page.locator(".pi-lab .pi-row").count() > rows_before
+    engine = kernel_json(page, "[r.text for r in w.view.rows.rows]")
+    assert visible_row_texts(page) == engine
+    expect(page.locator(".pi-lab .pi-row.pi-leaf .pi-row-text")).to_contain_text("all done")
+    page.screenshot(path=str(screenshot_dir / "widget-live-run.png"))
+
+
+def test_widget_follows_a_file_another_process_appends_to(page, lab_server, open_lab, seed_file):
+    name = write_notebook(lab_server, "follow.ipynb", [
+        "from pi_lab.widget import SessionWidget\n"
+        f"w = SessionWidget({str(seed_file)!r}, poll_interval=0.3)\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, name)
+    entry = {"type": "message", "id": "EXT1", "parentId": "C1", "timestamp": "2026-07-29T09:06:00.000Z",
+             "message": {"role": "user", "content": "written by another process", "timestamp": 9}}
+    with open(seed_file, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    expect(page.locator(".pi-lab .pi-row[data-id='EXT1'] .pi-row-text")).to_have_text(
+        "user: written by another process", timeout=15_000)
+    expect(page.locator(".pi-lab .pi-row.pi-leaf")).to_have_attribute("data-id", "EXT1")
+
+
+def test_hundred_thousand_entry_session_opens(page, lab_server, open_lab, repo_root, screenshot_dir, tmp_path_factory):
+    big = repo_root / "bench" / "out" / "s100k.jsonl"
+    if not big.exists():
+        out = tmp_path_factory.mktemp("big") / "s100k.jsonl"
+        import subprocess
+        subprocess.run([sys.executable, str(repo_root / "bench" / "generate.py"), "--entries", "100000", "--out", str(out)],
+                       check=True, timeout=600)
+        big = out
+    name = write_notebook(lab_server, "big.ipynb", [
+        "from pi_lab.widget import SessionWidget\n"
+        f"w = SessionWidget({str(big)!r}, follow=False)\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, name)
+    count = kernel_json(page, "len(w.view.rows.rows)")
+    assert count > 50_000
+    expect(page.locator(".pi-lab .pi-position")).to_contain_text(f"/{count})")
+    # Virtualized: only the rows in view exist in the DOM.
+    assert page.locator(".pi-lab .pi-row").count() < 120
+    page.locator(".pi-lab .pi-rows").focus()
+    page.keyboard.press("End")
+    page.keyboard.press("Home")
+    page.keyboard.press("PageDown")
+    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    selected = page.locator(".pi-lab .pi-row.pi-selected").get_attribute("data-id")
+    expect(page.locator(".pi-lab .pi-detail-id")).to_have_text(selected)
+    page.locator(".pi-lab .pi-tab", has_text="What the model sees").click()
+    expect(page.locator(".pi-lab .pi-context-item").first).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "widget-100k.png"))
