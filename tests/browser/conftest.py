@@ -50,12 +50,19 @@ def _skip_reason() -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # This hook sees every collected item, so act only on the ones in this folder.
     reason = _skip_reason()
+    browser: list[pytest.Item] = []
     for item in items:
         if HERE not in Path(item.path).resolve().parents:
             continue
+        browser.append(item)
         item.add_marker(pytest.mark.browser)
         if reason:
             item.add_marker(pytest.mark.skip(reason=reason))
+    # Browser tests run last: Playwright's sync API keeps an event loop running in this thread
+    # until the session ends, and tests that start their own loop (asyncio.run, the jupyter
+    # server fixtures) would fail after it.
+    chosen = set(map(id, browser))
+    items[:] = [item for item in items if id(item) not in chosen] + browser
 
 
 def _free_port() -> int:
