@@ -37,10 +37,25 @@ from pi_lab.server.config import PiLabConfig
 from pi_lab.server.listing import SessionListing
 from pi_lab.server.locations import Location, PathRefused, resolve_location
 from pi_lab.server.notebook import cell_source, make_notebook, notebook_plan
-from pi_lab.server.store import FileTooLarge, LoadedSession, NotASession, SessionStore, SharedView, view_key
+from pi_lab.server.store import (
+    FileTooLarge,
+    LoadedSession,
+    NotASession,
+    SessionStore,
+    SharedView,
+    view_key,
+)
 from pi_lab.session.navigation import FILTER_MODES
 from pi_lab.session.storage import read_session_header
-from pi_lab.widget.payload import READ_OPS, RequestError, SessionView, ViewSettings, preview_payload, read_request, structure_payload
+from pi_lab.widget.payload import (
+    READ_OPS,
+    RequestError,
+    SessionView,
+    ViewSettings,
+    preview_payload,
+    read_request,
+    structure_payload,
+)
 
 __all__ = ["PiLabState", "make_handlers", "READ_ONLY_MESSAGE", "API_ROOT"]
 

@@ -31,7 +31,7 @@ def cell_source(session_path: str) -> str:
 
 def notebook_plan(location: Location, notebook_dir: str = "") -> tuple[str, str, str]:
     """``(folder, stem, session path as the cell names it)``; folder is relative to the root."""
-    stem = location.name[:-len(".jsonl")] if location.name.endswith(".jsonl") else location.name
+    stem = location.name.removesuffix(".jsonl")
     if location.area == "root":
         folder = posixpath.dirname(location.relative)
         return folder, stem, location.name

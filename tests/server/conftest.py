@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from pytest_jupyter.jupyter_server import *  # noqa: F401,F403  (fixtures and hooks, this folder only)
 from traitlets.config import Config
 
-from pytest_jupyter.jupyter_server import *  # noqa: F401,F403  (fixtures and hooks, this folder only)
-
 from pi_lab.server.handlers import API_ROOT as API
+
 # pi's file name: the header timestamp with ":" and "." as "-", then the session id.
 PI_NAME = "2026-01-0{n}T10-00-00-000Z_{stem}.jsonl"
 

@@ -83,6 +83,7 @@ async def test_listing_leaves_out_links_that_lead_out(api, sessions_dir, tmp_pat
     os.symlink(outside, sessions_dir / "--linked--")
     write_session(sessions_dir / "--ok--", "ok", 2, "/ok", ["fine"])
     code, listing = await api.get("sessions")
+    assert code == 200
     assert [s["id"] for g in listing["groups"] for s in g["sessions"]] == ["ok"]
 
 
@@ -95,6 +96,7 @@ async def test_a_missing_sessions_folder_is_reported(api, sessions_dir):
 async def test_sessions_folder_files_open_through_their_key(api, sessions_dir):
     path = write_session(sessions_dir / "--p--", "k", 1, "/p", ["hello there", "hi"])
     code, listing = await api.get("sessions")
+    assert code == 200
     location = listing["groups"][0]["sessions"][0]["location"]
     state = await api.session("state", location)
     assert state["session"]["id"] == "k"
