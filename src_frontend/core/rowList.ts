@@ -49,6 +49,7 @@ export class RowList {
   private selected = -1;
   private first = 0;
   private frame = 0;
+  private pendingReveal: { row: number; center: boolean } | null = null;
 
   constructor(parent: HTMLElement, private readonly handlers: RowListHandlers) {
     this.el = el('div', 'pi-rows', parent);
@@ -112,6 +113,11 @@ export class RowList {
 
   /** Scroll just enough to show `row` (centre it when it is far away). */
   reveal(row: number, center = false): void {
+    if (!this.el.isConnected || this.el.clientHeight === 0) {
+      // Not laid out yet (a view renders before it is attached): scroll once it has a size.
+      this.pendingReveal = { row, center };
+      return;
+    }
     const top = row * ROW_HEIGHT;
     const view = this.el.clientHeight || ROW_HEIGHT * 20;
     const scroll = this.el.scrollTop;
@@ -140,6 +146,11 @@ export class RowList {
 
   /** Redraw the rows in view. */
   render(): void {
+    if (this.pendingReveal && this.el.isConnected && this.el.clientHeight > 0) {
+      const { row, center } = this.pendingReveal;
+      this.pendingReveal = null;
+      this.reveal(row, center);
+    }
     const cols = this.cols;
     const count = cols ? cols.length : 0;
     this.spacer.style.height = `${count * ROW_HEIGHT}px`;

@@ -28,8 +28,17 @@ export const STYLES = `
   font-family: var(--jp-ui-font-family, system-ui, sans-serif);
   font-size: 13px;
   overflow: hidden;
+  container-type: inline-size;
 }
 .pi-lab * { box-sizing: border-box; }
+/* Narrow views (two widgets side by side, a side panel): the entry pane goes under the tree. */
+@container (max-width: 760px) {
+  .pi-main { flex-direction: column; }
+  .pi-rows { flex: 0 0 55%; }
+  .pi-side { flex: 1 1 0; border-left: none; border-top: 1px solid var(--pi-border); }
+  .pi-title { max-width: 60%; }
+  .pi-status { display: none; }
+}
 .pi-header { display: flex; gap: 10px; align-items: baseline; padding: 6px 10px; border-bottom: 1px solid var(--pi-border); }
 .pi-title { font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }
 .pi-meta, .pi-muted { color: var(--pi-muted); }
@@ -85,7 +94,7 @@ export const STYLES = `
 
 /* tree */
 .pi-main { flex: 1 1 auto; display: flex; min-height: 0; }
-.pi-rows { flex: 1 1 58%; overflow: auto; position: relative; outline: none; font-family: var(--pi-mono); font-size: 12px; }
+.pi-rows { flex: 1 1 58%; min-height: 0; overflow: auto; position: relative; outline: none; font-family: var(--pi-mono); font-size: 12px; }
 .pi-rows:focus-visible { box-shadow: inset 0 0 0 2px var(--pi-select); }
 .pi-rows-spacer { position: relative; min-width: 100%; }
 .pi-rows-window { position: absolute; left: 0; right: 0; top: 0; will-change: transform; }
@@ -132,7 +141,7 @@ export const STYLES = `
 .pi-row.pi-pv-kept { background: rgba(26, 127, 55, .12); }
 
 /* side pane */
-.pi-side { flex: 1 1 42%; display: flex; flex-direction: column; min-width: 0; border-left: 1px solid var(--pi-border); }
+.pi-side { flex: 1 1 42%; display: flex; flex-direction: column; min-width: 0; min-height: 0; border-left: 1px solid var(--pi-border); }
 .pi-tabs { display: flex; border-bottom: 1px solid var(--pi-border); }
 .pi-tab { border: none; border-radius: 0; border-bottom: 2px solid transparent; background: none; padding: 5px 10px; }
 .pi-tab.pi-on { background: none; color: var(--pi-accent); border-bottom-color: var(--pi-accent); }

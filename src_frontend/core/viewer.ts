@@ -145,6 +145,9 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     selected = head.selected_row >= 0 && head.selected_row < cols.length ? head.selected_row : cols.length - 1;
     list.setSelected(selected);
     list.reveal(selected, true);
+    if (selected >= 0 && !cols.texts[selected]) {
+      fetchTexts(selected, selected + 1); // the selection's id, even before it scrolls into view
+    }
     updatePosition();
     if (wanted && head.selected_id && head.selected_id !== wanted) {
       transport.set({ selected_id: head.selected_id });

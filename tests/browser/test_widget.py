@@ -110,6 +110,14 @@ def test_seed_tree_active_path_and_gauge_match_the_engine(page, lab_server, open
     assert gauge["unknown"] is True and gauge["tokens"] is None
     expect(page.locator(".pi-lab .pi-gauge-value")).to_contain_text("?")
     expect(page.locator(".pi-lab .pi-gauge-headroom")).to_contain_text("until auto-compaction")
+    # Selection set from Python moves the view; the context pane shows the projection at that entry.
+    kernel(page, "w.side_pane = 'context'; w.selected_id = 'A4'")
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", "A4")
+    expect(page.locator(".pi-lab .pi-pane .pi-pane-title")).to_contain_text("leaf at A4")
+    sources = page.eval_on_selector_all(".pi-lab .pi-context .pi-source", "els => els.map(e => e.textContent)")
+    assert sources == [m["source_id"] for m in kernel_json(page, "__import__('pi_lab.widget.payload', fromlist=['x']).context_payload(w.view, 'A4')['messages']")]
+    kernel(page, "w.selected_id = 'C1'")
+    expect(page.locator(".pi-lab .pi-pane .pi-pane-title")).to_contain_text("at the leaf")
     page.screenshot(path=str(screenshot_dir / "widget-seed.png"))
 
 
@@ -351,3 +359,17 @@ def test_hundred_thousand_entry_session_opens(page, lab_server, open_lab, repo_r
     page.locator(".pi-lab .pi-tab", has_text="What the model sees").click()
     expect(page.locator(".pi-lab .pi-context-item").first).to_be_visible()
     page.screenshot(path=str(screenshot_dir / "widget-100k.png"))
+
+
+def test_tour_runs_in_lab(page, lab_server, open_lab, repo_root, screenshot_dir):
+    shutil.copyfile(repo_root / "examples" / "tour.ipynb", lab_server.root_dir / "tour.ipynb")
+    run_notebook(page, open_lab, "tour.ipynb")
+    expect(page.locator(".jp-OutputArea-output", has_text="compactions on the branch")).to_be_visible(timeout=120_000)
+    assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+    assert page.locator(".jp-OutputArea-output", has_text="✓ Q22").count() == 1
+    widgets = page.locator(".pi-lab")
+    assert widgets.count() >= 4
+    widgets.nth(0).scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir / "tour-side-by-side.png"))
+    widgets.nth(2).scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir / "tour-live-session.png"))
