@@ -131,6 +131,7 @@ class RowState:
             count += 1
         self._entry_count = count
         self._seen = len(sm.file_entries)
+        self._known_count = sm.get_entry_count()
         self.relayout(leaf_moved=True)
 
     def _index_nodes(self) -> None:
@@ -313,9 +314,7 @@ class RowState:
         if sm.session_id != self.session_id:
             self.reload()
             return SyncResult("layout")
-        file_entries = sm.file_entries
-        fresh = [e for e in file_entries[self._seen:] if e.get("type") != "session"]
-        self._seen = len(file_entries)
+        fresh = self._fresh_entries()
         if not fresh:
             if sm.leaf_id != self.leaf_id:
                 self._refresh_roots()
@@ -344,6 +343,41 @@ class RowState:
         delta = Delta(start_version, self.version, ops, gutter_base, self.gutters.entries_since(gutter_base),
                       len(self.rows), self.leaf_row)
         return SyncResult("delta", delta, fresh)
+
+    def _fresh_entries(self) -> list[Entry]:
+        """Entries appended since the last call, in file order.
+
+        The common case (appends at the leaf) is found by walking up from the new leaf to the
+        old one, which costs the number of new entries; anything else (the count does not match,
+        the walk misses the old leaf) falls back to reading the new tail of the file entries.
+        """
+        sm = self.sm
+        count = sm.get_entry_count()
+        expected = count - self._known_count
+        if expected <= 0:
+            if expected < 0 or sm.leaf_id == self.leaf_id:
+                return self._fresh_from_file() if expected < 0 else []
+        walked: list[Entry] = []
+        current = sm.leaf_id
+        while current is not None and current != self.leaf_id and len(walked) <= expected:
+            entry = sm.get_entry(current)
+            if entry is None:
+                break
+            walked.append(entry)
+            current = entry.get("parentId")
+        if current == self.leaf_id and len(walked) == expected:
+            walked.reverse()
+            self._known_count = count
+            self._seen += expected
+            return walked
+        return self._fresh_from_file()
+
+    def _fresh_from_file(self) -> list[Entry]:
+        file_entries = self.sm.file_entries
+        fresh = [e for e in file_entries[self._seen:] if e.get("type") != "session"]
+        self._seen = len(file_entries)
+        self._known_count = self.sm.get_entry_count()
+        return fresh
 
     def _add_to_tree(self, entry: Entry) -> None:
         entry_id = entry.get("id")

@@ -31,7 +31,8 @@ from pi_lab.widget.payload import RequestError, SessionView, ViewSettings, read_
 __all__ = ["SessionWidget", "open_session"]
 
 _STATIC = Path(__file__).resolve().parent.parent / "static"
-SNAPSHOT_DELAY_S = 3.0
+STATE_DELAY_S = 0.5
+SNAPSHOT_DELAY_S = 5.0
 
 
 def _session_manager_and_agent(source: Any, **agent_options: Any) -> tuple[Any, Any]:
@@ -67,6 +68,7 @@ class SessionWidget(anywidget.AnyWidget):
     structure_version = t.Int(0).tag(sync=True)
     row_count = t.Int(0).tag(sync=True)
     gauge = t.Dict().tag(sync=True)
+    compactions = t.List().tag(sync=True)  # kept apart from the gauge: it only changes at a checkpoint
     context_window = t.Int(128_000).tag(sync=True)
     reserve_tokens = t.Int(16_384).tag(sync=True)
     keep_recent_tokens = t.Int(20_000).tag(sync=True)
@@ -92,6 +94,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._poll_interval = poll_interval
         self._follow_task: asyncio.Task[None] | None = None
         self._snapshot_handle: asyncio.TimerHandle | None = None
+        self._state_handle: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         self._feed = LiveFeed(agent, sync=self.sync, stream=self._push_event, status=self._set_status)
@@ -109,6 +112,11 @@ class SessionWidget(anywidget.AnyWidget):
                             bool(getattr(self.agent.settings, "enabled", True)))
 
     def _publish_layout(self) -> None:
+        for name in ("_snapshot_handle", "_state_handle"):
+            handle = getattr(self, name, None)
+            if handle is not None:
+                handle.cancel()
+                setattr(self, name, None)
         view = self.view
         sm = view.sm
         if sm is not self.agent.session_manager:  # a fork rebound the agent to a new file
@@ -122,10 +130,18 @@ class SessionWidget(anywidget.AnyWidget):
             self.structure_version = view.rows.version
             self.row_count = len(view.rows.rows)
             self.leaf_id = view.sm.leaf_id
-            self.gauge = view.gauge
+            self._publish_gauge()
             self.session = self._session_info()
             if header_selected is not None and header_selected != self.selected_id:
                 self.selected_id = header_selected
+
+    def _publish_gauge(self) -> None:
+        gauge = dict(self.view.gauge)
+        compactions = gauge.pop("compactions", [])
+        gauge["compaction_count"] = len(compactions)
+        self.gauge = gauge
+        if compactions != self.compactions:
+            self.compactions = compactions
 
     def _session_info(self) -> dict[str, Any]:
         sm = self.view.sm
@@ -145,32 +161,55 @@ class SessionWidget(anywidget.AnyWidget):
         if result.kind == "layout":
             self._publish_layout()
         elif result.kind == "delta":
-            gauge = self.view.gauge
+            previous = self.view.gauge
+            gauge = previous
             for entry in result.new_entries:
                 gauge = gauge_after_append(gauge, entry) if gauge else None
                 if gauge is None:
                     break
             self.view.gauge = gauge if gauge is not None else self.view.refresh_gauge()
-            self.send(result.delta.message())  # before the version changes: views apply it first
-            with self.hold_sync():
-                self.structure_version = self.view.rows.version
-                self.row_count = len(self.view.rows.rows)
-                self.leaf_id = self.view.sm.leaf_id
-                self.gauge = self.view.gauge
-                self.session = {**self.session, "entries": self.view.sm.get_entry_count()}
-            self._schedule_snapshot()
+            # One message per append: the row operations plus what changed in the gauge. The
+            # traitlets catch up once the session is quiet (see _schedule_state).
+            message = result.delta.message()
+            message["leaf_id"] = self.view.sm.leaf_id
+            message["entries"] = self.view.sm.get_entry_count()
+            message["gauge"] = {k: v for k, v in self.view.gauge.items()
+                                if k != "compactions" and previous.get(k) != v}
+            if self.view.gauge.get("compactions") != previous.get("compactions"):
+                message["compactions"] = self.view.gauge.get("compactions")
+            self.send(message)
+            self._schedule_state()
         return result.kind
 
-    def _schedule_snapshot(self) -> None:
-        """Refresh the saved structure once deltas have stopped for a while."""
+    def _publish_state(self) -> None:
+        """The small traitlets after a run of deltas (views already applied the deltas)."""
+        with self.hold_sync():
+            self.structure_version = self.view.rows.version
+            self.row_count = len(self.view.rows.rows)
+            self.leaf_id = self.view.sm.leaf_id
+            self._publish_gauge()
+            self.session = {**self.session, "entries": self.view.sm.get_entry_count()}
+
+    def _schedule_state(self) -> None:
+        """Bring the traitlets up to date when deltas pause (STATE_DELAY_S), and the saved
+        structure blob after a longer pause (SNAPSHOT_DELAY_S): a live session sends one small
+        message per entry, not the whole state."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            self._publish_state()
             self.structure = structure_payload(self.view, self.selected_id)
             return
-        if self._snapshot_handle is not None:
-            self._snapshot_handle.cancel()
+        for handle in (self._state_handle, self._snapshot_handle):
+            if handle is not None:
+                handle.cancel()
+        self._state_handle = loop.call_later(STATE_DELAY_S, self._flush_state)
         self._snapshot_handle = loop.call_later(SNAPSHOT_DELAY_S, self._refresh_snapshot)
+
+    def _flush_state(self) -> None:
+        self._state_handle = None
+        if not self._closed:
+            self._publish_state()
 
     def _refresh_snapshot(self) -> None:
         self._snapshot_handle = None
@@ -210,7 +249,8 @@ class SessionWidget(anywidget.AnyWidget):
             return
         self.view.settings = self._view_settings()
         self._sync_agent_settings()
-        self.gauge = self.view.refresh_gauge()
+        self.view.refresh_gauge()
+        self._publish_gauge()
 
     def _sync_agent_settings(self) -> None:
         """The agent compacts with the numbers the preview shows."""
@@ -305,8 +345,9 @@ class SessionWidget(anywidget.AnyWidget):
         self._closed = True
         if getattr(self, "_feed", None) is not None:
             self._feed.close()
-        if getattr(self, "_snapshot_handle", None) is not None:
-            self._snapshot_handle.cancel()
+        for name in ("_snapshot_handle", "_state_handle"):
+            if getattr(self, name, None) is not None:
+                getattr(self, name).cancel()
         if getattr(self, "_follow_task", None) is not None:
             self._follow_task.cancel()
         super().close()

@@ -3,7 +3,7 @@
 // keep-recent window, the headroom, and pi's "unknown" state after a compaction.
 
 import { clear, el, formatTokens, shortId } from './dom';
-import type { Gauge } from './transport';
+import type { CompactionInfo, Gauge } from './transport';
 
 export interface GaugeHandlers {
   /** Jump to an entry (a compaction, the measured anchor). */
@@ -93,18 +93,20 @@ export class GaugeView {
       g.headroom >= 0 ? `${formatTokens(g.headroom)} until auto-compaction` : `${formatTokens(-g.headroom)} over the threshold`);
     headroom.title = `threshold ${g.threshold} = window ${window} − reserve ${g.reserve_tokens}` +
       (g.enabled ? '' : ' (automatic compaction is off)');
-    add('pi-gauge-count', `${g.compactions.length} compaction${g.compactions.length === 1 ? '' : 's'}`);
+    const count = g.compaction_count ?? g.compactions?.length ?? 0;
+    add('pi-gauge-count', `${count} compaction${count === 1 ? '' : 's'}`);
   }
 }
 
 /** The compactions tab: every checkpoint on the branch with tokens before and after, and the settings. */
-export function renderCompactions(parent: HTMLElement, g: Gauge | Record<string, never>, handlers: GaugeHandlers): void {
+export function renderCompactions(parent: HTMLElement, g: Gauge | Record<string, never>, compactions: CompactionInfo[],
+  handlers: GaugeHandlers): void {
   clear(parent);
   if (!('context_window' in g)) {
     return;
   }
   el('h4', 'pi-pane-title', parent, 'Compactions on this branch');
-  if (!g.compactions.length) {
+  if (!compactions.length) {
     el('p', 'pi-muted', parent, 'None yet: the model sees the whole branch.');
   } else {
     const table = el('table', 'pi-compactions', parent);
@@ -113,7 +115,7 @@ export function renderCompactions(parent: HTMLElement, g: Gauge | Record<string,
       el('th', '', head, title);
     }
     const body = el('tbody', '', table);
-    for (const c of g.compactions) {
+    for (const c of compactions) {
       const tr = el('tr', '', body);
       const id = el('td', 'pi-link', tr, shortId(c.id));
       id.addEventListener('click', () => handlers.open(c.id));

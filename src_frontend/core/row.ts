@@ -243,7 +243,7 @@ function grow(target: Column, source: ArrayLike<number>): Column {
 }
 
 /** At most this many levels of the prefix are drawn; deeper rows show a depth badge instead. */
-export const MAX_PREFIX_LEVELS = 12;
+export const MAX_PREFIX_LEVELS = 6;
 
 export interface Prefix {
   /** Levels elided on the left (0 when the whole prefix is drawn). */

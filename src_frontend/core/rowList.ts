@@ -104,11 +104,27 @@ export class RowList {
   }
 
   setSelected(row: number, reveal = true): void {
+    const previous = this.selected;
     this.selected = row;
+    const top = this.el.scrollTop;
     if (reveal && row >= 0) {
       this.reveal(row);
     }
+    if (this.el.scrollTop === top && this.cols && this.repaintRow(previous) && this.repaintRow(row)) {
+      return; // both rows are on screen and nothing scrolled: two rows to repaint, not all of them
+    }
     this.render();
+  }
+
+  /** Repaint one drawn row; false when it is not drawn. */
+  private repaintRow(row: number): boolean {
+    const i = row - this.first;
+    const node = this.window.children[i] as HTMLDivElement | undefined;
+    if (row < 0 || !node || !this.cols || node.dataset.row !== String(row)) {
+      return row < 0;
+    }
+    this.paint(node, this.cols, row);
+    return true;
   }
 
   /** Scroll just enough to show `row` (centre it when it is far away). */
@@ -146,6 +162,13 @@ export class RowList {
 
   /** Redraw the rows in view. */
   render(): void {
+    const started = performance.now();
+    this.renderRows();
+    // The cost of the last redraw, for the benchmark (bench/widget_bench.py reads it).
+    this.el.dataset.renderMs = (performance.now() - started).toFixed(3);
+  }
+
+  private renderRows(): void {
     if (this.pendingReveal && this.el.isConnected && this.el.clientHeight > 0) {
       const { row, center } = this.pendingReveal;
       this.pendingReveal = null;

@@ -94,7 +94,8 @@ export const STYLES = `
 
 /* tree */
 .pi-main { flex: 1 1 auto; display: flex; min-height: 0; }
-.pi-rows { flex: 1 1 58%; min-height: 0; overflow: auto; position: relative; outline: none; font-family: var(--pi-mono); font-size: 12px; }
+.pi-rows { flex: 1 1 58%; min-height: 0; overflow: auto; position: relative; outline: none; font-family: var(--pi-mono); font-size: 12px;
+  contain: strict; /* row changes never lay out the page around the viewer */ }
 .pi-rows:focus-visible { box-shadow: inset 0 0 0 2px var(--pi-select); }
 .pi-rows-spacer { position: relative; min-width: 100%; }
 .pi-rows-window { position: absolute; left: 0; right: 0; top: 0; will-change: transform; }
@@ -145,7 +146,7 @@ export const STYLES = `
 .pi-tabs { display: flex; border-bottom: 1px solid var(--pi-border); }
 .pi-tab { border: none; border-radius: 0; border-bottom: 2px solid transparent; background: none; padding: 5px 10px; }
 .pi-tab.pi-on { background: none; color: var(--pi-accent); border-bottom-color: var(--pi-accent); }
-.pi-pane { flex: 1 1 auto; overflow: auto; padding: 8px 10px; }
+.pi-pane { flex: 1 1 auto; overflow: auto; padding: 8px 10px; contain: content; }
 .pi-pane-title { margin: 4px 0 6px; font-size: 13px; }
 .pi-detail-head { display: flex; gap: 8px; align-items: baseline; }
 .pi-detail-id { font-family: var(--pi-mono); color: var(--pi-muted); }

@@ -18,6 +18,8 @@ export interface ViewState {
   structure_version: number;
   row_count: number;
   gauge: Gauge | Record<string, never>;
+  /** The compactions on the branch; a transport may instead keep them in `gauge.compactions`. */
+  compactions?: CompactionInfo[];
   context_window: number;
   reserve_tokens: number;
   keep_recent_tokens: number;
@@ -71,7 +73,8 @@ export interface Gauge {
   estimate_percent: number | null;
   would_compact: boolean;
   anchor_id: string | null;
-  compactions: CompactionInfo[];
+  compactions?: CompactionInfo[];
+  compaction_count?: number;
   message_count: number;
 }
 
@@ -85,6 +88,11 @@ export interface DeltaMessage {
   gutters: [number, number, number][];
   row_count: number;
   leaf_row: number;
+  /** The notebook widget also sends the new leaf, entry count and the gauge fields that changed. */
+  leaf_id?: string | null;
+  entries?: number;
+  gauge?: Partial<Gauge>;
+  compactions?: CompactionInfo[];
 }
 
 export type DeltaOp =

@@ -11,7 +11,7 @@ import { renderProjection, Projection } from './projection';
 import { childCount, readHeader, RowColumns, segmentStartDown, segmentStartUp } from './row';
 import { RowList } from './rowList';
 import { STYLES } from './styles';
-import { FILTER_MODES, FilterMode, Gauge, LiveEvent, RowText, SessionInfo, Transport, ViewState } from './transport';
+import { CompactionInfo, FILTER_MODES, FilterMode, Gauge, LiveEvent, RowText, SessionInfo, Transport, ViewState } from './transport';
 
 interface RowsReply {
   stale?: boolean;
@@ -100,8 +100,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   const main = el('div', 'pi-main', root);
   const list = new RowList(main, {
     select: row => select(row),
-    activate: row => void withTarget(row, t => dialogs.navigate(t, transport.get('leaf_id'))),
-    menu: row => void withTarget(row, t => dialogs.menu(t, transport.get('leaf_id'))),
+    activate: row => void withTarget(row, t => dialogs.navigate(t, liveLeaf)),
+    menu: row => void withTarget(row, t => dialogs.menu(t, liveLeaf)),
     needTexts: (start, end) => fetchTexts(start, end),
     showLabelTimes: () => transport.get('show_label_times'),
     rowClass: row => previewClass(row)
@@ -127,6 +127,11 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   // ---------------------------------------------------------------- rows
   let cols: RowColumns | null = null;
   let selected = -1;
+  // Deltas carry the gauge, leaf and entry count ahead of the traitlets (which catch up later).
+  let liveGauge = transport.get('gauge') as Gauge;
+  let liveCompactions: CompactionInfo[] | null = null;
+  let liveLeaf = transport.get('leaf_id');
+  let liveEntries: number | null = null;
   let structurePending = false;
   const textsInFlight = new Set<string>();
 
@@ -262,6 +267,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     }
   }
 
+  function compactionsOf(): CompactionInfo[] {
+    return liveCompactions ?? transport.get('compactions') ?? liveGauge.compactions ?? [];
+  }
+
   // ---------------------------------------------------------------- side pane
   let sideToken = 0;
   let fullFor: string | null = null;
@@ -274,7 +283,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     const id = transport.get('selected_id');
     const token = ++sideToken;
     if (which === 'compactions') {
-      renderCompactions(pane, transport.get('gauge'), {
+      renderCompactions(pane, liveGauge, compactionsOf(), {
         open: entry => void selectId(entry),
         settings: values => transport.set(values as Partial<ViewState>)
       });
@@ -373,8 +382,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       },
       foldOrUp: () => foldOrUp(),
       unfoldOrDown: () => unfoldOrDown(),
-      activate: () => void withTarget(selected, t => dialogs.navigate(t, transport.get('leaf_id'))),
-      menu: () => void withTarget(selected, t => dialogs.menu(t, transport.get('leaf_id'))),
+      activate: () => void withTarget(selected, t => dialogs.navigate(t, liveLeaf)),
+      menu: () => void withTarget(selected, t => dialogs.menu(t, liveLeaf)),
       label: () => void withTarget(selected, t => dialogs.label(t)),
       toggleTimes: () => transport.set({ show_label_times: !transport.get('show_label_times') }),
       type: text => {
@@ -437,7 +446,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     title.textContent = info.name || file || (info.id ? `session ${info.id}` : 'pi session');
     title.title = info.file ?? '';
     meta.textContent = info.id
-      ? `${info.entries} entries · ${info.model}${info.following ? ' · following the file' : ''}`
+      ? `${liveEntries ?? info.entries} entries · ${info.model}${info.following ? ' · following the file' : ''}`
       : '';
   }
   function showStatus(): void {
@@ -504,12 +513,20 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     scheduleSide();
   });
   watch('gauge', () => {
-    gauge.render(transport.get('gauge') as Gauge);
+    liveGauge = transport.get('gauge') as Gauge;
+    gauge.render(liveGauge);
+    if (transport.get('side_pane') === 'compactions') {
+      scheduleSide();
+    }
+  });
+  watch('compactions', () => {
+    liveCompactions = null;
     if (transport.get('side_pane') === 'compactions') {
       scheduleSide();
     }
   });
   watch('leaf_id', () => {
+    liveLeaf = transport.get('leaf_id');
     if (transport.get('side_pane') === 'context') {
       scheduleSide();
     }
@@ -522,7 +539,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     showFilters();
     list.render();
   });
-  watch('session', showHeader);
+  watch('session', () => {
+    liveEntries = null;
+    showHeader();
+  });
   watch('status', showStatus);
   watch('busy', showStatus);
   watch('editor_text', showEditorText);
@@ -550,6 +570,23 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
         requestStructure();
         return;
       }
+      if (delta.gauge && Object.keys(delta.gauge).length) {
+        liveGauge = { ...liveGauge, ...delta.gauge } as Gauge;
+        gauge.render(liveGauge);
+      }
+      if (delta.compactions) {
+        liveCompactions = delta.compactions;
+      }
+      if (delta.entries !== undefined) {
+        liveEntries = delta.entries;
+        showHeader();
+      }
+      if (delta.leaf_id !== undefined && delta.leaf_id !== liveLeaf) {
+        liveLeaf = delta.leaf_id;
+        if (transport.get('side_pane') === 'context') {
+          scheduleSide();
+        }
+      }
       if (followLeaf && delta.leaf_row >= 0) {
         selected = delta.leaf_row;
         list.reveal(selected);
@@ -569,7 +606,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   showStatus();
   showFilters();
   showEditorText();
-  gauge.render(transport.get('gauge') as Gauge);
+  gauge.render(liveGauge);
   const initial = transport.get('structure');
   loadStructure(initial);
   const head = initial ? readHeader(initial) : null;
