@@ -50,6 +50,10 @@ export class RowList {
   private first = 0;
   private frame = 0;
   private pendingReveal: { row: number; center: boolean } | null = null;
+  // Reading clientHeight/scrollTop after a DOM change forces a layout; keep them instead.
+  private viewHeight = 0;
+  private scrollPos = 0;
+  private readonly resize: ResizeObserver;
 
   constructor(parent: HTMLElement, private readonly handlers: RowListHandlers) {
     this.el = el('div', 'pi-rows', parent);
@@ -58,7 +62,15 @@ export class RowList {
     this.el.setAttribute('aria-label', 'session tree');
     this.spacer = el('div', 'pi-rows-spacer', this.el);
     this.window = el('div', 'pi-rows-window', this.spacer);
-    this.el.addEventListener('scroll', () => this.schedule());
+    this.el.addEventListener('scroll', () => {
+      this.scrollPos = this.el.scrollTop;
+      this.schedule();
+    });
+    this.resize = new ResizeObserver(entries => {
+      this.viewHeight = entries[entries.length - 1].contentRect.height;
+      this.schedule();
+    });
+    this.resize.observe(this.el);
     this.window.addEventListener('click', event => {
       const row = this.rowOf(event.target);
       if (row === null) {
@@ -103,14 +115,24 @@ export class RowList {
     return this.cols;
   }
 
+  /** Stop observing the element's size. */
+  dispose(): void {
+    this.resize.disconnect();
+  }
+
+  private scrollTo(top: number): void {
+    this.scrollPos = Math.max(0, top);
+    this.el.scrollTop = this.scrollPos;
+  }
+
   setSelected(row: number, reveal = true): void {
     const previous = this.selected;
     this.selected = row;
-    const top = this.el.scrollTop;
+    const top = this.scrollPos;
     if (reveal && row >= 0) {
       this.reveal(row);
     }
-    if (this.el.scrollTop === top && this.cols && this.repaintRow(previous) && this.repaintRow(row)) {
+    if (this.scrollPos === top && this.cols && this.repaintRow(previous) && this.repaintRow(row)) {
       return; // both rows are on screen and nothing scrolled: two rows to repaint, not all of them
     }
     this.render();
@@ -129,26 +151,26 @@ export class RowList {
 
   /** Scroll just enough to show `row` (centre it when it is far away). */
   reveal(row: number, center = false): void {
-    if (!this.el.isConnected || this.el.clientHeight === 0) {
+    if (!this.el.isConnected || this.viewHeight === 0) {
       // Not laid out yet (a view renders before it is attached): scroll once it has a size.
       this.pendingReveal = { row, center };
       return;
     }
     const top = row * ROW_HEIGHT;
-    const view = this.el.clientHeight || ROW_HEIGHT * 20;
-    const scroll = this.el.scrollTop;
+    const view = this.viewHeight;
+    const scroll = this.scrollPos;
     if (center || top < scroll - view || top > scroll + 2 * view) {
-      this.el.scrollTop = Math.max(0, top - view / 2);
+      this.scrollTo(top - view / 2);
     } else if (top < scroll) {
-      this.el.scrollTop = top;
+      this.scrollTo(top);
     } else if (top + ROW_HEIGHT > scroll + view) {
-      this.el.scrollTop = top + ROW_HEIGHT - view;
+      this.scrollTo(top + ROW_HEIGHT - view);
     }
   }
 
   /** How many rows fit in the view (the page size of page keys). */
   pageSize(): number {
-    return Math.max(1, Math.floor((this.el.clientHeight || ROW_HEIGHT * 20) / ROW_HEIGHT) - 1);
+    return Math.max(1, Math.floor((this.viewHeight || ROW_HEIGHT * 20) / ROW_HEIGHT) - 1);
   }
 
   schedule(): void {
@@ -169,7 +191,7 @@ export class RowList {
   }
 
   private renderRows(): void {
-    if (this.pendingReveal && this.el.isConnected && this.el.clientHeight > 0) {
+    if (this.pendingReveal && this.el.isConnected && this.viewHeight > 0) {
       const { row, center } = this.pendingReveal;
       this.pendingReveal = null;
       this.reveal(row, center);
@@ -181,9 +203,11 @@ export class RowList {
       this.window.replaceChildren();
       return;
     }
-    const view = this.el.clientHeight || ROW_HEIGHT * 20;
-    const first = Math.max(0, Math.floor(this.el.scrollTop / ROW_HEIGHT) - OVERSCAN);
-    const last = Math.min(count, Math.ceil((this.el.scrollTop + view) / ROW_HEIGHT) + OVERSCAN);
+    const view = this.viewHeight || ROW_HEIGHT * 20;
+    // The scroll position may have been clamped by the browser (fewer rows than before).
+    const scroll = Math.min(this.scrollPos, Math.max(0, count * ROW_HEIGHT - view));
+    const first = Math.max(0, Math.floor(scroll / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(count, Math.ceil((scroll + view) / ROW_HEIGHT) + OVERSCAN);
     this.first = first;
     this.window.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
     const needed = last - first;

@@ -598,9 +598,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   );
   offs.push(transport.onEvent(showLive));
 
-  const resize = new ResizeObserver(() => list.render());
-  resize.observe(list.el);
-  offs.push(() => resize.disconnect());
+  offs.push(() => list.dispose());
 
   showHeader();
   showStatus();
