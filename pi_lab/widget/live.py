@@ -133,7 +133,10 @@ class LiveFeed:
             self._status("running" if self.agent.is_running else "", text)
         elif kind in ("agent_end", "agent_settled"):
             if not self.agent.is_running:
+                self._sync_pending = False
+                self._sync()  # everything of the run is persisted by now: rows first, then "idle"
                 self._status("", "")
+                return
         self.request_sync()
 
 

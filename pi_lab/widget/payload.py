@@ -74,7 +74,9 @@ class SessionView:
         return result
 
     def refresh_gauge(self) -> dict[str, Any]:
-        self.gauge = gauge_payload(self.sm, self.settings, projection=self.rows.projection)
+        # The rows' projection is reused only while it is current (same leaf, no appends since).
+        current = self.rows.projection if self.rows.leaf_id == self.sm.leaf_id else None
+        self.gauge = gauge_payload(self.sm, self.settings, projection=current)
         return self.gauge
 
 

@@ -339,6 +339,7 @@ class RowState:
             self.relayout(leaf_moved=True)
             return SyncResult("layout", new_entries=fresh)
         self._flat_stale = True
+        self.projection = None  # computed at layout time; the appends made it stale
         self.version = start_version + 1
         delta = Delta(start_version, self.version, ops, gutter_base, self.gutters.entries_since(gutter_base),
                       len(self.rows), self.leaf_row)

@@ -221,6 +221,11 @@ class SessionWidget(anywidget.AnyWidget):
             self.busy = busy
             if text or not busy:
                 self.status = text
+            if not busy and self._state_handle is not None:
+                # The run is over: bring the traitlets up to date now rather than on a timer.
+                self._state_handle.cancel()
+                self._state_handle = None
+                self._publish_state()
 
     def _push_event(self, data: dict[str, Any]) -> None:
         if not self._closed:
@@ -322,7 +327,8 @@ class SessionWidget(anywidget.AnyWidget):
             self._set_status("", f"Compacted: {result['tokens_before']} tokens before")
         elif op in ("fork", "clone"):
             self._publish_layout()
-            self._set_status("", f"{op.capitalize()}ed into {result.get('session_file') or 'a new session'}")
+            done = "Forked" if op == "fork" else "Cloned"
+            self._set_status("", f"{done} into {Path(result['session_file']).name if result.get('session_file') else 'a new session'}")
         elif op == "label":
             self._set_status("", "Label saved" if result.get("label") else "Label removed")
         self._reply(request_id, result)

@@ -47,6 +47,8 @@ export interface ActionHooks {
   preview(p: CompactionPreview | null): void;
   /** Something changed the session: say it in the status line. */
   notify(message: string, isError?: boolean): void;
+  /** A dialog closed: give the keyboard back to the tree. */
+  closed?(): void;
 }
 
 function errorText(error: unknown): string {
@@ -75,10 +77,14 @@ export class Dialogs {
   }
 
   close(): void {
+    const wasOpen = !this.el.hidden;
     this.el.hidden = true;
     clear(this.el);
     this.closeHook?.();
     this.closeHook = null;
+    if (wasOpen) {
+      this.hooks.closed?.();
+    }
   }
 
   private open(title: string, onClose?: () => void): HTMLDivElement {

@@ -121,7 +121,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   const dialogs = new Dialogs(root, transport, {
     open: id => void selectId(id),
     preview: p => showPreview(p),
-    notify: (message, isError) => notify(message, isError)
+    notify: (message, isError) => notify(message, isError),
+    closed: () => list.el.focus()
   });
 
   // ---------------------------------------------------------------- rows

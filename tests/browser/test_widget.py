@@ -373,3 +373,56 @@ def test_tour_runs_in_lab(page, lab_server, open_lab, repo_root, screenshot_dir)
     page.screenshot(path=str(screenshot_dir / "tour-side-by-side.png"))
     widgets.nth(2).scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot_dir / "tour-live-session.png"))
+
+
+def test_keyboard_folds_label_and_clone(page, lab_server, open_lab, seed_file, screenshot_dir):
+    name = write_notebook(lab_server, "keys.ipynb", [
+        "from pi_lab.widget import SessionWidget\n"
+        f"w = SessionWidget({str(seed_file)!r})\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, name)
+    selected = page.locator(".pi-lab .pi-row.pi-selected")
+    expect(selected).to_have_attribute("data-id", "C1")  # the leaf is selected on open
+    rows = page.locator(".pi-lab .pi-rows")
+    rows.focus()
+    page.keyboard.press("ArrowDown")
+    expect(selected).to_have_attribute("data-id", "U2")
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowDown")  # wraps around, as in pi
+    expect(selected).to_have_attribute("data-id", "U1")
+    page.locator(".pi-lab .pi-row[data-id='A4']").click()
+    rows.focus()
+    # ctrl+left: A4 is not foldable, so jump up to the start of its branch segment (BS1) ...
+    page.keyboard.press("Control+ArrowLeft")
+    expect(selected).to_have_attribute("data-id", "BS1")
+    # ... then fold it: its subtree disappears, in the browser and in the kernel's view state.
+    page.keyboard.press("Control+ArrowLeft")
+    expect(page.locator(".pi-lab .pi-row")).to_have_count(6)
+    assert kernel_json(page, "w.folded") == ["BS1"]
+    expect(page.locator(".pi-lab .pi-row[data-id='BS1'] .pi-row-prefix")).to_contain_text("⊞")
+    page.keyboard.press("Control+ArrowRight")
+    expect(page.locator(".pi-lab .pi-row")).to_have_count(13)
+    # shift+L edits the label of the selected entry (appended at the leaf, as pi does).
+    page.keyboard.press("Shift+L")
+    page.locator(".pi-lab .pi-dialog input").fill("cookie branch")
+    page.keyboard.press("Enter")
+    expect(page.locator(".pi-lab .pi-row[data-id='BS1'] .pi-row-label")).to_have_text("[cookie branch]")
+    assert kernel_json(page, "w.session_manager.get_label('BS1')") == "cookie branch"
+    # Typing searches.
+    page.keyboard.type("jwt")
+    expect(page.locator(".pi-lab .pi-search")).to_have_value("jwt")
+    page.wait_for_function("() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/3)')")
+    page.locator(".pi-lab .pi-search").press("Escape")
+    expect(page.locator(".pi-lab .pi-row")).not_to_have_count(3)
+    # Clone up to A4 from the row menu: a new file with that path, and the view follows it.
+    old_file = kernel_json(page, "w.session_manager.session_file")
+    open_row_menu(page, "A4")
+    page.locator(".pi-lab .pi-dialog .pi-menu-item", has_text="Clone up to here").click()
+    page.locator(".pi-lab .pi-dialog button", has_text="Clone").last.click()
+    expect(page.locator(".pi-lab .pi-dialog")).to_be_hidden()
+    new_file = kernel_json(page, "w.session_manager.session_file")
+    assert new_file != old_file and Path(new_file).exists()
+    expect(page.locator(".pi-lab .pi-row[data-id='U2']")).to_have_count(0)
+    expect(page.locator(".pi-lab .pi-title")).to_have_text(Path(new_file).name)
+    page.screenshot(path=str(screenshot_dir / "widget-after-clone.png"))

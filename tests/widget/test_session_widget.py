@@ -1,0 +1,180 @@
+"""SessionWidget's contract with the browser, without a browser: requests and replies, actions
+through the AgentSession (refusals included), live deltas and the traitlets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import SEED_SECTION_14, asst_msg, usage, user_msg
+
+from pi_lab.agent import AgentSession
+from pi_lab.llm import OfflineModel
+from pi_lab.session import SessionManager
+from pi_lab.widget import SessionWidget, open_session
+from pi_lab.widget.actions import TOOL_RUNNING
+from pi_lab.widget.columns import decode_structure
+
+
+def capture(widget):
+    """Record what the widget sends: ("custom", content, buffers) and ("update", state)."""
+    sent: list[tuple] = []
+
+    def send(msg, buffers=None):
+        if msg.get("method") == "custom":
+            sent.append(("custom", msg["content"], buffers or []))
+        else:
+            sent.append(("update", msg.get("state", {}), buffers or []))
+
+    widget._send = send
+    return sent
+
+
+def request(widget, sent, op, **args):
+    before = len(sent)
+    widget._on_msg(widget, {"kind": "request", "id": 7, "op": op, "args": args}, [])
+    replies = [m for kind, m, _ in sent[before:] if kind == "custom" and m.get("kind") == "response"]
+    assert replies, f"no reply to {op}"
+    return replies[-1], [b for kind, m, b in sent[before:] if kind == "custom" and m.get("kind") == "response"][-1]
+
+
+@pytest.fixture
+def seed_file(tmp_path) -> Path:
+    path = tmp_path / "seed.jsonl"
+    path.write_text(SEED_SECTION_14, encoding="utf-8")
+    return path
+
+
+def test_sources_path_manager_agent(seed_file):
+    by_path = open_session(seed_file)
+    assert by_path.leaf_id == "C1" and by_path.row_count == 13
+    sm = SessionManager.open(seed_file)
+    assert SessionWidget(sm).session_manager is sm
+    agent = AgentSession(SessionManager.open(seed_file), record_startup=False)
+    w = SessionWidget(agent)
+    assert w.agent is agent and w.session_manager is agent.session_manager
+    with pytest.raises(TypeError):
+        SessionWidget(42)
+    header, cols = decode_structure(w.structure)
+    assert header["version"] == w.structure_version and len(cols["entry"]) == w.row_count
+    assert w.gauge["unknown"] is True and "compactions" not in w.gauge
+    assert [c["id"] for c in w.compactions] == ["C1"] and w.gauge["compaction_count"] == 1
+
+
+def test_read_requests_and_errors(seed_file):
+    w = SessionWidget(seed_file)
+    sent = capture(w)
+    reply, _ = request(w, sent, "rows", start=0, end=3, version=w.structure_version)
+    assert reply["ok"] and [r["id"] for r in reply["result"]["rows"]] == ["U1", "T1", "A2"]
+    reply, _ = request(w, sent, "entry", id="BS1")
+    assert reply["result"]["kind"] == "branch_summary" and reply["result"]["summary"]["text"].startswith("离开")
+    reply, _ = request(w, sent, "context_at", id="A3")
+    assert [m["source_id"] for m in reply["result"]["messages"]][-2:] == ["U2", "A3"]
+    reply, buffers = request(w, sent, "structure")
+    assert reply["result"]["version"] == w.structure_version and decode_structure(bytes(buffers[0]))[0]["row_count"] == 13
+    reply, _ = request(w, sent, "entry", id="missing")
+    assert reply == {"kind": "response", "id": 7, "ok": False, "error": "Entry missing not found"}
+    reply, _ = request(w, sent, "frobnicate")
+    assert reply["ok"] is False and "unknown request" in reply["error"]
+
+
+def test_navigate_to_a_user_message_moves_to_its_parent(seed_file):
+    w = SessionWidget(seed_file)
+    sent = capture(w)
+    reply, _ = request(w, sent, "navigate", id="U2")
+    assert reply["ok"] and reply["result"]["leaf_id"] == "A2" and reply["result"]["editor_text"] == "改成 JWT"
+    assert w.leaf_id == "A2" and w.editor_text == "改成 JWT" and w.selected_id == "A2"
+    header, _ = decode_structure(w.structure)
+    assert header["leaf_id"] == "A2"
+    # Navigation writes nothing without a summary: the file still ends at C1.
+    assert json.loads(seed_file.read_text().splitlines()[-1])["id"] == "C1"
+
+
+def test_navigation_is_refused_while_a_tool_call_runs(seed_file, monkeypatch):
+    w = SessionWidget(seed_file)
+    sent = capture(w)
+    monkeypatch.setattr(type(w.agent), "has_pending_tool_calls", property(lambda self: True))
+    reply, _ = request(w, sent, "navigate", id="U2")
+    assert reply["ok"] is False and reply["error"] == TOOL_RUNNING
+    assert w.status == TOOL_RUNNING and w.session_manager.leaf_id == "C1"
+
+
+def test_label_fork_and_clone(seed_file):
+    w = SessionWidget(seed_file)
+    sent = capture(w)
+    reply, _ = request(w, sent, "label", id="U4", label="edge cases")
+    assert reply["ok"] and w.session_manager.get_label("U4") == "edge cases"
+    texts = [m for kind, m, _ in sent if kind == "custom" and m.get("kind") == "delta"]
+    assert texts, "a label at the leaf travels as a delta"
+    reply, _ = request(w, sent, "fork", id="A2")
+    assert reply["ok"] is False and reply["error"] == "Invalid entry ID for forking"
+    old_file = w.session_manager.session_file
+    reply, _ = request(w, sent, "clone", id="A4")
+    assert reply["ok"] and reply["result"]["session_file"] != old_file
+    assert w.session["file"] == reply["result"]["session_file"]
+    assert [e["id"] for e in w.session_manager.get_branch()][:7] == ["U1", "A1", "T1", "A2", "BS1", "U2B", "A4"]
+    assert "U2" not in {e["id"] for e in w.session_manager.entries}  # the other branch stays behind
+    assert w.row_count == len(w.view.rows.rows) and decode_structure(w.structure)[0]["session_file"] == w.session["file"]
+
+
+def test_compact_action_appends_a_checkpoint(tmp_path):
+    sm = SessionManager.create(str(tmp_path), tmp_path / "s")
+    for n in range(6):
+        sm.append_message(user_msg(f"question {n} " + "words " * 80))
+        sm.append_message(asst_msg(f"answer {n} " + "words " * 80, use=usage(2000 + n, 50)))
+    w = SessionWidget(sm, keep_recent_tokens=300)
+    sent = capture(w)
+    reply, _ = request(w, sent, "compact_preview")
+    preview = reply["result"]
+    reply, _ = request(w, sent, "compact", instructions="keep the numbers")
+    assert reply["ok"], reply
+    last = sm.get_branch()[-1]
+    assert last["type"] == "compaction" and last["firstKeptEntryId"] == preview["first_kept_id"]
+    assert w.leaf_id == last["id"] and w.gauge["unknown"] is True and len(w.compactions) == 1
+    reply, _ = request(w, sent, "compact")
+    assert reply["ok"] is False and reply["error"] == "Already compacted"
+
+
+def test_live_append_sends_one_small_delta_then_the_traitlets(seed_file):
+    w = SessionWidget(seed_file)
+    sent = capture(w)
+    version = w.structure_version
+    w.session_manager.append_message(user_msg("one more question"))
+    assert w.sync() == "delta"
+    deltas = [m for kind, m, _ in sent if kind == "custom" and m.get("kind") == "delta"]
+    assert len(deltas) == 1
+    delta = deltas[0]
+    assert delta["from"] == version and delta["to"] == version + 1 and delta["leaf_id"] == w.session_manager.leaf_id
+    assert delta["gauge"]["estimated"] > 0 and "compactions" not in delta["gauge"]
+    assert len(json.dumps(delta, ensure_ascii=False).encode()) < 1200
+    # Without an event loop the traitlets are brought up to date at once.
+    assert w.structure_version == version + 1 and w.leaf_id == w.session_manager.leaf_id
+    assert decode_structure(w.structure)[0]["version"] == version + 1
+
+
+def test_filters_clear_folds_and_settings_reach_the_agent(seed_file):
+    w = SessionWidget(seed_file)
+    w.folded = ["BS1"]
+    assert w.row_count == 6  # BS1's subtree is folded away: U1 T1 A2 BS1 U2 A3
+    w.filter_mode = "user-only"
+    assert w.folded == [] and w.row_count == 5 and decode_structure(w.structure)[0]["filter_mode"] == "user-only"
+    w.search = "jwt"
+    assert w.row_count == 1
+    w.reserve_tokens = 100_000
+    assert w.gauge["threshold"] == 128_000 - 100_000 and w.agent.settings.reserve_tokens == 100_000
+    w.keep_recent_tokens = 50
+    assert w.agent.settings.keep_recent_tokens == 50
+
+
+def test_agent_run_streams_and_appends_rows(tmp_path):
+    sm = SessionManager.create(str(tmp_path), tmp_path / "s")
+    agent = AgentSession(sm, client=OfflineModel(["a streamed answer with several words in it"]), record_startup=False)
+    w = SessionWidget(agent)
+    sent = capture(w)
+    agent.prompt_sync("hello there")
+    events = [m for kind, m, _ in sent if kind == "custom" and m.get("kind") == "event"]
+    assert any(e["type"] == "stream" and "streamed" in e["text"] for e in events)
+    assert [e["type"] for e in events][-1] == "stream_end"
+    assert [r.text for r in w.view.rows.rows][-2:] == ["user: hello there", "assistant: a streamed answer with several words in it"]
+    assert w.busy == "" and w.gauge["measured"] > 0
