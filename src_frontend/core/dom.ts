@@ -1,6 +1,18 @@
 // Small DOM helpers. Session text only ever enters the page through `textContent` or text
 // nodes (see markdown.ts): session files hold arbitrary model and tool output.
 
+const FOCUSABLE = new Set(['input', 'textarea', 'button', 'select', 'summary', 'a']);
+
+/**
+ * Keep the host's keyboard shortcuts away from a focusable element. Lumino looks for this
+ * attribute from the focused element upwards but stops at the first node matching a
+ * shortcut's selector (e.g. `.jp-Notebook.jp-mod-commandMode :focus`), which is the focused
+ * element itself, so an attribute on an ancestor is not enough.
+ */
+export function suppressShortcuts(node: HTMLElement): void {
+  node.setAttribute('data-lm-suppress-shortcuts', 'true');
+}
+
 export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   className?: string,
@@ -8,6 +20,9 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   text?: string
 ): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
+  if (FOCUSABLE.has(tag)) {
+    suppressShortcuts(node);
+  }
   if (className) {
     node.className = className;
   }

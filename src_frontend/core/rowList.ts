@@ -1,7 +1,7 @@
 // The tree list: a virtualized list of fixed-height rows. Only the rows in view (plus a small
 // overscan) exist in the DOM, so 100,000 rows cost the same as 30.
 
-import { el, formatLabelTime, formatTokens } from './dom';
+import { el, formatLabelTime, formatTokens, suppressShortcuts } from './dom';
 import { RowColumns, rowPrefix } from './row';
 
 export const ROW_HEIGHT = 22;
@@ -58,6 +58,7 @@ export class RowList {
   constructor(parent: HTMLElement, private readonly handlers: RowListHandlers) {
     this.el = el('div', 'pi-rows', parent);
     this.el.tabIndex = 0;
+    suppressShortcuts(this.el);
     this.el.setAttribute('role', 'tree');
     this.el.setAttribute('aria-label', 'session tree');
     this.spacer = el('div', 'pi-rows-spacer', this.el);

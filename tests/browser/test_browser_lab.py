@@ -60,15 +60,18 @@ def test_notebook_renders_anywidget_header(page, lab_server, open_lab, repo_root
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [
         nbformat.v4.new_code_cell(
-            "import pathlib, anywidget, traitlets\n"
-            "class HeaderWidget(anywidget.AnyWidget):\n"
-            f"    _esm = pathlib.Path({str(widget_js)!r})\n"
-            "    title = traitlets.Unicode('').tag(sync=True)\n"
-            "    entry_count = traitlets.Int(0).tag(sync=True)\n"
-            "w = HeaderWidget(title='pi browser smoke <b>not bold</b>', entry_count=7)\n"
+            "from pi_lab.session import SessionManager\n"
+            "from pi_lab.widget import SessionWidget\n"
+            "sm = SessionManager.in_memory()\n"
+            "sm.append_session_info('pi browser smoke <b>not bold</b>')\n"
+            "sm.append_message({'role': 'user', 'content': 'hello', 'timestamp': 1})\n"
+            "w = SessionWidget(sm)\n"
             "w"
         ),
-        nbformat.v4.new_code_cell("w.entry_count = 1"),
+        nbformat.v4.new_code_cell(
+            "w.session_manager.append_message({'role': 'assistant', 'content': [{'type': 'text', 'text': 'hi'}],"
+            " 'stopReason': 'stop', 'timestamp': 2})\nw.sync()"
+        ),
     ]
     nbformat.write(nb, lab_server.root_dir / "widget.ipynb")
 
@@ -79,15 +82,15 @@ def test_notebook_renders_anywidget_header(page, lab_server, open_lab, repo_root
     page.locator(".jp-Cell").first.locator(".jp-InputArea-editor").click()
     page.keyboard.press("Shift+Enter")
 
-    title = page.locator(".pi-lab-widget .pi-lab-title")
-    count = page.locator(".pi-lab-widget .pi-lab-entry-count")
-    # Markup in a trait is shown as text, never parsed.
+    title = page.locator(".pi-lab .pi-title")
+    count = page.locator(".pi-lab .pi-meta")
+    # Markup in session text is shown as text, never parsed.
     expect(title).to_have_text("pi browser smoke <b>not bold</b>")
-    expect(page.locator(".pi-lab-widget b")).to_have_count(0)
-    expect(count).to_have_text("7 entries")
+    expect(page.locator(".pi-lab b")).to_have_count(0)
+    expect(count).to_contain_text("2 entries")
 
-    page.keyboard.press("Shift+Enter")  # the second cell changes the trait from Python
-    expect(count).to_have_text("1 entry")
+    page.keyboard.press("Shift+Enter")  # the second cell appends from Python
+    expect(count).to_contain_text("3 entries")
     page.screenshot(path=str(screenshot_dir / "notebook-widget.png"))
 
 

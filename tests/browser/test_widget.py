@@ -426,3 +426,62 @@ def test_keyboard_folds_label_and_clone(page, lab_server, open_lab, seed_file, s
     expect(page.locator(".pi-lab .pi-row[data-id='U2']")).to_have_count(0)
     expect(page.locator(".pi-lab .pi-title")).to_have_text(Path(new_file).name)
     page.screenshot(path=str(screenshot_dir / "widget-after-clone.png"))
+
+
+@pytest.fixture
+def notebook7(tmp_path):
+    """A Jupyter Notebook 7 server (skipped when the `notebook` package is not installed)."""
+    pytest.importorskip("notebook", minversion="7")
+    import os
+    import socket
+    import subprocess
+    import time
+
+    import httpx
+
+    root = tmp_path / "root"
+    root.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(8)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"))
+    log = open(tmp_path / "server.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "notebook", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+                             f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                             "--JupyterNotebookApp.expose_app_in_browser=True"], stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        yield root, f"http://127.0.0.1:{port}", token
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        log.close()
+
+
+def test_widget_in_notebook_7(page, notebook7, screenshot_dir):
+    root, base, token = notebook7
+    seed = root / "seed.jsonl"
+    seed.write_text(SEED_SECTION_14, encoding="utf-8")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(f"from pi_lab.widget import SessionWidget\nw = SessionWidget({str(seed)!r})\nw")]
+    nbformat.write(nb, root / "nb7.ipynb")
+    page.goto(f"{base}/notebooks/nb7.ipynb?token={token}")
+    page.wait_for_function("() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'")
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    expect(page.locator(".pi-lab .pi-row")).to_have_count(13)
+    page.locator(".pi-lab .pi-row[data-id='U2']").click()
+    page.locator(".pi-lab .pi-rows").focus()
+    page.keyboard.press("ArrowDown")  # Notebook 7 handles keys in the capture phase: ours must win
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", "A3")
+    page.keyboard.type("jwt")  # goes to the search box, not to notebook shortcuts (no new cells)
+    expect(page.locator(".pi-lab .pi-search")).to_have_value("jwt")
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.length") == 1
+    page.screenshot(path=str(screenshot_dir / "widget-notebook7.png"))
