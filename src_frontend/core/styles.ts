@@ -9,7 +9,7 @@ export const STYLES = `
   --pi-bg2: var(--jp-layout-color2, #f3f4f6);
   --pi-border: var(--jp-border-color2, #d8dee4);
   --pi-accent: var(--jp-brand-color1, #1f6feb);
-  --pi-select: var(--jp-brand-color3, #cfe3ff);
+  --pi-select: color-mix(in srgb, var(--jp-brand-color1, #1f6feb) 24%, transparent);
   --pi-good: var(--jp-success-color1, #1a7f37);
   --pi-warn: var(--jp-warn-color1, #b35900);
   --pi-bad: var(--jp-error-color1, #cf222e);
@@ -87,8 +87,8 @@ export const STYLES = `
   border-radius: 3px; background: var(--pi-bg); color: var(--pi-fg); }
 .pi-search { flex: 1 1 160px; min-width: 120px; }
 .pi-position { color: var(--pi-muted); font-family: var(--pi-mono); font-size: 12px; }
-.pi-banner { padding: 5px 10px; background: #fff4d6; color: #5c3b00; border-bottom: 1px solid var(--pi-border); }
-.pi-banner.pi-banner-error { background: #ffe3e3; color: #7a0010; }
+.pi-banner { padding: 5px 10px; background: rgba(191, 135, 0, .16); color: var(--pi-fg); border-bottom: 1px solid var(--pi-border); }
+.pi-banner.pi-banner-error { background: rgba(207, 34, 46, .16); color: var(--pi-fg); }
 .pi-editor-text { padding: 5px 10px; border-bottom: 1px solid var(--pi-border); display: flex; gap: 8px; align-items: center; }
 .pi-editor-value { font-family: var(--pi-mono); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 
@@ -118,22 +118,22 @@ export const STYLES = `
 .pi-row:hover .pi-row-menu, .pi-row.pi-selected .pi-row-menu { visibility: visible; }
 .pi-kind-user .pi-row-text { color: var(--pi-accent); }
 .pi-kind-user .pi-row-glyph { color: var(--pi-accent); }
-.pi-kind-tool_result .pi-row-text, .pi-kind-tool_call .pi-row-text { color: #57606a; }
-.pi-kind-thinking .pi-row-text { color: #8250df; font-style: italic; }
-.pi-kind-branch_summary .pi-row-text, .pi-kind-branch_summary .pi-row-glyph { color: #9a6700; }
+.pi-kind-tool_result .pi-row-text, .pi-kind-tool_call .pi-row-text { color: var(--pi-muted); }
+.pi-kind-thinking .pi-row-text { color: #8957e5; font-style: italic; }
+.pi-kind-branch_summary .pi-row-text, .pi-kind-branch_summary .pi-row-glyph { color: #b7791f; }
 .pi-kind-compaction { background: rgba(9, 105, 218, .07); }
-.pi-kind-compaction .pi-row-text, .pi-kind-compaction .pi-row-glyph { color: #0a7a7a; font-weight: 600; }
+.pi-kind-compaction .pi-row-text, .pi-kind-compaction .pi-row-glyph { color: #1a9c9c; font-weight: 600; }
 .pi-kind-custom_message .pi-row-text { color: #bf3989; }
-.pi-kind-bash .pi-row-text { color: #7d4e00; }
-.pi-kind-system .pi-row-text { color: #424a53; font-weight: 600; }
+.pi-kind-bash .pi-row-text { color: #a0622d; }
+.pi-kind-system .pi-row-text { color: var(--pi-fg); font-weight: 600; }
 .pi-kind-model_change .pi-row-text, .pi-kind-thinking_change .pi-row-text, .pi-kind-label .pi-row-text,
 .pi-kind-session_info .pi-row-text, .pi-kind-custom .pi-row-text, .pi-kind-usage .pi-row-text,
 .pi-kind-context_edit .pi-row-text { color: var(--pi-muted); font-size: 11px; }
 .pi-kind-assistant_error .pi-row-text, .pi-row.pi-error .pi-row-text { color: var(--pi-bad); }
 .pi-row.pi-out .pi-row-text, .pi-row.pi-out .pi-row-glyph { opacity: .45; }
 .pi-row.pi-out .pi-row-text { font-style: italic; }
-.pi-row.pi-first-kept { border-left-color: #0a7a7a; }
-.pi-row.pi-first-kept .pi-row-badge { background: #0a7a7a; color: #fff; }
+.pi-row.pi-first-kept { border-left-color: #1a9c9c; }
+.pi-row.pi-first-kept .pi-row-badge { background: #137c7c; color: #fff; }
 .pi-row.pi-omitted .pi-row-text { text-decoration: line-through; opacity: .6; }
 .pi-row.pi-omitted .pi-row-badge { background: var(--pi-muted); color: #fff; }
 .pi-row.pi-leaf .pi-row-badge { background: var(--pi-good); color: #fff; }
@@ -160,14 +160,14 @@ export const STYLES = `
 .pi-md code { font-family: var(--pi-mono); background: var(--pi-bg2); padding: 0 3px; border-radius: 3px; }
 .pi-md blockquote { margin: 4px 0; padding-left: 8px; border-left: 3px solid var(--pi-border); color: var(--pi-muted); }
 .pi-thinking summary, .pi-raw summary, .pi-usage-box summary { cursor: pointer; color: var(--pi-muted); }
-.pi-thinking pre { color: #6639ba; }
+.pi-thinking pre { color: #8957e5; }
 .pi-toolcall { border-left: 3px solid var(--pi-border); padding-left: 6px; margin: 6px 0; }
 .pi-toolcall-name { font-family: var(--pi-mono); font-weight: 600; }
 .pi-toolresult { border-left: 3px solid var(--pi-good); padding-left: 6px; margin: 6px 0; }
 .pi-toolresult.pi-error { border-left-color: var(--pi-bad); }
 .pi-toolresult-head { display: flex; gap: 8px; align-items: center; justify-content: space-between; color: var(--pi-muted); }
 .pi-segmented .pi-btn { margin-left: 2px; }
-.pi-error-box { padding: 5px 8px; border-radius: 3px; background: #ffe3e3; color: #7a0010; margin: 6px 0; white-space: pre-wrap; }
+.pi-error-box { padding: 5px 8px; border-radius: 3px; background: rgba(207, 34, 46, .16); color: var(--pi-fg); border-left: 3px solid var(--pi-bad); margin: 6px 0; white-space: pre-wrap; }
 .pi-usage, .pi-compactions { border-collapse: collapse; font-size: 12px; margin: 4px 0; }
 .pi-usage th, .pi-usage td, .pi-compactions th, .pi-compactions td { padding: 1px 8px 1px 0; text-align: left; vertical-align: top; }
 .pi-compactions td.pi-preview { color: var(--pi-muted); max-width: 280px; }
@@ -178,12 +178,12 @@ export const STYLES = `
 .pi-context-item.pi-omitted { opacity: .55; text-decoration: line-through; }
 .pi-context-head { display: flex; gap: 8px; align-items: center; font-size: 12px; }
 .pi-role { font-size: 11px; padding: 0 6px; border-radius: 8px; background: var(--pi-bg2); white-space: nowrap; }
-.pi-role-user { background: #ddeaff; }
-.pi-role-assistant { background: #eef0f3; }
-.pi-role-compactionSummary { background: #d5f0ef; }
-.pi-role-branchSummary { background: #fff0c7; }
-.pi-role-toolResult { background: #e8f3e8; }
-.pi-role-system { background: #e6e0f5; }
+.pi-role.pi-role-user { background: rgba(31, 111, 235, .18); }
+.pi-role.pi-role-assistant { background: rgba(110, 119, 129, .18); }
+.pi-role.pi-role-compactionSummary { background: rgba(26, 156, 156, .22); }
+.pi-role.pi-role-branchSummary { background: rgba(183, 121, 31, .22); }
+.pi-role.pi-role-toolResult { background: rgba(26, 127, 55, .18); }
+.pi-role.pi-role-system { background: rgba(137, 87, 229, .2); }
 .pi-context-bar { flex: 0 0 80px; height: 6px; background: var(--pi-bg2); border-radius: 3px; overflow: hidden; }
 .pi-context-fill { display: block; height: 100%; background: var(--pi-estimated); }
 .pi-source { margin-left: auto; font-family: var(--pi-mono); font-size: 11px; }
