@@ -92,6 +92,7 @@ export class Dialogs {
     this.el.hidden = false;
     this.closeHook = onClose ?? null;
     const box = el('div', 'pi-dialog', this.el);
+    box.tabIndex = -1; // keeps the keyboard (Escape) in the dialog when a button is disabled
     box.setAttribute('role', 'dialog');
     box.setAttribute('aria-label', title);
     const head = el('div', 'pi-dialog-head', box);
@@ -120,6 +121,10 @@ export class Dialogs {
       return null;
     } finally {
       busy.forEach(b => ((b as HTMLButtonElement).disabled = false));
+      // A disabled button drops the focus to the page: bring it back into the dialog.
+      if (!this.el.hidden && !this.el.contains(document.activeElement)) {
+        (this.el.querySelector('.pi-dialog') as HTMLElement | null)?.focus();
+      }
     }
   }
 

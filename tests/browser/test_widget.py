@@ -302,6 +302,7 @@ def test_tool_call_refuses_navigation_and_live_rows_follow_the_run(page, lab_ser
     expect(alert).to_contain_text("tool call is still running")
     page.screenshot(path=str(screenshot_dir / "widget-refused-while-tool-runs.png"))
     page.keyboard.press("Escape")
+    expect(page.locator(".pi-lab .pi-dialog")).to_be_hidden()
     assert kernel_json(page, "sm.leaf_id") != "U2"
     kernel(page, "gate.set()")
     expect(page.locator(".pi-lab .pi-row .pi-row-text", has_text="all done")).to_be_visible(timeout=30_000)
@@ -311,6 +312,7 @@ def test_tool_call_refuses_navigation_and_live_rows_follow_the_run(page, lab_ser
     engine = kernel_json(page, "[r.text for r in w.view.rows.rows]")
     assert visible_row_texts(page) == engine
     expect(page.locator(".pi-lab .pi-row.pi-leaf .pi-row-text")).to_contain_text("all done")
+    expect(page.locator(".pi-lab .pi-live")).to_be_hidden()  # the streaming strip closes after the reply
     page.screenshot(path=str(screenshot_dir / "widget-live-run.png"))
 
 
