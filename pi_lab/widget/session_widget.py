@@ -50,6 +50,13 @@ def _session_manager_and_agent(source: Any, **agent_options: Any) -> tuple[Any, 
     return source, AgentSession(source, **{k: v for k, v in agent_options.items() if v is not None})
 
 
+def _recorded_window(sm: Any) -> int | None:
+    from pi_lab.llm.catalog import context_window_for
+
+    model = sm.build_session_context().model or {}
+    return context_window_for(model.get("modelId"))
+
+
 class SessionWidget(anywidget.AnyWidget):
     """A live view of a pi session. ``SessionWidget(x)``: x is a path, a SessionManager or an
     AgentSession (a path or manager gets an AgentSession on the offline model for actions)."""
@@ -80,9 +87,13 @@ class SessionWidget(anywidget.AnyWidget):
 
     def __init__(self, source: Any, *, model: Any = None, client: Any = None, settings: Any = None,
                  context_window: int | None = None, follow: bool = True, poll_interval: float = 1.0, **kwargs: Any):
+        recorded = not hasattr(source, "navigate_tree")
         sm, agent = _session_manager_and_agent(source, model=model, client=client, settings=settings)
         self.agent = agent
-        window = context_window or getattr(agent.model, "context_window", 0) or 128_000
+        # A recorded session is drawn against the window of the model that answered it (when
+        # known); a session this kernel drives, against its own model's window.
+        window = (context_window or (_recorded_window(sm) if recorded and model is None else None)
+                  or getattr(agent.model, "context_window", 0) or 128_000)
         compaction = agent.settings
         kwargs.setdefault("reserve_tokens", compaction.reserve_tokens)
         kwargs.setdefault("keep_recent_tokens", compaction.keep_recent_tokens)

@@ -31,6 +31,8 @@ export const STYLES = `
   container-type: inline-size;
 }
 .pi-lab * { box-sizing: border-box; }
+/* A part the viewer hides stays hidden even when its own rule sets a display. */
+.pi-lab [hidden] { display: none !important; }
 /* Narrow views (two widgets side by side, a side panel): the entry pane goes under the tree. */
 @container (max-width: 760px) {
   .pi-main { flex-direction: column; }
