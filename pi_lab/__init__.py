@@ -17,9 +17,9 @@ _LAZY = {
 
 def open(path: str, **options: Any) -> Any:  # noqa: A001  (pi_lab.open mirrors the built-in on purpose)
     """Open a pi session file in a :class:`SessionWidget` (tree, context, gauge)."""
-    from pi_lab.widget import SessionWidget
+    from pi_lab.widget import open_session
 
-    return SessionWidget(path, **options)
+    return open_session(path, **options)
 
 
 def __getattr__(name: str) -> Any:
