@@ -47,6 +47,7 @@ from pi_lab.server.store import (
 )
 from pi_lab.session.navigation import FILTER_MODES
 from pi_lab.session.storage import read_session_header
+from pi_lab.widget.gauge import recorded_context_window
 from pi_lab.widget.payload import (
     READ_OPS,
     RequestError,
@@ -141,14 +142,17 @@ class PiLabHandler(APIHandler):
 # sessions of one file
 
 
-def _settings(raw: Any) -> ViewSettings:
+def _settings(raw: Any, recorded_window: int | None = None) -> ViewSettings:
+    """Gauge settings from the request; a window the reader has not chosen defaults to the
+    published window of the session's model."""
+    defaults = {"context_window": recorded_window or _DEFAULT_SETTINGS.context_window}
     if raw is None:
-        return ViewSettings()
+        raw = {}
     if not isinstance(raw, dict):
         raise RequestError("settings must be an object")
     values: dict[str, int] = {}
     for name, (low, high) in _LIMITS.items():
-        value = raw.get(name, getattr(_DEFAULT_SETTINGS, name))
+        value = raw.get(name, defaults.get(name, getattr(_DEFAULT_SETTINGS, name)))
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise RequestError(f"settings.{name} must be an integer from {low} to {high}")
         values[name] = value
@@ -190,9 +194,16 @@ def session_answer(state: PiLabState, location: Location, op: str, body: dict[st
     """Answer one session request (blocking; runs in a worker thread)."""
     store = state.store
     key = _view(body.get("view"))
-    settings = _settings(body.get("settings"))
+    raw_settings = body.get("settings")
+    if raw_settings is not None and not isinstance(raw_settings, dict):
+        raise RequestError("settings must be an object")
     args = body.get("args") if isinstance(body.get("args"), dict) else {}
     loaded = store.get(location.real, refresh=op in ("state", "poll"))
+    recorded = None
+    if not (raw_settings or {}).get("context_window"):
+        with loaded.lock:
+            recorded = recorded_context_window(loaded.sm)
+    settings = _settings(raw_settings, recorded)
     shared = store.view(loaded, key)
     with loaded.lock:
         if op == "structure":

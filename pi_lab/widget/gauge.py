@@ -40,6 +40,21 @@ def _anchor_entry_id(projection: SessionProjection, message_index: int | None) -
     return None
 
 
+DEFAULT_CONTEXT_WINDOW = 128_000
+
+
+def recorded_context_window(sm: Any) -> int | None:
+    """The published window of the model that answered on the current branch, if known.
+
+    Recorded sessions do not store their model's limits; the gauge of a session opened from a
+    file starts from this (``pi_lab.llm.catalog``) instead of a fixed guess.
+    """
+    from pi_lab.llm.catalog import context_window_for
+
+    model = sm.build_session_context().model or {}
+    return context_window_for(model.get("modelId"))
+
+
 def compactions_on_branch(branch: Sequence[Entry]) -> list[dict[str, Any]]:
     """Every compaction on ``branch`` with tokens before and after, oldest first."""
     found: list[dict[str, Any]] = []

@@ -24,7 +24,7 @@ import anywidget
 import traitlets as t
 
 from pi_lab.widget.actions import ActionRefused, run_action
-from pi_lab.widget.gauge import gauge_after_append
+from pi_lab.widget.gauge import gauge_after_append, recorded_context_window
 from pi_lab.widget.live import LiveFeed, follow_file
 from pi_lab.widget.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 
@@ -48,13 +48,6 @@ def _session_manager_and_agent(source: Any, **agent_options: Any) -> tuple[Any, 
 
     agent_options.setdefault("record_startup", False)
     return source, AgentSession(source, **{k: v for k, v in agent_options.items() if v is not None})
-
-
-def _recorded_window(sm: Any) -> int | None:
-    from pi_lab.llm.catalog import context_window_for
-
-    model = sm.build_session_context().model or {}
-    return context_window_for(model.get("modelId"))
 
 
 class SessionWidget(anywidget.AnyWidget):
@@ -92,7 +85,7 @@ class SessionWidget(anywidget.AnyWidget):
         self.agent = agent
         # A recorded session is drawn against the window of the model that answered it (when
         # known); a session this kernel drives, against its own model's window.
-        window = (context_window or (_recorded_window(sm) if recorded and model is None else None)
+        window = (context_window or (recorded_context_window(sm) if recorded and model is None else None)
                   or getattr(agent.model, "context_window", 0) or 128_000)
         compaction = agent.settings
         kwargs.setdefault("reserve_tokens", compaction.reserve_tokens)

@@ -95,6 +95,9 @@ export class RestTransport implements Transport {
     ) {
       next.folded = [];
     }
+    if (next.context_window !== undefined && next.context_window !== this.state.context_window) {
+      this.windowChosen = true;
+    }
     for (const [key, value] of Object.entries(next) as [keyof ViewState, unknown][]) {
       if (!sameValue(this.state[key], value)) {
         (this.state as unknown as Record<string, unknown>)[key] = value;
@@ -234,6 +237,10 @@ export class RestTransport implements Transport {
       session,
       status: layout ? this.state.status : `updated ${new Date().toLocaleTimeString()}`
     };
+    const window = (state.gauge as { context_window?: number }).context_window;
+    if (!this.windowChosen && typeof window === 'number' && window > 0) {
+      changes.context_window = window; // the model's published window, picked by the server
+    }
     // The core fetches the structure when structure_version passes the version it holds; a
     // layout may be an older one (back to a filter seen before), so go past every version seen.
     changes.structure_version = layout ? this.maxSeen + 1 : state.version;
@@ -272,11 +279,15 @@ export class RestTransport implements Transport {
       search: this.state.search,
       folded: this.state.folded
     };
-    const settings: GaugeSettings = {
-      context_window: this.state.context_window,
+    // Until the reader picks a window, the server uses the published window of the session's
+    // model (its answer's gauge carries it back, see applyState).
+    const settings: Partial<GaugeSettings> = {
       reserve_tokens: this.state.reserve_tokens,
       keep_recent_tokens: this.state.keep_recent_tokens
     };
+    if (this.windowChosen) {
+      settings.context_window = this.state.context_window;
+    }
     return { path: this.path, view, settings, ...extra };
   }
 
@@ -285,6 +296,7 @@ export class RestTransport implements Transport {
   private readonly deltaListeners = new Set<(delta: DeltaMessage) => void>();
   private generation = -1;
   private version = -1;
+  private windowChosen = false;
   private maxSeen = 0;
   private polling = false;
   private layoutToken = 0;

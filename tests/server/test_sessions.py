@@ -13,7 +13,8 @@ import pytest
 
 from pi_lab.session.readonly import session_from_bytes
 from pi_lab.widget.columns import decode_structure
-from pi_lab.widget.payload import SessionView, read_request, structure_payload
+from pi_lab.widget.gauge import recorded_context_window
+from pi_lab.widget.payload import SessionView, ViewSettings, read_request, structure_payload
 
 FIXTURES = [
     "public-twkrash-branching.jsonl",
@@ -26,7 +27,10 @@ FIXTURES = [
 
 
 def engine_view(path: Path, **view) -> SessionView:
-    return SessionView.open(session_from_bytes(path.read_bytes(), path.name), **view)
+    """The engine's own view, with the gauge window the server picks for a recorded session."""
+    sm = session_from_bytes(path.read_bytes(), path.name)
+    window = recorded_context_window(sm) or ViewSettings().context_window
+    return SessionView.open(sm, ViewSettings(context_window=window), **view)
 
 
 def same_structure(served: bytes, expected: bytes) -> None:
@@ -115,8 +119,9 @@ async def test_the_gauge_uses_the_requested_settings(api, root, copy_fixture):
     small = await api.session("gauge", path.name, settings={"context_window": 20_000, "reserve_tokens": 4_000,
                                                             "keep_recent_tokens": 2_000})
     assert (small["context_window"], small["reserve_tokens"], small["threshold"]) == (20_000, 4_000, 16_000)
+    # without a chosen window, the published window of the recorded model (claude-sonnet-4-5)
     default = await api.session("gauge", path.name)
-    assert default["context_window"] == 128_000
+    assert default["context_window"] == 200_000
 
 
 async def test_appended_entries_arrive_as_deltas(api, root, copy_fixture):
