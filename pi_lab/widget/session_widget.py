@@ -101,6 +101,9 @@ class SessionWidget(anywidget.AnyWidget):
         self._state_handle: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
+        self._pending_view: dict[str, Any] = {}
+        self._relayout_task: asyncio.Task[None] | None = None
+        self._sync_deferred = False
         self._feed = LiveFeed(agent, sync=self.sync, stream=self._push_event, status=self._set_status)
         self.on_msg(self._on_msg)
         self._publish_layout()
@@ -157,6 +160,9 @@ class SessionWidget(anywidget.AnyWidget):
     def sync(self) -> str:
         """Catch up with the session (appends, a moved leaf); returns ``none``, ``delta`` or ``layout``."""
         if self._closed:
+            return "none"
+        if self._relayout_task is not None:
+            self._sync_deferred = True  # the rows are being re-filtered on a worker thread
             return "none"
         if self.view.sm is not self.agent.session_manager:
             self._publish_layout()
@@ -242,15 +248,45 @@ class SessionWidget(anywidget.AnyWidget):
         if not hasattr(self, "view"):
             return  # still in __init__: the view is built with these values
         # Like pi, a new filter or search clears the folds.
-        self.view.rows.set_view(filter_mode=self.filter_mode, search=self.search, folded=())
+        self._pending_view.update(filter_mode=self.filter_mode, search=self.search, folded=())
         self.folded = []
-        self._publish_layout()
+        self._relayout()
 
     @t.observe("folded")
     def _on_folded(self, change: dict[str, Any]) -> None:
-        if hasattr(self, "view") and frozenset(self.folded) != self.view.rows.folded:
-            self.view.rows.set_view(folded=self.folded)
+        if not hasattr(self, "view"):
+            return
+        if "filter_mode" in self._pending_view or frozenset(self.folded) != self.view.rows.folded:
+            self._pending_view["folded"] = tuple(self.folded)
+            self._relayout()
+
+    def _relayout(self) -> None:
+        """Re-filter the rows. On a large session this takes a while, so inside the kernel's
+        event loop it runs on a worker thread (the kernel keeps answering, keystrokes that
+        arrive meanwhile are merged) and appends wait until the new layout is published."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            changes, self._pending_view = self._pending_view, {}
+            self.view.rows.set_view(**changes)
             self._publish_layout()
+            return
+        if self._relayout_task is None:
+            self._relayout_task = asyncio.get_running_loop().create_task(self._run_relayout())
+
+    async def _run_relayout(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._pending_view:
+                changes, self._pending_view = self._pending_view, {}
+                await loop.run_in_executor(None, lambda: self.view.rows.set_view(**changes))
+            if not self._closed:
+                self._publish_layout()
+        finally:
+            self._relayout_task = None
+        if self._sync_deferred and not self._closed:
+            self._sync_deferred = False
+            self.sync()
 
     @t.observe("context_window", "reserve_tokens", "keep_recent_tokens")
     def _on_settings(self, change: dict[str, Any]) -> None:
