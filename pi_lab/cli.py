@@ -15,6 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
+from pi_lab.session._text import content_preview
 
 __all__ = ["main", "build_parser", "load_session"]
 
@@ -92,40 +93,6 @@ def _load_estimator() -> Callable[[dict[str, Any]], int] | None:
     return estimate_tokens
 
 
-def _compact(value: Any) -> str:
-    from pi_lab.session._json import dumps
-
-    try:
-        return dumps(value).decode("utf-8")
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _blocks_preview(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-        elif kind == "toolCall":
-            parts.append(f"→ {block.get('name')}({_compact(block.get('arguments', {}))})")
-        elif kind == "thinking":
-            parts.append("[thinking]")
-        elif kind == "image":
-            parts.append("[image]")
-        elif kind is not None:
-            parts.append(f"[{kind}]")
-    return " ".join(parts)
-
-
 def message_preview(message: dict[str, Any], width: int = _PREVIEW_WIDTH) -> str:
     """One line of a message's text: whitespace collapsed, cut to ``width`` characters."""
     role = message.get("role")
@@ -137,7 +104,7 @@ def message_preview(message: dict[str, Any], width: int = _PREVIEW_WIDTH) -> str
         if isinstance(output, str) and output.strip():
             text += f" ⇒ {output}"
     else:
-        text = _blocks_preview(message.get("content"))
+        text = content_preview(message.get("content"))
         if not text and role == "assistant" and isinstance(message.get("errorMessage"), str):
             text = f"(error) {message['errorMessage']}"
     text = re.sub(r"\s+", " ", text if isinstance(text, str) else "").strip()

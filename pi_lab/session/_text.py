@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["js_len", "js_slice", "js_trim", "content_text", "JS_WHITESPACE"]
+__all__ = ["js_len", "js_slice", "js_trim", "content_text", "content_preview", "JS_WHITESPACE"]
 
 # ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim removes. Python's
 # str.strip() differs (it strips U+001C–U+001F and U+0085, keeps U+FEFF).
@@ -60,3 +60,37 @@ def content_text(content: Any, separator: str = "") -> str:
         for block in content
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
     )
+
+
+def content_preview(content: Any, separator: str = " ", *, thinking_text: bool = False) -> str:
+    """A readable rendering of message content for previews (CLI, widget, teaching printouts).
+
+    Text blocks as they are, tool calls as ``→ name({compact JSON arguments})``, thinking as
+    ``[thinking]`` (or ``(thinking) …`` with its text), images and other blocks as ``[kind]``.
+    """
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    from pi_lab.session._json import dumps
+
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            if isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        elif kind == "toolCall":
+            try:
+                arguments = dumps(block.get("arguments", {})).decode("utf-8")
+            except (TypeError, ValueError):
+                arguments = repr(block.get("arguments"))
+            parts.append(f"→ {block.get('name')}({arguments})")
+        elif kind == "thinking":
+            text = block.get("thinking")
+            parts.append(f"(thinking) {text}" if thinking_text and isinstance(text, str) else "[thinking]")
+        elif kind is not None:
+            parts.append(f"[{kind}]")
+    return separator.join(parts)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pi_lab.session._text import content_preview
 from pi_lab.session.navigation import display_text
 
 __all__ = ["FourStates", "four_states", "entry_label", "message_label"]
@@ -30,21 +31,7 @@ def message_label(message: dict[str, Any], width: int = 40) -> str:
     role = message.get("role")
     if role in ("compactionSummary", "branchSummary"):
         return f"{role}: {_short(str(message.get('summary') or ''), width)}"
-    content = message.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        parts = []
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text":
-                parts.append(block.get("text", ""))
-            elif block.get("type") == "toolCall":
-                parts.append(f"<call {block.get('name')}>")
-        text = " ".join(parts)
-    else:
-        text = ""
+    text = content_preview(message.get("content"))
     if role == "bashExecution":
         text = message.get("command", "")
     if role == "system" and not text.strip():

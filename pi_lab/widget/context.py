@@ -15,6 +15,7 @@ from typing import Any
 from pi_lab.compaction import estimate_projected_context_tokens, estimate_tokens
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
 from pi_lab.session.projection import SessionProjection, entry_to_messages, project_path, replay_system_state
+from pi_lab.session._text import content_preview
 
 __all__ = ["ContextMarks", "context_marks", "context_at", "message_preview", "entry_tokens", "PREVIEW_CHARS"]
 
@@ -83,33 +84,7 @@ def context_marks(branch: Sequence[Entry], projection: SessionProjection | None 
 
 
 def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if not isinstance(block, Mapping):
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif kind == "toolCall":
-            parts.append(f"→ {block.get('name')}({_compact_json(block.get('arguments'))})")
-        elif kind == "thinking" and isinstance(block.get("thinking"), str):
-            parts.append(f"(thinking) {block['thinking']}")
-        elif kind == "image":
-            parts.append("[image]")
-    return "\n".join(parts)
-
-
-def _compact_json(value: Any) -> str:
-    from pi_lab.session._json import dumps
-
-    try:
-        return dumps(value).decode("utf-8")
-    except (TypeError, ValueError):
-        return repr(value)
+    return content_preview(content, "\n", thinking_text=True)
 
 
 def message_preview(message: Mapping[str, Any], limit: int = PREVIEW_CHARS) -> str:
