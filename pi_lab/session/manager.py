@@ -313,7 +313,7 @@ class SessionManager:
         walking a cold structure on the first request, and appends keep both up to date.
         """
         entries = self._entries_view()
-        with collector_paused(len(entries)):
+        with collector_paused(len(entries), keep=True):
             self._tree = build_tree(entries, self._by_id, self._labels, self._label_timestamps)
             leaf = self.leaf_id
             if leaf:

@@ -84,26 +84,28 @@ def parse_lines(data: bytes, first_line_number: int = 1, *, complete_only: bool 
     find = data.find
     loads = orjson.loads
     append = entries.append
-    with collector_paused(length // 200):
+    view = memoryview(data)  # lines are parsed from slices of it without copying them
+    with collector_paused(length // 200, keep=True):
         while start < length:
             end = find(b"\n", start)
             if end == -1:
                 if complete_only:
                     break
-                raw, next_start = data[start:], length
+                end_of_line, next_start = length, length
             else:
-                raw, next_start = data[start:end], end + 1
+                end_of_line, next_start = end, end + 1
             entry = None
-            if raw[:1] == b"{":
-                # Fast path: nearly every line is one object written by pi.
+            if data[start] == 0x7B:  # "{": nearly every line is one object written by pi
                 try:
-                    entry = loads(raw)
+                    entry = loads(view[start:end_of_line])
                 except orjson.JSONDecodeError:
                     entry = None
-            if entry is None and raw.strip():
-                entry = _decode_and_parse(raw)
-                if entry is None:
-                    skipped.append(number)
+            if entry is None and start < end_of_line:
+                raw = data[start:end_of_line]
+                if raw.strip():
+                    entry = _decode_and_parse(raw)
+                    if entry is None:
+                        skipped.append(number)
             if entry is not None:
                 append(entry)
             number += 1

@@ -207,6 +207,9 @@ def build_tree(
     labels = labels or {}
     label_timestamps = label_timestamps or {}
     with collector_paused(len(entries)):
+        built = _build_tree_in_file_order(entries, labels, label_timestamps)
+        if built is not None:
+            return built
         nodes: dict[str, TreeNode] = {}
         position: dict[str, int] = {}
         ordered: list[TreeNode] = []
@@ -246,6 +249,48 @@ def build_tree(
         for node in ordered:
             if len(node.children) > 1:
                 node.children.sort(key=_child_sort_key)
+    return roots, nodes
+
+
+def _build_tree_in_file_order(
+    entries: list[Entry], labels: Mapping[str, str], label_timestamps: Mapping[str, str]
+) -> tuple[list[TreeNode], dict[str, TreeNode]] | None:
+    """One pass for the usual file, where every parent is written before its children and
+    ids are unique; ``None`` (use the general build) when a file breaks either rule."""
+    nodes: dict[str, TreeNode] = {}
+    roots: list[TreeNode] = []
+    orphans = False
+    branching: list[TreeNode] = []
+    for entry in entries:
+        node = TreeNode(entry)
+        entry_id = entry.get("id")
+        if entry_id.__class__ is str:
+            if entry_id in nodes:
+                return None  # a duplicate id: the later entry owns the id
+            if labels:
+                label = labels.get(entry_id)
+                if label is not None:
+                    node.label = label
+                    node.label_timestamp = label_timestamps.get(entry_id)
+            nodes[entry_id] = node
+        parent_id = entry.get("parentId")
+        if not parent_id or parent_id == entry_id:
+            roots.append(node)
+            continue
+        parent = nodes.get(parent_id)
+        if parent is None:
+            orphans = True  # an unknown parent, or one written later (checked below)
+            roots.append(node)
+            continue
+        children = parent.children
+        children.append(node)
+        if len(children) == 2:
+            branching.append(parent)
+    if orphans and any(r.entry.get("parentId") in nodes and r.entry.get("parentId") != r.entry.get("id")
+                       for r in roots):
+        return None  # a parent written after its child
+    for parent in branching:
+        parent.children.sort(key=_child_sort_key)
     return roots, nodes
 
 
