@@ -102,7 +102,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
         self._pending_view: dict[str, Any] = {}
-        self._relayout_task: asyncio.Task[None] | None = None
+        self._relayout_task: asyncio.Future[None] | None = None
         self._sync_deferred = False
         self._feed = LiveFeed(agent, sync=self.sync, stream=self._push_event, status=self._set_status)
         self.on_msg(self._on_msg)
@@ -167,7 +167,31 @@ class SessionWidget(anywidget.AnyWidget):
         if self.view.sm is not self.agent.session_manager:
             self._publish_layout()
             return "layout"
-        result = self.view.rows.sync()
+        return self._apply_sync(self.view.rows.sync())
+
+    async def _sync_off_loop(self) -> str:
+        """:meth:`sync` with the row work (a re-layout after navigating a large session takes
+        a second) on a worker thread, as re-filtering does; the loop keeps serving the kernel."""
+        if self._closed or self.view.sm is not self.agent.session_manager:
+            return self.sync()
+        while self._relayout_task is not None:
+            await self._relayout_task
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._relayout_task = done  # appends arriving meanwhile wait (see sync)
+        try:
+            result = await asyncio.get_running_loop().run_in_executor(None, self.view.rows.sync)
+        finally:
+            self._relayout_task = None
+            done.set_result(None)
+        kind = self._apply_sync(result)
+        if self._sync_deferred and not self._closed:
+            self._sync_deferred = False
+            self.sync()
+        if self._pending_view and not self._closed:
+            self._relayout()  # a filter or search that changed meanwhile
+        return kind
+
+    def _apply_sync(self, result: Any) -> str:
         if result.kind == "layout":
             self._publish_layout()
         elif result.kind == "delta":
@@ -357,7 +381,7 @@ class SessionWidget(anywidget.AnyWidget):
             self._set_status("", f"{op} failed: {error}")
             self._reply_error(request_id, f"{op} failed: {error}")
             return
-        self.sync()
+        await self._sync_off_loop()
         if op == "navigate" and not result.get("already_here"):
             with self.hold_sync():
                 self.editor_text = result.get("editor_text") or ""

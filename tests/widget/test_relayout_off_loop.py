@@ -49,3 +49,29 @@ def test_search_relayout_leaves_the_loop_free():
     assert before == 30_000 and after == 8
     assert ticks > 3  # the event loop ran other work while the rows were re-filtered
     assert folded == []
+
+
+def test_navigation_relayout_leaves_the_loop_free():
+    async def scenario():
+        widget = SessionWidget(big_session(), follow=False)
+        sent = []
+        widget.send = lambda message, buffers=None: sent.append(message)
+        ticks = 0
+        done = asyncio.Event()
+
+        async def ticker():
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        tick_task = asyncio.ensure_future(ticker())
+        await widget._act(7, "navigate", {"id": f"{1001:08x}"})  # an assistant in the middle
+        done.set()
+        await tick_task
+        return widget, sent, ticks
+
+    widget, sent, ticks = asyncio.run(scenario())
+    assert widget.session_manager.leaf_id == f"{1001:08x}" and widget.leaf_id == f"{1001:08x}"
+    assert any(m.get("kind") == "response" and m.get("ok") for m in sent)
+    assert ticks > 3  # the loop ran while the rows were laid out for the new leaf
