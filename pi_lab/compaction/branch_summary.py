@@ -24,10 +24,8 @@ from pi_lab.compaction.prompts import (
 from pi_lab.compaction.serialization import serialize_conversation
 from pi_lab.compaction.settings import DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS
 from pi_lab.compaction.summarize import (
-    build_summarization_context,
-    complete_summarization,
     has_tool_call,
-    reasoning_for,
+    request_summary,
     response_text,
     summarization_failure,
 )
@@ -232,18 +230,10 @@ async def generate_branch_summary(
     if not prepared.messages:
         return BranchSummaryResult(summary=NO_CONTENT_TO_SUMMARIZE)
 
-    context = build_summarization_context(
-        branch_summary_prompt(prepared.messages, custom_instructions, replace_instructions)
-    )
-    response = await complete_summarization(
-        client,
-        model,
-        context,
-        reasoning=reasoning_for(model, thinking_level),
-        session_id=session_id,
-        signal=signal if signal is not None else cancel,
-        retry=retry,
-        callbacks=callbacks,
+    response = await request_summary(
+        branch_summary_prompt(prepared.messages, custom_instructions, replace_instructions), client, model,
+        thinking_level=thinking_level, retry=retry, callbacks=callbacks,
+        signal=signal if signal is not None else cancel, session_id=session_id,
     )
     if response.get("stopReason") == "aborted":
         return BranchSummaryResult(aborted=True)

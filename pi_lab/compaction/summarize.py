@@ -41,6 +41,7 @@ __all__ = [
     "reasoning_for",
     "build_summarization_context",
     "complete_summarization",
+    "request_summary",
     "history_prompt",
     "turn_prefix_prompt",
     "generate_summary_with_usage",
@@ -223,6 +224,31 @@ def turn_prefix_prompt(messages: Sequence[Mapping[str, Any]], custom_instruction
     return text
 
 
+async def request_summary(
+    prompt_text: str,
+    client: Any,
+    model: Any,
+    *,
+    thinking_level: str | None = None,
+    retry: Any = None,
+    callbacks: Any = None,
+    signal: Any = None,
+    session_id: str | None = None,
+) -> dict[str, Any]:
+    """One summarisation request (history, turn prefix or branch) with its retries; the
+    response is returned unchecked, each caller applies its own failure rules (§6.5)."""
+    return await complete_summarization(
+        client,
+        model,
+        build_summarization_context(prompt_text),
+        reasoning=reasoning_for(model, thinking_level),
+        session_id=session_id,
+        signal=signal,
+        retry=retry,
+        callbacks=callbacks,
+    )
+
+
 async def generate_summary_with_usage(
     messages: Sequence[Mapping[str, Any]],
     client: Any,
@@ -243,16 +269,10 @@ async def generate_summary_with_usage(
     ``reserve_tokens`` is accepted for callers of the older signature and not used.
     """
     del reserve_tokens
-    context = build_summarization_context(history_prompt(messages, previous_summary, custom_instructions))
-    response = await complete_summarization(
-        client,
-        model,
-        context,
-        reasoning=reasoning_for(model, thinking_level),
-        session_id=session_id,
-        signal=signal if signal is not None else cancel,
-        retry=retry,
-        callbacks=callbacks,
+    response = await request_summary(
+        history_prompt(messages, previous_summary, custom_instructions), client, model,
+        thinking_level=thinking_level, retry=retry, callbacks=callbacks,
+        signal=signal if signal is not None else cancel, session_id=session_id,
     )
     _check_response(response, "Summarization")
     return SummaryResult(response_text(response), response.get("usage"))
@@ -277,16 +297,10 @@ async def generate_turn_prefix_summary(
     session_id: str | None = None,
 ) -> SummaryResult:
     """Summarise the early part of a turn that is cut in the middle (§6.3); raises on failure."""
-    context = build_summarization_context(turn_prefix_prompt(messages, custom_instructions))
-    response = await complete_summarization(
-        client,
-        model,
-        context,
-        reasoning=reasoning_for(model, thinking_level),
-        session_id=session_id,
-        signal=signal if signal is not None else cancel,
-        retry=retry,
-        callbacks=callbacks,
+    response = await request_summary(
+        turn_prefix_prompt(messages, custom_instructions), client, model,
+        thinking_level=thinking_level, retry=retry, callbacks=callbacks,
+        signal=signal if signal is not None else cancel, session_id=session_id,
     )
     _check_response(response, "Turn prefix summarization")
     return SummaryResult(response_text(response), response.get("usage"))
