@@ -20,7 +20,8 @@ def js_len(text: str) -> int:
     """``text.length`` in JavaScript: characters outside the BMP count twice."""
     if text.isascii():
         return len(text)
-    return len(text) + len(_NON_BMP.findall(text))
+    # UTF-16 is exactly JavaScript's string model; surrogatepass keeps lone surrogates (1 unit)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_slice(text: str, units: int) -> str:
