@@ -115,12 +115,12 @@ def parse_lines(data: bytes, first_line_number: int = 1, *, complete_only: bool 
     return LoadResult(entries, skipped, None, ends_with_newline, consumed)
 
 
-def _header_problem(entries: list[Entry], data: bytes) -> str | None:
+def _header_problem(entries: list[Entry], first_bytes: bytes) -> str | None:
     if not entries:
         return "no JSON object on any line"
     first = entries[0]
     if first.get("type") != "session" or not isinstance(first.get("id"), str):
-        if data.startswith(b"\xef\xbb\xbf"):
+        if first_bytes.startswith(b"\xef\xbb\xbf"):
             return "the first line starts with a byte order mark, which pi cannot parse"
         return f"first entry is not a session header (type {first.get('type')!r})"
     return None
@@ -131,25 +131,59 @@ def load_entries_from_file(path: str | os.PathLike[str]) -> LoadResult:
 
     A missing file gives an empty result. An invalid file (no header first) gives an empty
     entry list with ``invalid_reason`` set, and is left untouched. A valid file whose last
-    line lacks its ``\\n`` gets exactly one appended, as pi 1.x does.
+    line lacks its ``\n`` gets exactly one appended, as pi 1.x does.
     """
     p = Path(path).expanduser()
     if not p.exists():
         return LoadResult([])
-    data = p.read_bytes()
-    result = parse_lines(data)
-    problem = _header_problem(result.entries, data) if data.strip() else None
+    result, first_bytes = _read_in_chunks(p)
+    has_content = bool(result.entries or result.skipped_lines)
+    problem = _header_problem(result.entries, first_bytes) if has_content else None
     if result.entries and problem:
         return LoadResult([], result.skipped_lines, problem, result.ends_with_newline, result.consumed_bytes)
-    if not result.entries and data.strip():
+    if not result.entries and has_content:
         result.invalid_reason = problem
         return result
     if result.entries and not result.ends_with_newline:
         with open(p, "ab") as handle:
             handle.write(b"\n")
         result.ends_with_newline = True
-        result.consumed_bytes = len(data) + 1
+        result.consumed_bytes += 1
     return result
+
+
+READ_CHUNK = 16 * 1024 * 1024
+
+
+def _read_in_chunks(path: Path) -> tuple[LoadResult, bytes]:
+    """Parse the file a chunk at a time, so a 200 MB session never sits in memory twice
+    (bytes and objects); a line cut by a chunk boundary is completed by the next chunk."""
+    entries: list[Entry] = []
+    skipped: list[int] = []
+    line_number = 1
+    pending = b""
+    first_bytes = b""
+    size = 0
+    with open(path, "rb") as handle:
+        while True:
+            chunk = handle.read(READ_CHUNK)
+            if not chunk:
+                break
+            if not first_bytes:
+                first_bytes = chunk[:4]
+            size += len(chunk)
+            buffer = pending + chunk if pending else chunk
+            part = parse_lines(buffer, line_number, complete_only=True)
+            entries.extend(part.entries)
+            skipped.extend(part.skipped_lines)
+            line_number += buffer.count(b"\n", 0, part.consumed_bytes)
+            pending = buffer[part.consumed_bytes:]
+    if pending:
+        part = parse_lines(pending, line_number)
+        entries.extend(part.entries)
+        skipped.extend(part.skipped_lines)
+    ends_with_newline = not pending
+    return LoadResult(entries, skipped, None, ends_with_newline, size), first_bytes
 
 
 def read_session_header(path: str | os.PathLike[str]) -> Entry | None:

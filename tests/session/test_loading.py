@@ -219,3 +219,18 @@ def test_open_missing_file_keeps_path_and_writes_lazily(tmp_path):
     sm.append_message({"role": "user", "content": "x", "timestamp": 1})
     assert path.exists()
     assert os.path.dirname(sm.session_file) == str(tmp_path)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 20])
+def test_chunked_reading_gives_the_same_result(tmp_path, monkeypatch, chunk):
+    from pi_lab.session import storage
+
+    text = "\n" + HEADER + "\n{broken\n\n" + USER + "\r\n" + USER.replace('"hi"', '"héllo 😀"') + "\n[1]\n" + USER
+    path = write(tmp_path, text)
+    monkeypatch.setattr(storage, "READ_CHUNK", chunk)
+    result = load_entries_from_file(path)
+    assert [e["type"] for e in result.entries] == ["session", "message", "message", "message"]
+    assert result.entries[2]["message"]["content"] == "héllo 😀"
+    assert result.skipped_lines == [3, 7]
+    assert path.read_bytes() == (text + "\n").encode("utf-8")  # the tail was repaired once
+    assert result.consumed_bytes == len((text + "\n").encode("utf-8"))
