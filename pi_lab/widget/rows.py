@@ -109,7 +109,9 @@ class RowState:
         self.folded: frozenset[str] = frozenset(folded)
         self.home = default_home() if home is None else home
         self.version = 0
-        self._token_cache: dict[int, int] = {}
+        # id(entry) -> (entry, tokens): the entry is kept so that a reused id of a freed
+        # entry (after a fork replaced the session) is never mistaken for it.
+        self._token_cache: dict[int, tuple[Entry, int]] = {}
         self._flat_stale = True
         self._extra_calls: dict[Any, ToolCall] = {}
         self.reload()
@@ -120,6 +122,7 @@ class RowState:
         """Forget every cache and lay the rows out from the session (e.g. after a fork)."""
         sm = self.sm
         self.session_id = sm.session_id
+        self._token_cache = {}
         self.roots: list[TreeNode] = sm.get_tree()
         self._index_nodes()
         self.entry_pos: dict[str, int] = {}
@@ -214,9 +217,9 @@ class RowState:
     def _tokens(self, entry: Entry) -> int:
         key = id(entry)
         found = self._token_cache.get(key)
-        if found is None:
-            found = self._token_cache[key] = entry_tokens(entry)
-        return found
+        if found is None or found[0] is not entry:
+            found = self._token_cache[key] = (entry, entry_tokens(entry))
+        return found[1]
 
     def _flags(self, row: NavRow, has_children: bool) -> int:
         f = 0
