@@ -53,7 +53,7 @@ def compaction_preview(branch: Sequence[Entry], settings: CompactionSettings | N
     summary, whose size is only known once the model has written it.
     """
     settings = settings or CompactionSettings()
-    path = list(branch)
+    path = branch if isinstance(branch, list) else list(branch)  # a BranchPath skips the chain check
     if path and path[-1].get("type") == "compaction":
         return {"ok": False, "reason": ALREADY_COMPACTED}
     preparation = prepare_compaction(path, settings)
