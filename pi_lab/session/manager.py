@@ -140,11 +140,14 @@ class SessionManager:
         *,
         uuid_factory: UuidFactory | None = None,
         clock: Clock | None = None,
+        read_only: bool = False,
     ) -> SessionManager:
         """Open a session file (created lazily at the first message if it does not exist).
 
         Raises :class:`InvalidSessionFile` for a non-empty file that is not a pi session.
         """
+        if read_only:
+            raise NotImplementedError("read_only=True is being implemented (contract H2)")
         resolved = _paths.resolve_path(str(path))
         cwd = cwd_override
         if cwd is None:

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from pi_lab.errors import NotARegularFile, PiLabError
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._json import dumps_line, loads_object
 
 __all__ = [
     "InvalidSessionFile",
     "LoadResult",
+    "check_regular_file",
     "load_entries_from_file",
     "parse_lines",
     "read_session_header",
@@ -30,7 +33,7 @@ _HEADER_SCAN_LIMIT = 1024 * 1024
 _HEADER_SCAN_CHUNK = 4096
 
 
-class InvalidSessionFile(ValueError):
+class InvalidSessionFile(PiLabError, ValueError):
     """A non-empty file that is not a pi session. Its content is never modified."""
 
     def __init__(self, path: str | os.PathLike[str], reason: str | None = None):
@@ -40,6 +43,31 @@ class InvalidSessionFile(ValueError):
         if reason:
             message += f" ({reason})"
         super().__init__(message)
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISFIFO(mode):
+        return "FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    return "special file"
+
+
+def check_regular_file(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`NotARegularFile` unless ``path`` is a regular file (symlinks followed).
+
+    Uses ``os.stat`` only: opening a FIFO for reading would block until a writer appears.
+    ``FileNotFoundError`` passes through.
+    """
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(path, _kind_of(mode))
 
 
 @dataclass(slots=True)
