@@ -1,73 +1,453 @@
-"""The Pi Sessions panel: every session under pi's sessions folder, grouped by project.
+"""The Pi Sessions panel: every session under pi's sessions folder, grouped by project, searchable.
 
 pi keeps one folder per working directory (``--home-ann-proj--``, session-format.md §1) and
-summarises each file as a ``SessionInfo`` (§10). Summaries are cached by path, size and
-modification time, so listing again only reads files that changed. A project is shown by the
-``cwd`` its sessions' headers name, since the folder name cannot be decoded unambiguously.
+summarises each file as a ``SessionInfo`` (§10). A project is shown by the ``cwd`` its sessions'
+headers name, since the folder name cannot be decoded unambiguously.
+
+Each file is read once into a :class:`_FileIndex`, keyed by its path and checked against its
+device, inode, size and modification time. A file that only grew (pi appends) is read from where
+the last read stopped, so following a live session costs its new bytes only; a file that shrank,
+was replaced or rewritten (a migration) is read again from the start.
+
+Search looks at what pi's session selector looks at (the name, the id, the cwd and the text of
+every user and assistant message), over the whole session. The index keeps that text lower-cased
+and zlib-compressed in chunks of whole entries, plus, for each entry, where its line starts in
+the file: a query decompresses the chunks of each session until every word was found, and the
+snippets shown for a hit are cut from the entry read back from the file, in its own letter case.
+A thousand sessions cost their compressed text (typically a fifth of it) and 12 bytes per message.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
+import stat
 import threading
-from collections.abc import Iterable
+import zlib
+from array import array
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from pi_lab.server.locations import SESSIONS_PREFIX, inside
-from pi_lab.session.paths import SessionInfo, session_info
+from pi_lab.session._text import JS_WHITESPACE, content_text, js_trim
+from pi_lab.session.ids import parse_iso_ms
+from pi_lab.session.navigation import search_tokens
+from pi_lab.session.paths import SessionInfo
+from pi_lab.session.storage import _decode_and_parse
 
-__all__ = ["SessionListing", "SEARCH_TEXT_LIMIT"]
+__all__ = ["SessionListing", "SEARCH_TEXT_LIMIT", "session_title", "first_user_message", "title_fields"]
 
-# pi searches the text of every message; the cache keeps the first 64 KiB of it per session, so
-# a folder of a thousand sessions costs tens of megabytes at most.
-SEARCH_TEXT_LIMIT = 64 * 1024
+# There is no limit any more: the whole text of every session is searched. (The name stays for
+# callers that read it; it used to be 64 KiB.)
+SEARCH_TEXT_LIMIT: int | None = None
 
-
-@dataclass(frozen=True, slots=True)
-class _Summary:
-    stamp: tuple[int, int]
-    info: SessionInfo | None
-    search_text: str
-
-
-def _search_text(info: SessionInfo) -> str:
-    parts = [info.name or "", info.first_message, info.cwd, info.id, info.all_messages_text[:SEARCH_TEXT_LIMIT]]
-    return " ".join(parts).lower()
+_CHUNK_BYTES = 256 * 1024  # searchable text per compressed chunk (whole entries)
+_READ_BYTES = 16 * 1024 * 1024  # a growing file is read in pieces of this size
+_ANCHOR_BYTES = 256  # bytes compared at the start and before the end of what was read
+_SNIPPETS = 3  # snippets per matching session
+_SNIPPET_CONTEXT = 60  # characters shown on each side of a match
+_COUNT_CAP = 1000  # matching messages counted per session, at most
+_TITLE_CHARS = 300
 
 
-def _matches(text: str, terms: Iterable[str]) -> bool:
-    return all(term in text for term in terms)
+def session_title(name: str | None, first_message: str) -> str:
+    """What a session is called in the panel, on its tab and in the viewer's header: its name
+    (the last ``session_info`` entry), else its first user message, as pi's session selector shows."""
+    return name or first_message
+
+
+def _message_text(message: Mapping[str, Any]) -> str:
+    return content_text(message.get("content"), " ")
+
+
+def first_user_message(entries: Iterable[Mapping[str, Any]]) -> str:
+    """The text of the first user message with text, in file order (``SessionInfo.firstMessage``),
+    or ``"(no messages)"``."""
+    for entry in entries:
+        if entry.get("type") != "message":
+            continue
+        message = entry.get("message")
+        if isinstance(message, dict) and message.get("role") == "user":
+            text = _message_text(message)
+            if text:
+                return text
+    return "(no messages)"
+
+
+def title_fields(name: str | None, entries: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """``{"title", "first_message"}`` of a session, for the viewer's state (the same rule as the
+    panel's rows)."""
+    first = first_user_message(entries)[:_TITLE_CHARS]
+    return {"title": session_title(name, first), "first_message": first}
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """Lower-cased text of consecutive entries, each followed by a newline (a search word has no
+    whitespace, so no match spans two entries)."""
+
+    blob: bytes  # zlib-compressed UTF-8
+    starts: array  # byte offset of each entry's text in the decompressed chunk
+    lines: array  # byte offset of each entry's line in the file
+    size: int  # decompressed bytes
+
+    def text(self) -> bytes:
+        return zlib.decompress(self.blob)
+
+
+class _FileIndex:
+    """One file's summary and searchable text, brought up to date by :meth:`update`."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.identity: tuple[int, int] | None = None
+        self.size = -1
+        self.mtime_ns = -1
+        self._reset()
+
+    def _reset(self) -> None:
+        self.offset = 0  # bytes read so far (complete lines)
+        self.open_tail = False  # the last line read had no newline yet
+        self.head_anchor = b""
+        self.end_anchor = b""
+        self.header: dict[str, Any] | None = None
+        self.not_session = False
+        self.name: str | None = None
+        self.message_count = 0
+        self.first_message = ""
+        self.latest = 0.0
+        self.chunks: list[_Chunk] = []
+
+    # ------------------------------------------------------------------ reading
+
+    def update(self, path: str, st: os.stat_result) -> None:
+        """Catch up with the file at ``path`` (whose ``os.stat`` is ``st``)."""
+        identity = (st.st_dev, st.st_ino)
+        if (identity, st.st_size, st.st_mtime_ns) == (self.identity, self.size, self.mtime_ns):
+            return
+        # O_NONBLOCK: if the path became a FIFO since it was checked, opening it does not wait for
+        # a writer; fstat then tells, and nothing is read.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            now = os.fstat(fd)
+            if not stat.S_ISREG(now.st_mode):
+                raise _NotRegular(path)
+            identity = (now.st_dev, now.st_ino)
+            if not self._continues(fd, identity, now.st_size):
+                self._reset()
+            self._read(fd, now.st_size)
+            self.identity, self.size, self.mtime_ns = identity, now.st_size, now.st_mtime_ns
+        finally:
+            os.close(fd)
+
+    def _continues(self, fd: int, identity: tuple[int, int], size: int) -> bool:
+        """Whether the file is what was read before plus new bytes (pi only appends)."""
+        if self.identity != identity or size < self.offset or self.offset == 0:
+            return False
+        if os.pread(fd, len(self.head_anchor), 0) != self.head_anchor:
+            return False
+        end = self.offset - len(self.end_anchor)
+        if os.pread(fd, len(self.end_anchor), end) != self.end_anchor:
+            return False
+        if self.open_tail and size > self.offset and os.pread(fd, 1, self.offset) != b"\n":
+            return False  # the unterminated last line went on: it is another line now
+        return True
+
+    def _read(self, fd: int, size: int) -> None:
+        position = self.offset
+        carry = b""
+        recent = self.end_anchor  # the last bytes read, kept to check the file next time
+        builder = _ChunkBuilder(self.chunks)
+        while position < size and not self.not_session:
+            piece = os.pread(fd, min(_READ_BYTES, size - position), position)
+            if not piece:
+                break
+            data = carry + piece
+            base = position - len(carry)
+            position += len(piece)
+            start = 0
+            while True:
+                end = data.find(b"\n", start)
+                if end < 0:
+                    break
+                self._line(data[start:end], base + start, builder)
+                start = end + 1
+            carry = data[start:]
+            if start:
+                recent = (recent + data[max(0, start - _ANCHOR_BYTES):start])[-_ANCHOR_BYTES:]
+                self.open_tail = False
+            self.offset = base + start
+        if carry and not self.not_session:
+            # A last line without its newline: pi's reader takes it if it parses; a writer in the
+            # middle of it leaves JSON that does not parse yet, which is read again next time.
+            if _decode_and_parse(carry) is not None:
+                self._line(carry, self.offset, builder)
+                self.offset += len(carry)
+                self.open_tail = True
+                recent = (recent + carry)[-_ANCHOR_BYTES:]
+        builder.finish()
+        self.end_anchor = recent
+        if len(self.head_anchor) < min(_ANCHOR_BYTES, self.offset):
+            self.head_anchor = os.pread(fd, min(_ANCHOR_BYTES, self.offset), 0)
+
+    def _line(self, raw: bytes, where: int, builder: _ChunkBuilder) -> None:
+        # The same rules as pi_lab.session.paths.session_info (pi's buildSessionInfo).
+        if not raw.strip():
+            return
+        entry = _decode_and_parse(raw)
+        if entry is None:
+            return
+        if self.header is None:
+            if entry.get("type") != "session":
+                self.not_session = True
+                return
+            self.header = entry
+            return
+        kind = entry.get("type")
+        if kind == "session_info":
+            value = entry.get("name")
+            self.name = (js_trim(value) if isinstance(value, str) else "") or None
+        elif kind == "message":
+            self.message_count += 1
+            message = entry.get("message")
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                return
+            text = _message_text(message)
+            if text:
+                builder.add(text.lower().encode("utf-8", "surrogatepass"), where)
+                if not self.first_message and message.get("role") == "user":
+                    self.first_message = text[:_TITLE_CHARS]
+            stamp = message.get("timestamp")
+            if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+                activity = float(stamp)
+            else:
+                activity = parse_iso_ms(entry.get("timestamp"))
+            if activity == activity and activity > self.latest:
+                self.latest = activity
+
+    # ------------------------------------------------------------------ answers
+
+    def info(self, path: str, st: os.stat_result) -> SessionInfo | None:
+        if self.header is None or self.not_session:
+            return None
+        header = self.header
+        created_ms = parse_iso_ms(header.get("timestamp"))
+        if self.latest > 0:
+            modified_ms = self.latest
+        elif created_ms == created_ms:
+            modified_ms = created_ms
+        else:
+            modified_ms = st.st_mtime * 1000
+        cwd = header.get("cwd")
+        parent = header.get("parentSession")
+        return SessionInfo(
+            path=path,
+            id=header.get("id"),
+            cwd=cwd if isinstance(cwd, str) else "",
+            name=self.name,
+            parent_session_path=parent if isinstance(parent, str) else None,
+            created=_to_datetime(created_ms if created_ms == created_ms else modified_ms),
+            modified=_to_datetime(modified_ms),
+            message_count=self.message_count,
+            first_message=self.first_message or "(no messages)",
+            all_messages_text="",  # searched through the chunks instead
+        )
+
+    def index_bytes(self) -> int:
+        """Memory held by the searchable text and its maps (compressed)."""
+        return sum(len(c.blob) + c.starts.itemsize * len(c.starts) + c.lines.itemsize * len(c.lines)
+                   for c in self.chunks)
+
+    def text_bytes(self) -> int:
+        return sum(c.size for c in self.chunks)
+
+    def search(self, terms: list[str], meta: str) -> tuple[int, list[tuple[_Chunk, int, int]]] | None:
+        """``None`` unless every term occurs in ``meta`` or the text; else how many messages
+        match (capped) and the first few ``(chunk, entry, byte offset of the match)``."""
+        missing = [t for t in terms if t not in meta]
+        encoded = [t.encode("utf-8", "surrogatepass") for t in terms]
+        texts: list[tuple[_Chunk, bytes]] = []
+        if missing:
+            wanted = {t.encode("utf-8", "surrogatepass") for t in missing}
+            for chunk in self.chunks:
+                text = chunk.text()
+                texts.append((chunk, text))
+                wanted = {t for t in wanted if t not in text}
+                if not wanted:
+                    break
+            if wanted:
+                return None
+            # A hit: the remaining chunks count too.
+            texts.extend((c, c.text()) for c in self.chunks[len(texts):])
+        else:
+            texts = [(c, c.text()) for c in self.chunks]
+        matched: set[tuple[int, int]] = set()
+        first: dict[tuple[int, int], int] = {}
+        for number, (chunk, text) in enumerate(texts):
+            for term in encoded:
+                at = text.find(term)
+                while at >= 0 and len(matched) < _COUNT_CAP:
+                    entry = bisect.bisect_right(chunk.starts, at) - 1
+                    key = (number, entry)
+                    matched.add(key)
+                    first.setdefault(key, at)
+                    # the next match in another entry: skip the rest of this one
+                    following = chunk.starts[entry + 1] if entry + 1 < len(chunk.starts) else len(text)
+                    at = text.find(term, following)
+        hits = [(texts[n][0], e, first[(n, e)]) for n, e in sorted(first)[:_SNIPPETS]]
+        return len(matched), hits
+
+
+class _NotRegular(Exception):
+    pass
+
+
+class _ChunkBuilder:
+    """Appends entry texts to a file's chunks, recompressing only the last, unfinished one."""
+
+    def __init__(self, chunks: list[_Chunk]):
+        self.chunks = chunks
+        self.parts: list[bytes] = []
+        self.starts = array("I")
+        self.lines = array("Q")
+        self.size = 0
+        if chunks and chunks[-1].size < _CHUNK_BYTES:
+            last = chunks.pop()
+            self.parts = [last.text()]
+            self.starts, self.lines, self.size = last.starts, last.lines, last.size
+
+    def add(self, text: bytes, line: int) -> None:
+        self.starts.append(self.size)
+        self.lines.append(line)
+        self.parts.append(text)
+        self.parts.append(b"\n")
+        self.size += len(text) + 1
+        if self.size >= _CHUNK_BYTES:
+            self._close()
+
+    def _close(self) -> None:
+        if self.size:
+            blob = zlib.compress(b"".join(self.parts), 6)
+            self.chunks.append(_Chunk(blob, self.starts, self.lines, self.size))
+        self.parts, self.starts, self.lines, self.size = [], array("I"), array("Q"), 0
+
+    def finish(self) -> None:
+        self._close()
+
+
+def _to_datetime(ms: float) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+_WHITESPACE = str.maketrans({c: " " for c in JS_WHITESPACE})
+
+
+def _read_line(path: str, offset: int, identity: tuple[int, int] | None) -> bytes | None:
+    """The line that starts at ``offset``, if the file is still the one indexed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != identity:
+            return None
+        parts: list[bytes] = []
+        position = offset
+        while True:
+            piece = os.pread(fd, 64 * 1024, position)
+            if not piece:
+                break
+            end = piece.find(b"\n")
+            if end >= 0:
+                parts.append(piece[:end])
+                break
+            parts.append(piece)
+            position += len(piece)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def snippet(text: str, terms: list[str]) -> dict[str, Any]:
+    """A short piece of ``text`` around the first match of any of ``terms``, as ``parts``: a list
+    of ``[text, marked]`` pairs (the browser writes them as text, marking the matches)."""
+    flat = text.translate(_WHITESPACE)
+    lower = flat.lower()
+    same_length = len(lower) == len(flat)  # lower() can change lengths (U+0130): then mark nothing
+    spans: list[tuple[int, int]] = []
+    if same_length:
+        for term in terms:
+            at = lower.find(term)
+            while at >= 0:
+                spans.append((at, at + len(term)))
+                at = lower.find(term, at + len(term))
+    spans.sort()
+    centre = spans[0][0] if spans else 0
+    start = max(0, centre - _SNIPPET_CONTEXT)
+    end = min(len(flat), centre + _SNIPPET_CONTEXT + (spans[0][1] - spans[0][0] if spans else 0))
+    if start > 0:
+        space = flat.find(" ", start, centre)
+        start = space + 1 if 0 <= space < centre else start
+    parts: list[list[Any]] = []
+    if start > 0:
+        parts.append(["…", False])
+    cursor = start
+    for a, b in spans:
+        if b <= cursor or a >= end:
+            continue
+        a = max(a, cursor)
+        if a > cursor:
+            parts.append([flat[cursor:a], False])
+        parts.append([flat[a:min(b, end)], True])
+        cursor = min(b, end)
+    if cursor < end:
+        parts.append([flat[cursor:end], False])
+    if end < len(flat):
+        parts.append(["…", False])
+    return {"parts": parts}
 
 
 class SessionListing:
     """Lists a sessions folder; safe to call from several worker threads."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, _Summary] = {}
+        self._cache: dict[str, _FileIndex] = {}
         self._lock = threading.Lock()
 
-    def _summary(self, path: str, st: os.stat_result) -> _Summary:
-        stamp = (st.st_size, st.st_mtime_ns)
+    def _index(self, path: str, st: os.stat_result) -> _FileIndex | None:
         with self._lock:
-            known = self._cache.get(path)
-        if known is not None and known.stamp == stamp:
-            return known
-        info = session_info(path)
-        summary = _Summary(stamp, info, _search_text(info) if info else "")
+            index = self._cache.get(path)
+            if index is None:
+                index = self._cache[path] = _FileIndex()
+        with index.lock:
+            try:
+                index.update(path, st)
+            except (OSError, _NotRegular):
+                with self._lock:
+                    self._cache.pop(path, None)
+                return None
+        return index
+
+    def memory(self) -> dict[str, int]:
+        """``{"files", "index_bytes", "text_bytes"}``: what the search index holds now."""
         with self._lock:
-            self._cache[path] = summary
-        return summary
+            indexes = list(self._cache.values())
+        return {"files": len(indexes), "index_bytes": sum(i.index_bytes() for i in indexes),
+                "text_bytes": sum(i.text_bytes() for i in indexes)}
 
     def list(self, sessions_dir: str, query: str = "", limit: int = 2000) -> dict[str, Any]:
         """``{"folder", "exists", "groups": [{"dir", "cwd", "newest", "sessions": [...]}], ...}``,
-        newest first, keeping sessions whose text contains every word of ``query``."""
+        newest first, keeping sessions whose text contains every word of ``query``; with a query,
+        each session carries ``hits``: how many messages match and a few snippets."""
         result: dict[str, Any] = {"folder": sessions_dir, "exists": os.path.isdir(sessions_dir), "groups": [],
-                                  "total": 0, "shown": 0, "query": query}
+                                  "total": 0, "shown": 0, "query": query, "skipped": []}
         if not result["exists"]:
             return result
         base = os.path.realpath(sessions_dir)
-        terms = query.lower().split()
+        terms = search_tokens(query) if query else []
         groups: dict[str, list[dict[str, Any]]] = {}
         cwds: dict[str, str] = {}
         seen: set[str] = set()
@@ -83,21 +463,34 @@ class SessionListing:
                 if not inside(real, base):
                     continue  # a link leading out: the viewer would refuse to open it
                 try:
-                    st = os.stat(real)
+                    st = os.stat(real)  # never open a FIFO or a device: reading one can block
                 except OSError:
                     continue
-                if not os.path.isfile(real):
+                if not stat.S_ISREG(st.st_mode):
+                    result["skipped"].append({"file": f"{relative}/{name}" if relative else name,
+                                              "reason": _kind(st.st_mode)})
                     continue
                 seen.add(path)
-                summary = self._summary(path, st)
-                info = summary.info
-                if info is None:
+                index = self._index(path, st)
+                if index is None:
                     continue
-                total += 1
-                cwds.setdefault(relative, info.cwd)  # newest first below; any header is a fair name
-                if terms and not _matches(summary.search_text, terms):
-                    continue
-                groups.setdefault(relative, []).append(self._row(info, relative, name, st))
+                with index.lock:
+                    info = index.info(path, st)
+                    if info is None:
+                        continue
+                    total += 1
+                    cwds.setdefault(relative, info.cwd)  # newest first below; any header is a fair name
+                    hits = None
+                    if terms:
+                        meta = " ".join([info.name or "", info.first_message, info.cwd, str(info.id)]).lower()
+                        found = index.search(terms, meta)
+                        if found is None:
+                            continue
+                        hits = self._hits(path, index, found, terms, meta)
+                row = self._row(info, relative, name, st)
+                if hits is not None:
+                    row["hits"] = hits
+                groups.setdefault(relative, []).append(row)
         with self._lock:
             for path in [p for p in self._cache if inside(p, base) and p not in seen]:
                 del self._cache[path]
@@ -116,6 +509,32 @@ class SessionListing:
             shown += len(group["sessions"])
         result.update(groups=[g for g in ordered if g["sessions"]], total=total, shown=shown)
         return result
+
+    @staticmethod
+    def _hits(path: str, index: _FileIndex, found: tuple[int, list[tuple[_Chunk, int, int]]],
+              terms: list[str], meta: str) -> dict[str, Any]:
+        count, places = found
+        snippets: list[dict[str, Any]] = []
+        for chunk, entry, _ in places:
+            raw = _read_line(path, chunk.lines[entry], index.identity)
+            parsed = _decode_and_parse(raw) if raw else None
+            message = parsed.get("message") if parsed else None
+            if not isinstance(message, dict):
+                continue
+            piece = snippet(_message_text(message), terms)
+            piece["role"] = message.get("role")
+            piece["entry_id"] = parsed.get("id") if isinstance(parsed.get("id"), str) else None
+            snippets.append(piece)
+        if not snippets:
+            # Every word is in the name, the cwd or the id only: show the first of them that has one.
+            header = index.header or {}
+            fields = [index.name or "", str(header.get("cwd") or ""), str(header.get("id") or "")]
+            text = next((f for f in fields if any(t in f.lower() for t in terms)), meta)
+            piece = snippet(text, terms)
+            piece["role"] = "session"
+            piece["entry_id"] = None
+            snippets.append(piece)
+        return {"count": count, "capped": count >= _COUNT_CAP, "snippets": snippets}
 
     @staticmethod
     def _folders(base: str) -> list[tuple[str, str]]:
@@ -142,8 +561,9 @@ class SessionListing:
             "file": name,
             "id": info.id,
             "name": info.name,
+            "title": session_title(info.name, info.first_message),
             "cwd": info.cwd,
-            "first_message": info.first_message[:300],
+            "first_message": info.first_message[:_TITLE_CHARS],
             "message_count": info.message_count,
             "created": info.created.isoformat().replace("+00:00", "Z"),
             "modified": info.modified.isoformat().replace("+00:00", "Z"),
@@ -152,3 +572,15 @@ class SessionListing:
             "size": st.st_size,
             "parent_session": info.parent_session_path,
         }
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"

@@ -12,6 +12,7 @@ from pathlib import Path
 import nbformat
 
 from pi_lab.server.notebook import cell_source, python_string
+from pi_lab.session._text import content_text
 
 SESSION = '{{"type":"session","version":3,"id":"{id}","timestamp":"2026-0{m}-01T00:00:00.000Z","cwd":"{cwd}"}}\n'
 MESSAGE = ('{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-0{m}-01T00:00:0{s}.000Z",'
@@ -149,3 +150,192 @@ async def test_open_in_notebook_refuses_what_is_not_a_session(api, root):
     code, body = await api.post("open-in-notebook", path="../x.jsonl")
     assert code == 400
     assert sorted(p.name for p in root.iterdir()) == ["data.jsonl"]
+
+
+# ---------------------------------------------------------------------------------------------
+# search over the whole text, the per-file index, and files that are not regular
+
+
+def _ids(listing: dict) -> list[str]:
+    return [s["id"] for g in listing["groups"] for s in g["sessions"]]
+
+
+def test_search_sees_the_whole_text_of_a_large_real_session(sessions_dir, copy_fixture):
+    from pi_lab.server.listing import SessionListing
+    from pi_lab.session.paths import session_info
+
+    path = copy_fixture("before-compaction.jsonl", sessions_dir / "--pi--")
+    text = session_info(str(path)).all_messages_text
+    assert text.find("pendingBashMessages") > 64 * 1024  # past the 64 KiB the panel used to keep
+    listing = SessionListing().list(str(sessions_dir), "pendingBashMessages")
+    (row,) = [s for g in listing["groups"] for s in g["sessions"]]
+    hits = row["hits"]
+    messages = [json.loads(line)["message"] for line in path.read_text().splitlines() if '"type":"message"' in line]
+    having = [m for m in messages if m["role"] in ("user", "assistant")
+              and "pendingbashmessages" in content_text(m["content"], " ").lower()]
+    assert hits["count"] == len(having) == 5  # messages that have the word, in any letter case
+    assert len(hits["snippets"]) == 3
+    for piece, message in zip(hits["snippets"], having):
+        marked = [t for t, m in piece["parts"] if m]
+        assert marked and all(t.lower() == "pendingbashmessages" for t in marked)
+        assert all(t in content_text(message["content"], " ") for t in marked)  # the file's own letter case
+        assert piece["role"] == message["role"]
+    assert SessionListing().list(str(sessions_dir), "pendingBashMessages nothing-like-this")["groups"] == []
+
+
+def test_the_index_summary_equals_session_info_on_every_real_file(sessions_dir, copy_fixture, fixtures_dir):
+    from pi_lab.server.listing import SessionListing
+    from pi_lab.session.paths import session_info
+
+    names = sorted(p.name for p in fixtures_dir.glob("*.jsonl"))
+    for n, name in enumerate(names):
+        copy_fixture(name, sessions_dir / "--all--", n=n + 1)
+    listing = SessionListing().list(str(sessions_dir))
+    rows = {s["file"]: s for g in listing["groups"] for s in g["sessions"]}
+    assert len(rows) == len(names)
+    for file, row in rows.items():
+        info = session_info(str(sessions_dir / "--all--" / file))
+        assert (row["id"], row["name"], row["cwd"], row["message_count"], row["first_message"]) == (
+            info.id, info.name, info.cwd, info.message_count, info.first_message[:300])
+        assert row["modified"] == info.modified.isoformat().replace("+00:00", "Z")
+        assert row["created"] == info.created.isoformat().replace("+00:00", "Z")
+        assert row["title"] == (info.name or info.first_message[:300])
+
+
+def test_a_growing_file_is_indexed_by_its_new_bytes_only(sessions_dir, monkeypatch):
+    from pi_lab.server import listing as listing_module
+
+    path = write_session(sessions_dir / "--p--", "grow", 1, "/p", ["first words", "reply"] * 25)
+    listing = listing_module.SessionListing()
+    assert _ids(listing.list(str(sessions_dir), "zebra")) == []
+    size = path.stat().st_size
+    read: list[int] = []
+    real_pread = os.pread
+
+    def counting(fd, n, offset):
+        data = real_pread(fd, n, offset)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "pread", counting)
+    line = MESSAGE.format(id="grow-new", parent='"grow-49"', m=1, s=9, role="user", text="a zebra crossing", ms=1767225700000)
+    with open(path, "a") as handle:
+        handle.write(line)
+    found = listing.list(str(sessions_dir), "zebra")
+    assert _ids(found) == ["grow"]
+    assert found["groups"][0]["sessions"][0]["message_count"] == 51
+    # the new line, plus the two anchors that prove the old bytes are unchanged, plus the snippet's line
+    assert sum(read) <= len(line) * 2 + 2 * 256 + 1, (sum(read), size)
+
+    # Rewritten in place (a migration would do this): read again from the start.
+    read.clear()
+    path.write_text(path.read_text().replace("first words", "FIRST WORDS"))
+    listing.list(str(sessions_dir), "")
+    assert sum(read) >= size
+    # Replaced by another file of the same name: the old text is gone.
+    replacement = path.with_suffix(".tmp")
+    write_session(sessions_dir / "--p--", "other", 1, "/p", ["only this"]).rename(replacement)
+    os.replace(replacement, path)
+    assert _ids(listing.list(str(sessions_dir), "zebra")) == []
+    assert _ids(listing.list(str(sessions_dir), "only this")) == ["other"]
+
+
+def test_a_last_line_still_being_written_is_read_when_complete(sessions_dir):
+    from pi_lab.server.listing import SessionListing
+
+    path = write_session(sessions_dir / "--p--", "tail", 1, "/p", ["hello"])
+    line = MESSAGE.format(id="tail-1", parent='"tail-0"', m=1, s=1, role="assistant", text="kangaroo", ms=1767225601000)
+    listing = SessionListing()
+    with open(path, "a") as handle:
+        handle.write(line[:40])
+    assert _ids(listing.list(str(sessions_dir), "kangaroo")) == []
+    with open(path, "a") as handle:
+        handle.write(line[40:])
+    found = listing.list(str(sessions_dir), "kangaroo")
+    assert _ids(found) == ["tail"] and found["groups"][0]["sessions"][0]["message_count"] == 2
+
+
+def test_snippets_are_text_with_the_match_marked(sessions_dir):
+    from pi_lab.server.listing import SessionListing, snippet
+
+    long_text = "x " * 100 + "the <b>Parser</b> broke " + "y " * 100
+    write_session(sessions_dir / "--p--", "snip", 1, "/p", ["hi", long_text])
+    row = SessionListing().list(str(sessions_dir), "parser")["groups"][0]["sessions"][0]
+    (piece,) = row["hits"]["snippets"]
+    text = "".join(t for t, _ in piece["parts"])
+    assert "<b>Parser</b>" in text and text.startswith("…") and text.endswith("…")
+    assert [t for t, m in piece["parts"] if m] == ["Parser"]
+    assert piece["entry_id"] == "snip-1" and piece["role"] == "assistant"
+    assert len(text) < 160
+    # Every word is marked; a match only in the cwd gives a snippet of the cwd.
+    assert [t for t, m in snippet("Alpha beta ALPHA", ["alpha", "beta"])["parts"] if m] == ["Alpha", "beta", "ALPHA"]
+    row = SessionListing().list(str(sessions_dir), "/p")["groups"][0]["sessions"][0]
+    assert row["hits"]["snippets"][0]["role"] == "session"
+    assert [t for t, m in row["hits"]["snippets"][0]["parts"] if m] == ["/p"]
+
+
+def _within(seconds: float, fn):
+    """Run ``fn`` in a daemon thread; fail (instead of hanging) if it blocks."""
+    import threading
+
+    box: dict = {}
+    worker = threading.Thread(target=lambda: box.update(value=fn()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"blocked for more than {seconds} s"
+    return box["value"]
+
+
+def test_a_fifo_named_like_a_session_blocks_neither_listing_nor_search(sessions_dir):
+    from pi_lab.server.listing import SessionListing
+
+    write_session(sessions_dir / "--p--", "fine", 1, "/p", ["hello there"])
+    os.mkfifo(sessions_dir / "--p--" / "2026-01-02T00-00-00-000Z_pipe.jsonl")
+    os.mkdir(sessions_dir / "--p--" / "2026-01-03T00-00-00-000Z_dir.jsonl")
+    listing = SessionListing()
+    plain = _within(10, lambda: listing.list(str(sessions_dir)))
+    assert _ids(plain) == ["fine"]
+    assert {s["file"]: s["reason"] for s in plain["skipped"]} == {
+        "--p--/2026-01-02T00-00-00-000Z_pipe.jsonl": "a FIFO (named pipe)",
+        "--p--/2026-01-03T00-00-00-000Z_dir.jsonl": "a folder"}
+    assert _ids(_within(10, lambda: listing.list(str(sessions_dir), "hello"))) == ["fine"]
+
+
+def test_a_file_swapped_for_a_fifo_after_the_type_check_is_not_opened_for_a_blocking_read(sessions_dir, monkeypatch):
+    from pi_lab.server.listing import SessionListing
+
+    regular = write_session(sessions_dir / "--p--", "real", 1, "/p", ["hello"])
+    fifo = sessions_dir / "--p--" / "2026-01-02T00-00-00-000Z_swapped.jsonl"
+    os.mkfifo(fifo)
+    real_stat = os.stat
+    # The listing's stat sees a regular file (it was one a moment ago); the path is a FIFO now.
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: real_stat(regular) if str(p) == str(fifo) else real_stat(p, *a, **k))
+    listing = _within(10, lambda: SessionListing().list(str(sessions_dir), "hello"))
+    assert _ids(listing) == ["real"]
+
+
+def test_the_index_of_many_sessions_stays_small(sessions_dir, copy_fixture):
+    from pi_lab.server.listing import SessionListing
+
+    for n in range(40):
+        copy_fixture("large-session.jsonl", sessions_dir / f"--p{n % 4}--", dest=f"2026-01-01T00-00-{n:02d}-000Z_s{n}.jsonl")
+    listing = SessionListing()
+    assert listing.list(str(sessions_dir))["total"] == 40
+    memory = listing.memory()
+    assert memory["files"] == 40
+    assert memory["text_bytes"] >= 40 * 64305
+    assert memory["index_bytes"] < memory["text_bytes"] / 2  # compressed text plus 12 bytes per message
+    assert len(_ids(listing.list(str(sessions_dir), "mode"))) == 40
+
+
+def test_titles_follow_the_session_name_else_the_first_user_message():
+    from pi_lab.server.listing import first_user_message, session_title, title_fields
+
+    entries = [{"type": "session"}, {"type": "message", "message": {"role": "assistant", "content": "hi"}},
+               {"type": "message", "message": {"role": "user", "content": [{"type": "image"}]}},
+               {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "fix the bug"}]}}]
+    assert first_user_message(entries) == "fix the bug"
+    assert first_user_message([]) == "(no messages)"
+    assert session_title(None, "fix the bug") == "fix the bug"
+    assert session_title("Bug hunt", "fix the bug") == "Bug hunt"
+    assert title_fields(None, entries) == {"title": "fix the bug", "first_message": "fix the bug"}
