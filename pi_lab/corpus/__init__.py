@@ -1,0 +1,40 @@
+"""Many pi sessions as data: Arrow tables, SQL on DuckDB, Parquet, and Ray Data for clusters.
+
+    from pi_lab.corpus import Corpus
+    c = Corpus.scan(["runs/"], workers=None, cache=True, progress=True)
+    c.sessions; c.entries; c.messages; c.model_calls; c.tool_calls; c.compactions; c.branch_summaries
+    c.sql("select model, sum(cost) from model_calls group by 1")   # a pyarrow.Table
+    c.usage(by="day")                                             # or "session", "model", "project"
+    c.to_parquet("out/"); c.errors                                # [(path, reason), ...]
+
+Counting rules (the totals of ``usage()`` and of the ``sessions`` table):
+
+* Every assistant message is one model call, on every branch: an abandoned branch, a retried
+  failure or an overflowed request was a real request and was paid for. Usage and cost are
+  summed over all of them.
+* A fork or clone (a session whose header names a ``parentSession`` that is also in the
+  corpus) starts with copies of its parent's entries. An entry of the child with the same id
+  and the same timestamp as an entry of the parent is a copy: it keeps its rows in every
+  table with ``copied = true`` and ``copied_from`` = the session that wrote it first (chains
+  of forks are followed), and it is left out of the totals, so each call counts once.
+* Nothing else is merged: two calls that look alike (same model, same tokens, same time)
+  are two calls. A parent that is not in the corpus makes nothing a copy.
+* ``usage(by="day")`` uses the call's entry timestamp in UTC. Summarisation calls
+  (``compaction.usage``, ``branch_summary.usage``) are in the ``compactions`` table, not in
+  ``usage()``, which counts conversation calls only.
+
+What the model saw at each call (``model_calls``) is pi_lab's projection at the call's parent,
+kept incrementally in one walk of each tree: ``context_messages`` and ``context_tokens_est``
+equal ``estimate_context_tokens(build_session_context(entries, parentId).messages)``.
+
+Reading never writes a session file: old formats are migrated in memory, a half-written last
+line (a live session) is left out until it is complete, and a file that holds no session is
+reported in ``errors``. Read files are cached by path, size, mtime and inode (Parquet under
+``$XDG_CACHE_HOME/pi_lab/corpus`` by default), so an unchanged folder is read again in a
+fraction of a second and a grown file is re-read alone.
+"""
+
+from pi_lab.corpus.corpus import Corpus, default_cache_dir, default_session_paths, list_session_files
+from pi_lab.corpus.extract import TABLE_NAMES, extract_file
+
+__all__ = ["Corpus", "TABLE_NAMES", "extract_file", "default_cache_dir", "default_session_paths", "list_session_files"]

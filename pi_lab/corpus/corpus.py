@@ -1,0 +1,391 @@
+"""``Corpus``: many session files as Arrow tables, read in parallel and cached."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from pi_lab.corpus.extract import TABLE_NAMES, FileUnreadable, extract_file
+from pi_lab.corpus.tables import columns_to_tables, concat_tables, finish_tables
+
+__all__ = ["Corpus", "default_cache_dir", "default_session_paths", "list_session_files"]
+
+_USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
+_BY = ("day", "session", "model", "project")
+_CACHE_FORMAT = "1"  # bump when the extractor's rows change, so old caches are rebuilt
+
+
+def default_session_paths() -> list[str]:
+    """pi's sessions folder: ``$PI_CODING_AGENT_DIR/sessions`` or ``~/.pi/agent/sessions``."""
+    from pi_lab.session.paths import sessions_root
+
+    return [sessions_root()]
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pi_lab" / "corpus"
+
+
+def list_session_files(paths: Iterable[str | os.PathLike[str]], errors: list[tuple[str, str]]) -> list[str]:
+    """Every ``*.jsonl`` under the folders (recursively, sorted) and every file named."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for raw in paths:
+        path = os.path.abspath(os.path.expanduser(os.fspath(raw)))
+        if os.path.isdir(path):
+            found: list[str] = []
+            for folder, dirs, files in os.walk(path, onerror=lambda e: errors.append((e.filename or path, e.strerror or str(e)))):
+                dirs.sort()
+                found.extend(os.path.join(folder, f) for f in files if f.endswith(".jsonl"))
+            candidates = sorted(found)
+        elif os.path.lexists(path):
+            candidates = [path]
+        else:
+            errors.append((path, "no such file or directory"))
+            continue
+        for c in candidates:
+            if c not in seen:
+                seen.add(c)
+                out.append(c)
+    return out
+
+
+def _fingerprint(path: str) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _extract_batch(paths: Sequence[str]) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, tuple[int, int, int]]]]:
+    """Worker task: the tables of a batch of files, their errors and their fingerprints."""
+    from pi_lab.corpus.tables import columns_to_tables as to_tables
+    from pi_lab.corpus.tables import concat_tables as concat
+
+    parts = []
+    errors: list[tuple[str, str]] = []
+    stamps: list[tuple[str, tuple[int, int, int]]] = []
+    for path in paths:
+        try:
+            before = _fingerprint(path)
+            columns = extract_file(path)
+        except FileUnreadable as error:
+            errors.append((path, str(error)))
+            continue
+        except (OSError, ValueError) as error:  # NotARegularFile, permissions, vanished files
+            reason = getattr(error, "strerror", None) or str(error)
+            errors.append((path, reason))
+            continue
+        except Exception as error:  # a bug on one odd file must not lose the other files
+            errors.append((path, f"{type(error).__name__}: {error}"))
+            continue
+        parts.append(to_tables(columns))
+        stamps.append((path, before))
+    return concat(parts), errors, stamps
+
+
+class _Progress:
+    """A one-line bar on stderr (no dependency); silent when not asked for."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled, self.done = total, enabled and total > 0, 0
+        self.last = 0.0
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self.done < self.total and now - self.last < 0.1:
+            return
+        self.last = now
+        width = 30
+        filled = int(width * self.done / self.total)
+        sys.stderr.write(f"\rreading sessions [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
+        if self.done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+class _Cache:
+    """Tables of already-read files under one folder per list of scanned paths.
+
+    A generation folder holds one Parquet file per table (rows of every cached file, with
+    their ``file``) and ``files.parquet`` (path, size, mtime_ns, inode). ``current`` names
+    the live generation and is replaced atomically, so a reader never sees half a write;
+    anything unreadable is treated as no cache (and rebuilt).
+    """
+
+    def __init__(self, root: Path, key: str):
+        self.dir = root / key
+
+    def load(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, Any] | None]:
+        import pyarrow.parquet as pq
+
+        try:
+            generation = (self.dir / "current").read_text().strip()
+            if not generation:
+                return {}, None
+            folder = self.dir / generation
+            files = pq.read_table(folder / "files.parquet")
+            stamps = {
+                f: (s, m, i)
+                for f, s, m, i in zip(
+                    files.column("file").to_pylist(), files.column("size").to_pylist(),
+                    files.column("mtime_ns").to_pylist(), files.column("inode").to_pylist(),
+                )
+            }
+            tables = {name: pq.read_table(folder / f"{name}.parquet") for name in TABLE_NAMES}
+            from pi_lab.corpus.schema import schema_of
+
+            for name in TABLE_NAMES:
+                if tables[name].schema != schema_of(name):
+                    return {}, None
+            return stamps, tables
+        except Exception:  # missing, truncated or foreign files: read everything again
+            return {}, None
+
+    def save(self, stamps: dict[str, tuple[int, int, int]], tables: dict[str, Any]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        generation = f"gen-{uuid.uuid4().hex}"
+        folder = self.dir / generation
+        folder.mkdir()
+        files = sorted(stamps)
+        pq.write_table(pa.table({
+            "file": pa.array(files, pa.string()),
+            "size": pa.array([stamps[f][0] for f in files], pa.int64()),
+            "mtime_ns": pa.array([stamps[f][1] for f in files], pa.int64()),
+            "inode": pa.array([stamps[f][2] for f in files], pa.int64()),
+        }), folder / "files.parquet")
+        for name in TABLE_NAMES:
+            pq.write_table(tables[name], folder / f"{name}.parquet", compression="lz4")
+        pointer = self.dir / f"current.{generation}.tmp"
+        pointer.write_text(generation)
+        os.replace(pointer, self.dir / "current")
+        for old in self.dir.iterdir():
+            if old.is_dir() and old.name.startswith("gen-") and old.name != generation:
+                shutil.rmtree(old, ignore_errors=True)
+
+
+def _resolve_cache(cache: Any) -> Path | None:
+    if cache is False or cache is None:
+        return None
+    if cache is True:
+        return default_cache_dir()
+    return Path(os.fspath(cache)).expanduser()
+
+
+class Corpus:
+    """Session files as Arrow tables; see :mod:`pi_lab.corpus` for the counting rules."""
+
+    sessions: Any
+    entries: Any
+    messages: Any
+    model_calls: Any
+    tool_calls: Any
+    compactions: Any
+    branch_summaries: Any
+
+    def __init__(self, tables: dict[str, Any], errors: list[tuple[str, str]] | None = None, files: list[str] | None = None):
+        for name in TABLE_NAMES:
+            setattr(self, name, tables[name])
+        self.errors: list[tuple[str, str]] = list(errors or [])
+        self.files: list[str] = list(files if files is not None else tables["sessions"].column("file").to_pylist())
+        self.stats: dict[str, Any] = {}
+        self._duck: Any = None
+        self._duck_lock = threading.Lock()
+
+    @property
+    def tables(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in TABLE_NAMES}
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{n}={getattr(self, n).num_rows}" for n in TABLE_NAMES)
+        return f"Corpus({counts}, errors={len(self.errors)})"
+
+    # ------------------------------------------------------------------ reading
+
+    @classmethod
+    def scan(
+        cls,
+        paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
+        *,
+        workers: int | None = None,
+        cache: bool | str | os.PathLike[str] = True,
+        progress: bool = False,
+    ) -> Corpus:
+        """Read every session file under ``paths`` (folders recursively; default: pi's folder).
+
+        ``workers``: processes reading files (default: the cores; 1 reads in this process).
+        ``cache``: True (``$XDG_CACHE_HOME/pi_lab/corpus``), False, or a folder; a file is
+        re-read only when its size, mtime or inode changed. Session files are only read.
+        """
+        started = time.perf_counter()
+        if paths is None:
+            paths = default_session_paths()
+        elif isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        errors: list[tuple[str, str]] = []
+        files = list_session_files(paths, errors)
+        stamps: dict[str, tuple[int, int, int]] = {}
+        for f in files:
+            try:
+                stamps[f] = _fingerprint(f)
+            except OSError as error:
+                errors.append((f, error.strerror or str(error)))
+        files = [f for f in files if f in stamps]
+
+        root = _resolve_cache(cache)
+        store = None
+        cached_stamps: dict[str, tuple[int, int, int]] = {}
+        cached_tables: dict[str, Any] | None = None
+        if root is not None:
+            key = hashlib.sha256(("\0".join([_CACHE_FORMAT, *sorted(os.path.abspath(os.fspath(p)) for p in paths)])).encode()).hexdigest()[:20]
+            store = _Cache(root, key)
+            cached_stamps, cached_tables = store.load()
+            if cached_tables is None:
+                cached_stamps = {}
+        fresh = {f for f in files if cached_stamps.get(f) == stamps[f]}
+        todo = [f for f in files if f not in fresh]
+
+        parts: list[dict[str, Any]] = []
+        if cached_tables is not None and fresh:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            keep = pa.array(sorted(fresh), pa.string())
+            parts.append({n: t.filter(pc.is_in(t.column("file"), value_set=keep)) for n, t in cached_tables.items()})
+        bar = _Progress(len(todo), progress)
+        bar.advance(0)
+        read_stamps: dict[str, tuple[int, int, int]] = {}
+        for tables, batch_errors, batch_stamps in _read_files(todo, workers, bar):
+            parts.append(tables)
+            errors.extend(batch_errors)
+            read_stamps.update(batch_stamps)
+        merged = concat_tables(parts) if parts else concat_tables([])
+        if store is not None and (todo or set(cached_stamps) != fresh):
+            kept = {f: cached_stamps[f] for f in fresh}
+            kept.update(read_stamps)
+            try:
+                store.save(kept, merged)
+            except OSError as error:
+                errors.append((str(store.dir), f"cache not written: {error.strerror or error}"))
+        ok = set(fresh) | set(read_stamps)
+        corpus = cls(finish_tables(merged, [f for f in files if f in ok]), errors, [f for f in files if f in ok])
+        corpus.stats = {"files": len(files), "read": len(todo), "cached": len(fresh), "seconds": time.perf_counter() - started}
+        return corpus
+
+    # ------------------------------------------------------------------ questions
+
+    def sql(self, query: str) -> Any:
+        """Run ``query`` on DuckDB over the tables (by their names); returns a pyarrow.Table."""
+        with self._duck_lock:
+            if self._duck is None:
+                import duckdb
+
+                con = duckdb.connect()
+                for name in TABLE_NAMES:
+                    con.register(name, getattr(self, name))
+                self._duck = con
+            relation = self._duck.sql(query)
+            if relation is None:  # a statement without a result (SET, CREATE ...)
+                import pyarrow as pa
+
+                return pa.table({})
+            # DuckDB 2.x calls it to_arrow_table; 1.x returns the table from arrow().
+            fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+            return fetch()
+
+    def usage(self, by: str = "day") -> Any:
+        """Calls, tokens and cost per day (UTC, of the call), session, model or project.
+
+        Every assistant message of every branch is one call; rows a fork or clone copied from
+        a parent in the corpus are left out (the parent counts them).
+        """
+        if by not in _BY:
+            raise ValueError(f"by must be one of {', '.join(_BY)} (got {by!r})")
+        sums = ", ".join(f"coalesce(sum(c.{k}), 0)::DOUBLE AS {k}" for k in _USAGE)
+        base = "FROM model_calls c WHERE NOT c.copied"
+        if by == "day":
+            query = f"SELECT strftime(c.timestamp AT TIME ZONE 'UTC', '%Y-%m-%d') AS day, count(*) AS calls, {sums} {base} GROUP BY 1 ORDER BY 1 NULLS LAST"
+        elif by == "session":
+            query = (
+                f"SELECT c.session_id, c.file, count(*) AS calls, {sums} {base} GROUP BY 1, 2 ORDER BY 2"
+            )
+        elif by == "model":
+            query = f"SELECT c.provider, c.model, count(*) AS calls, {sums} {base} GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST"
+        else:
+            query = (
+                f"SELECT s.project, count(*) AS calls, {sums} FROM model_calls c JOIN sessions s ON s.file = c.file "
+                f"WHERE NOT c.copied GROUP BY 1 ORDER BY 1 NULLS LAST"
+            )
+        return self.sql(query)
+
+    def to_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write one ``<table>.parquet`` per table into ``directory``; returns the paths."""
+        import pyarrow.parquet as pq
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in TABLE_NAMES:
+            target = out / f"{name}.parquet"
+            pq.write_table(getattr(self, name), target)
+            written.append(target)
+        return written
+
+
+def _read_files(todo: list[str], workers: int | None, bar: _Progress):
+    """Yield (tables, errors, stamps) per batch, from a process pool when it pays."""
+    if not todo:
+        return
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    total_bytes = 0
+    for f in todo:
+        try:
+            total_bytes += os.stat(f).st_size
+        except OSError:
+            pass
+    # Starting processes costs ~0.1 s; a few small files are faster read right here.
+    if count <= 1 or len(todo) < 4 or total_bytes < 2_000_000:
+        for i in range(0, len(todo), 16):
+            batch = todo[i : i + 16]
+            yield _extract_batch(batch)
+            bar.advance(len(batch))
+        return
+    import multiprocessing as mp
+
+    # Files sorted largest first and dealt round-robin keep the processes equally busy.
+    by_size = sorted(todo, key=lambda f: -_safe_size(f))
+    n_batches = max(count * 4, 1)
+    batches = [by_size[i::n_batches] for i in range(n_batches)]
+    batches = [b for b in batches if b]
+    # fork is cheapest, but unsafe once other threads run (a Jupyter kernel): then a fork server.
+    if sys.platform.startswith("linux"):
+        method = "fork" if threading.active_count() == 1 else "forkserver"
+    else:
+        method = "spawn"
+    context = mp.get_context(method)
+    with ProcessPoolExecutor(max_workers=min(count, len(batches)), mp_context=context) as pool:
+        futures = [pool.submit(_extract_batch, b) for b in batches]
+        for future, batch in zip(futures, batches):
+            yield future.result()
+            bar.advance(len(batch))
+
+
+def _safe_size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

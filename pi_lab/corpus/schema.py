@@ -1,0 +1,97 @@
+"""Arrow schemas of the corpus tables (one place, so every reader builds the same types)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SCHEMAS", "schema_of", "to_table", "empty_table"]
+
+_TS = ("timestamp", "ts")  # timestamps are epoch ms in the columns, typed as UTC timestamps
+
+
+def _fields() -> dict[str, list[tuple[str, str]]]:
+    copied = [("copied", "bool"), ("copied_from", "str")]
+    usage = [("input", "f64"), ("output", "f64"), ("cache_read", "f64"), ("cache_write", "f64"), ("total_tokens", "f64"), ("cost", "f64")]
+    return {
+        "sessions": [
+            ("file", "str"), ("session_id", "str"), ("cwd", "str"), ("project", "str"),
+            ("parent_session", "str"), ("parent_session_id", "str"), ("created", "ts"), ("last_activity", "ts"),
+            ("name", "str"), ("version", "i64"), ("entries", "i64"), ("messages", "i64"), ("model_calls", "i64"),
+            ("branch_points", "i64"), ("leaves", "i64"), ("max_depth", "i64"), ("compactions", "i64"),
+            ("branch_summaries", "i64"), ("context_edits", "i64"), ("labels", "i64"), ("models", "strs"),
+            *usage, ("copied_entries", "i64"), ("skipped_lines", "i64"), ("partial_last_line", "bool"),
+        ],
+        "entries": [
+            ("file", "str"), ("session_id", "str"), ("entry_id", "str"), ("parent_id", "str"), ("line", "i64"),
+            ("type", "str"), ("role", "str"), ("timestamp", "ts"), ("depth", "i64"), ("child_count", "i64"),
+            ("is_leaf", "bool"), ("on_active_path", "bool"), ("branch_point", "bool"), ("label", "str"),
+            ("chars", "i64"), *copied,
+        ],
+        "messages": [
+            ("file", "str"), ("session_id", "str"), ("entry_id", "str"), ("timestamp", "ts"), ("role", "str"),
+            ("text_chars", "i64"), ("est_tokens", "i64"), ("stop_reason", "str"), ("error_message", "str"),
+            ("model", "str"), ("provider", "str"), ("tool_name", "str"), *usage, ("on_active_path", "bool"), *copied,
+        ],
+        "model_calls": [
+            ("file", "str"), ("session_id", "str"), ("entry_id", "str"), ("parent_id", "str"), ("timestamp", "ts"),
+            ("provider", "str"), ("model", "str"), ("stop_reason", "str"), ("context_messages", "i64"),
+            ("context_tokens_est", "f64"), ("context_tokens_plain", "i64"), ("input_tokens_measured", "f64"),
+            *usage, ("compaction_id", "str"), ("context_window", "i64"), ("fill_ratio", "f64"),
+            ("overflowed", "bool"), ("retried", "bool"), ("depth", "i64"), ("on_active_path", "bool"), *copied,
+        ],
+        "tool_calls": [
+            ("file", "str"), ("session_id", "str"), ("entry_id", "str"), ("tool_call_id", "str"), ("tool_name", "str"),
+            ("argument_bytes", "i64"), ("result_entry_id", "str"), ("result_bytes", "i64"), ("is_error", "bool"),
+            ("seconds", "f64"), ("model", "str"), *copied,
+        ],
+        "compactions": [
+            ("file", "str"), ("session_id", "str"), ("entry_id", "str"), ("parent_id", "str"), ("timestamp", "ts"),
+            ("tokens_before", "f64"), ("first_kept_entry_id", "str"), ("summary_chars", "i64"), ("kept_entries", "i64"),
+            ("messages_after", "i64"), ("tokens_after", "f64"), ("trigger", "str"), ("from_hook", "bool"),
+            ("read_files", "strs"), ("modified_files", "strs"), ("summary_cost", "f64"), ("summary_tokens", "f64"),
+            *copied,
+        ],
+        "branch_summaries": [
+            ("file", "str"), ("session_id", "str"), ("entry_id", "str"), ("timestamp", "ts"), ("from_id", "str"),
+            ("target_id", "str"), ("summary_chars", "i64"), ("read_files", "strs"), ("modified_files", "strs"),
+            ("from_hook", "bool"), *copied,
+        ],
+    }
+
+
+class _Field:
+    __slots__ = ("name", "kind")
+
+    def __init__(self, name: str, kind: str):
+        self.name, self.kind = name, kind
+
+
+SCHEMAS: dict[str, list[_Field]] = {name: [_Field(n, k) for n, k in fields] for name, fields in _fields().items()}
+
+_arrow_schemas: dict[str, Any] = {}
+
+
+def schema_of(name: str) -> Any:
+    """The pyarrow schema of table ``name`` (pyarrow is imported only when tables are built)."""
+    found = _arrow_schemas.get(name)
+    if found is None:
+        import pyarrow as pa
+
+        types = {
+            "str": pa.string(), "i64": pa.int64(), "f64": pa.float64(), "bool": pa.bool_(),
+            "ts": pa.timestamp("ms", tz="UTC"), "strs": pa.list_(pa.string()),
+        }
+        found = pa.schema([pa.field(f.name, types[f.kind]) for f in SCHEMAS[name]])
+        _arrow_schemas[name] = found
+    return found
+
+
+def to_table(name: str, columns: dict[str, list[Any]]) -> Any:
+    import pyarrow as pa
+
+    schema = schema_of(name)
+    return pa.Table.from_arrays([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)
+
+
+def empty_table(name: str) -> Any:
+    return schema_of(name).empty_table()

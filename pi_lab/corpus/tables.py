@@ -1,0 +1,176 @@
+"""Corpus-level steps over the per-file tables: fork/clone copies, session totals, order.
+
+These run after every file's rows are in hand (from the cache, the process pool or Ray),
+so all readers give the same tables.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pi_lab.corpus.extract import TABLE_NAMES
+from pi_lab.corpus.schema import empty_table, schema_of, to_table
+
+__all__ = ["resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files"]
+
+_PER_ENTRY = ("entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
+_USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
+
+
+def columns_to_tables(columns: dict[str, dict[str, list[Any]]]) -> dict[str, Any]:
+    return {name: to_table(name, columns[name]) for name in TABLE_NAMES}
+
+
+def concat_tables(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    import pyarrow as pa
+
+    out = {}
+    for name in TABLE_NAMES:
+        tables = [p[name] for p in parts if p[name].num_rows]
+        out[name] = pa.concat_tables(tables) if tables else empty_table(name)
+    return out
+
+
+def parent_files(sessions: Any) -> dict[str, str]:
+    """child file -> parent file, for sessions whose ``parentSession`` is in the corpus.
+
+    The parent is the corpus file at that path (symlinks resolved), else the one corpus file
+    with the same name (a folder of sessions copied elsewhere keeps pi's unique file names).
+    """
+    files = sessions.column("file").to_pylist()
+    parents = sessions.column("parent_session").to_pylist()
+    by_real = {}
+    by_name: dict[str, list[str]] = {}
+    for f in files:
+        by_real.setdefault(os.path.realpath(f), f)
+        by_name.setdefault(os.path.basename(f), []).append(f)
+    out: dict[str, str] = {}
+    for f, parent in zip(files, parents):
+        if not parent:
+            continue
+        found = by_real.get(os.path.realpath(parent))
+        if found is None:
+            same = by_name.get(os.path.basename(parent.replace("\\", "/")), [])
+            found = same[0] if len(same) == 1 else None
+        if found is not None and found != f:
+            out[f] = found
+    return out
+
+
+def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
+    """Mark the rows a fork or clone copied from a parent session in the corpus.
+
+    An entry of a child file is a copy when its parent file has an entry with the same id
+    and the same timestamp; ``copied_from`` is the session the entry first appeared in
+    (chains of forks are followed). Nothing else is merged.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sessions = tables["sessions"]
+    links = parent_files(sessions)
+    session_of = dict(zip(sessions.column("file").to_pylist(), sessions.column("session_id").to_pylist()))
+    parent_ids = [session_of.get(links.get(f)) if f in links else None for f in sessions.column("file").to_pylist()]
+    copied_key: dict[tuple[str, str], str] = {}
+    if links:
+        entries = tables["entries"]
+        involved = set(links) | set(links.values())
+        mask = pc.is_in(entries.column("file"), value_set=pa.array(sorted(involved), pa.string()))
+        sub = entries.filter(mask)
+        files = sub.column("file").to_pylist()
+        ids = sub.column("entry_id").to_pylist()
+        stamps = sub.column("timestamp").cast(pa.int64()).to_pylist()
+        keys_of: dict[str, set[tuple[str, Any]]] = {}
+        for f, i, t in zip(files, ids, stamps):
+            if i is not None:
+                keys_of.setdefault(f, set()).add((i, t))
+        # Parents before children, so a copy of a copy names the session that wrote it first.
+        order: list[str] = []
+        state: dict[str, int] = {}
+        for start in links:
+            chain = []
+            node: str | None = start
+            while node is not None and node in links and state.get(node) is None:
+                state[node] = 1
+                chain.append(node)
+                node = links[node]
+            order.extend(reversed(chain))
+        for child in order:
+            parent = links[child]
+            parent_keys = keys_of.get(parent, set())
+            for key in keys_of.get(child, ()):
+                if key in parent_keys:
+                    copied_key[(child, key[0])] = copied_key.get((parent, key[0]), session_of[parent])
+    out = dict(tables)
+    for name in _PER_ENTRY:
+        table = tables[name]
+        if copied_key and table.num_rows:
+            child_mask = pc.is_in(table.column("file"), value_set=pa.array(sorted(links), pa.string()))
+            copied = [False] * table.num_rows
+            copied_from: list[Any] = [None] * table.num_rows
+            rows = pc.indices_nonzero(child_mask).to_pylist()
+            if rows:
+                files = pc.take(table.column("file"), rows).to_pylist()
+                ids = pc.take(table.column("entry_id"), rows).to_pylist()
+                for r, f, i in zip(rows, files, ids):
+                    source = copied_key.get((f, i))
+                    if source is not None:
+                        copied[r] = True
+                        copied_from[r] = source
+            table = table.set_column(table.schema.get_field_index("copied"), "copied", pa.array(copied, pa.bool_()))
+            table = table.set_column(table.schema.get_field_index("copied_from"), "copied_from", pa.array(copied_from, pa.string()))
+        out[name] = table
+    out["sessions"] = _session_totals(sessions.set_column(
+        sessions.schema.get_field_index("parent_session_id"), "parent_session_id", pa.array(parent_ids, pa.string())
+    ), out)
+    return out
+
+
+def _session_totals(sessions: Any, tables: dict[str, Any]) -> Any:
+    """Usage and cost of each session's own calls (copies counted in the session that made them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    calls = tables["model_calls"].filter(pc.invert(tables["model_calls"].column("copied")))
+    sums: dict[str, dict[str, float]] = {}
+    if calls.num_rows:
+        grouped = calls.group_by("file").aggregate([(k, "sum") for k in _USAGE])
+        gfiles = grouped.column("file").to_pylist()
+        for k in _USAGE:
+            sums[k] = dict(zip(gfiles, grouped.column(f"{k}_sum").to_pylist()))
+    files = sessions.column("file").to_pylist()
+    for k in _USAGE:
+        values = [float(sums.get(k, {}).get(f, 0.0) or 0.0) for f in files]
+        sessions = sessions.set_column(sessions.schema.get_field_index(k), k, pa.array(values, pa.float64()))
+    entries = tables["entries"]
+    counts: dict[str, int] = {}
+    copied_rows = entries.filter(entries.column("copied"))
+    if copied_rows.num_rows:
+        grouped = copied_rows.group_by("file").aggregate([("entry_id", "count")])
+        counts = dict(zip(grouped.column("file").to_pylist(), grouped.column("entry_id_count").to_pylist()))
+    sessions = sessions.set_column(
+        sessions.schema.get_field_index("copied_entries"), "copied_entries", pa.array([counts.get(f, 0) for f in files], pa.int64())
+    )
+    return sessions
+
+
+def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, Any]:
+    """Rows in the order of ``file_order`` (stable inside a file), then copies resolved."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    order = pa.array(file_order, pa.string())
+    out = {}
+    for name in TABLE_NAMES:
+        table = tables[name]
+        if table.num_rows:
+            table = table.select(schema_of(name).names).cast(schema_of(name))
+            rank = pc.index_in(table.column("file"), value_set=order)
+            keep = pc.is_valid(rank)
+            table, rank = table.filter(keep), rank.filter(keep)
+            table = table.take(pc.sort_indices(pa.table({"r": rank}), sort_keys=[("r", "ascending")]))
+        else:
+            table = empty_table(name)
+        out[name] = table
+    return resolve_copies(out)
