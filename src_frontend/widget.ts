@@ -64,7 +64,15 @@ export function modelTransport(model: Model): Transport & { dispose(): void } {
   };
   model.on('msg:custom', onMessage);
   return {
-    writable: true,
+    // Read-only until the kernel allows writing; a kernel older than that protocol (no
+    // `writable` trait) always wrote, so a missing value means writable.
+    get writable(): boolean {
+      const value = model.get('writable');
+      return value === undefined || value === null ? true : Boolean(value);
+    },
+    get canAllowWrites(): boolean {
+      return model.get('writable') !== undefined && model.get('writable') !== null;
+    },
     request<T>(op: string, args: Record<string, unknown> = {}): Promise<Reply<T>> {
       const id = nextId++;
       return new Promise<Reply<T>>((resolve, reject) => {

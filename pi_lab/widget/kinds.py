@@ -45,7 +45,7 @@ FLAG_BITS: tuple[str, ...] = (
     "folded",
     "has_label",
     "is_virtual_root_child",
-    "out_of_context",  # on the current branch, summarised away by the latest compaction
+    "out_of_context",  # on the current branch, summarized away by the latest compaction
     "first_kept",  # the latest compaction's first kept entry
     "omitted",  # dropped from the model's view by a context_edit on the current branch
     "replaced",  # content replaced by a context_edit on the current branch

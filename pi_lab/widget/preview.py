@@ -1,7 +1,7 @@
 """Compaction preview: what a compaction of the current branch would do, before doing it.
 
 Runs pi's ``prepareCompaction`` on the branch (no model call, nothing written) and reports
-the three parts: the history that will be summarised, the prefix of a split turn (summarised
+the three parts: the history that will be summarized, the prefix of a split turn (summarized
 separately), and the kept tail, with token estimates and the entries each part comes from.
 """
 

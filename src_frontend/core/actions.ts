@@ -2,7 +2,7 @@
 // a preview first, label edit, fork and clone. Each opens a small dialog inside the viewer;
 // refusals from the engine come back as the request's error and are shown in the dialog.
 
-import { button, clear, el, formatTokens, shortId } from './dom';
+import { button, clear, el, formatTokens, rowSafe, shortId } from './dom';
 import type { Transport } from './transport';
 
 export interface ActionTarget {
@@ -55,20 +55,45 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The dialogs of one viewer. Only one is open at a time. */
+/** What can take the keyboard inside a dialog, in document order. */
+const FOCUSABLE_SELECTOR = 'button, input, textarea, select, summary, a[href], [tabindex]:not([tabindex="-1"])';
+
+function focusables(root: HTMLElement): HTMLElement[] {
+  return Array.from(root.querySelectorAll<HTMLElement>(FOCUSABLE_SELECTOR)).filter(
+    node => !(node as HTMLButtonElement).disabled && !node.closest('[hidden]') && node.getClientRects().length > 0
+  );
+}
+
+/**
+ * The dialogs of one viewer. Only one is open at a time. Each is modal for the keyboard: its
+ * first control takes the focus, Tab and shift+Tab cycle inside it, Escape closes it, and the
+ * focus goes back to where it was (the tree, on the row that opened it).
+ */
 export class Dialogs {
   readonly el: HTMLDivElement;
   private closeHook: (() => void) | null = null;
+  private box: HTMLDivElement | null = null;
 
   constructor(parent: HTMLElement, private readonly transport: Transport, private readonly hooks: ActionHooks) {
     this.el = el('div', 'pi-dialog-layer', parent);
     this.el.hidden = true;
     this.el.addEventListener('keydown', event => {
       if (event.key === 'Escape') {
-        event.stopPropagation();
+        event.preventDefault();
         this.close();
+      } else if (event.key === 'Tab') {
+        this.trapTab(event);
+      } else if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+        this.moveInMenu(event);
       }
       event.stopPropagation(); // keys typed in a dialog are not tree keys
+    });
+    // A click on the shade outside the dialog closes it, as Escape does.
+    this.el.addEventListener('mousedown', event => {
+      if (event.target === this.el) {
+        event.preventDefault();
+        this.close();
+      }
     });
   }
 
@@ -80,6 +105,7 @@ export class Dialogs {
     const wasOpen = !this.el.hidden;
     this.el.hidden = true;
     clear(this.el);
+    this.box = null;
     this.closeHook?.();
     this.closeHook = null;
     if (wasOpen) {
@@ -87,18 +113,110 @@ export class Dialogs {
     }
   }
 
+  /** Keep Tab inside the open dialog (wrapping at both ends). */
+  private trapTab(event: KeyboardEvent): void {
+    if (!this.box) {
+      return;
+    }
+    const nodes = focusables(this.box);
+    if (!nodes.length) {
+      event.preventDefault();
+      this.box.focus();
+      return;
+    }
+    const at = nodes.indexOf(document.activeElement as HTMLElement);
+    const next = event.shiftKey ? (at <= 0 ? nodes.length - 1 : at - 1) : (at < 0 || at === nodes.length - 1 ? 0 : at + 1);
+    event.preventDefault();
+    nodes[next].focus();
+  }
+
+  /** Up and down move between the items of a menu (Tab works as well). */
+  private moveInMenu(event: KeyboardEvent): void {
+    const active = document.activeElement as HTMLElement | null;
+    const menu = active?.closest('.pi-menu');
+    if (!menu || !this.box?.contains(menu)) {
+      return;
+    }
+    const items = focusables(menu as HTMLElement);
+    const at = items.indexOf(active as HTMLElement);
+    if (at < 0) {
+      return;
+    }
+    event.preventDefault();
+    items[(at + (event.key === 'ArrowDown' ? 1 : items.length - 1)) % items.length].focus();
+  }
+
+  /** Give the keyboard to the dialog's first control (after the close button), or the dialog. */
+  focusFirst(): void {
+    if (!this.box) {
+      return;
+    }
+    const body = this.box.querySelector<HTMLElement>('.pi-dialog-body');
+    const first = body ? focusables(body)[0] : undefined;
+    (first ?? this.box).focus();
+  }
+
   private open(title: string, onClose?: () => void): HTMLDivElement {
     this.close();
     this.el.hidden = false;
     this.closeHook = onClose ?? null;
     const box = el('div', 'pi-dialog', this.el);
+    this.box = box;
     box.tabIndex = -1; // keeps the keyboard (Escape) in the dialog when a button is disabled
     box.setAttribute('role', 'dialog');
+    box.setAttribute('aria-modal', 'true');
     box.setAttribute('aria-label', title);
     const head = el('div', 'pi-dialog-head', box);
     el('span', 'pi-dialog-title', head, title);
     button('×', 'pi-close', head, () => this.close(), 'Close (Esc)');
-    return el('div', 'pi-dialog-body', box);
+    const body = el('div', 'pi-dialog-body', box);
+    // The dialog's controls are made after this returns: focus the first one once they exist.
+    queueMicrotask(() => {
+      if (this.box === box && !box.contains(document.activeElement)) {
+        this.focusFirst();
+      }
+    });
+    return body;
+  }
+
+  /**
+   * A view that cannot write says so before any choice, with the way to one that can: the
+   * notebook widget asks to allow writing, the JupyterLab viewer opens the file in a notebook.
+   */
+  private readOnlyNote(parent: HTMLElement): void {
+    const note = el('div', 'pi-readonly-note', parent);
+    el('p', '', note, this.transport.canAllowWrites
+      ? 'This view is read-only: it does not change the session file.'
+      : 'This view is read-only. Open the session in a notebook to change it.');
+    const row = el('div', 'pi-choices', note);
+    if (this.transport.canAllowWrites) {
+      button('Allow writing…', 'pi-primary', row, () => this.allowWrites());
+    } else if (this.transport.openInNotebook) {
+      const open = this.transport.openInNotebook.bind(this.transport);
+      button('Open in notebook', 'pi-primary', row, () => {
+        this.close();
+        open();
+      });
+    }
+  }
+
+  /** The confirmation before the widget may write: says what it will do to which file. */
+  allowWrites(): void {
+    const body = this.open('Allow writing to the session file');
+    const plan = this.transport.get('write_plan');
+    el('p', '', body, 'Navigating, compacting, labeling and forking append entries to the session. With writing allowed:');
+    el('blockquote', 'pi-write-plan', body, plan || 'The session file is appended to.');
+    el('p', 'pi-muted', body, 'If another program (pi itself) is writing the same file, an append is refused instead of mixing the two.');
+    const error = this.errorBox(body);
+    const row = el('div', 'pi-choices', body);
+    const go = button('Allow writing', 'pi-primary', row, async () => {
+      const result = await this.run('allow_writes', {}, error, [go, cancel]);
+      if (result) {
+        this.close();
+        this.hooks.notify(typeof result.message === 'string' && result.message ? result.message : 'Writing allowed');
+      }
+    });
+    const cancel = button('Cancel', '', row, () => this.close());
   }
 
   private errorBox(parent: HTMLElement): HTMLDivElement {
@@ -131,7 +249,7 @@ export class Dialogs {
   /** The action menu of a node. */
   menu(target: ActionTarget, leafId: string | null): void {
     const body = this.open(`Entry ${shortId(target.id)}`);
-    el('div', 'pi-dialog-target', body, target.text);
+    el('div', 'pi-dialog-target', body, rowSafe(target.text));
     const list = el('div', 'pi-menu', body);
     const item = (label: string, hint: string, action: () => void): void => {
       const b = button(label, 'pi-menu-item', list, action);
@@ -139,21 +257,25 @@ export class Dialogs {
     };
     if (this.transport.writable) {
       item('Go here…', target.id === leafId ? '(already the leaf)' : 'move the leaf (pi /tree)', () => this.navigate(target, leafId));
-      item('Compact…', 'summarise the older part of the current branch (pi /compact)', () => this.compact());
+      item('Compact…', 'summarize the older part of the current branch (pi /compact)', () => this.compact());
       item('Label…', target.label ? `now [${target.label}]` : 'bookmark this entry', () => this.label(target));
       if (target.kind === 'user') {
         item('Fork before this message…', 'new session file up to its parent (pi /fork)', () => this.fork(target, 'fork'));
       }
       item('Clone up to here…', 'new session file with the path to this entry (pi /clone)', () => this.fork(target, 'clone'));
     } else {
-      el('p', 'pi-muted', list, 'This view is read-only. Open the session in a notebook to change it.');
+      this.readOnlyNote(list);
     }
   }
 
   /** pi's /tree choice: no summary, summary, or summary with custom instructions. */
   navigate(target: ActionTarget, leafId: string | null): void {
     const body = this.open('Go to this entry');
-    el('div', 'pi-dialog-target', body, target.text);
+    el('div', 'pi-dialog-target', body, rowSafe(target.text));
+    if (!this.transport.writable) {
+      this.readOnlyNote(body);
+      return;
+    }
     if (target.id === leafId) {
       el('p', 'pi-muted', body, 'Already at this point.');
       return;
@@ -191,7 +313,9 @@ export class Dialogs {
           return;
         }
         this.close();
-        this.hooks.notify(result.summary_id ? 'Moved the leaf and added a branch summary' : 'Moved the leaf');
+        // The engine says why no summary was written (nothing abandoned): show its words.
+        const said = typeof result.message === 'string' ? result.message : '';
+        this.hooks.notify(said || (result.summary_id ? 'Moved the leaf and added a branch summary' : 'Moved the leaf'));
       }
     };
     buttons.push(button('No summary', 'pi-primary', choices, () => void go(false)));
@@ -204,7 +328,6 @@ export class Dialogs {
         void go(true);
       }
     }));
-    buttons[0].focus();
   }
 
   /** /compact with a preview first. */
@@ -281,11 +404,20 @@ export class Dialogs {
         this.hooks.notify(`Compacted: ${formatTokens(result.tokens_before as number)} tokens before`);
       }
     });
+    // The preview arrived after the dialog opened: its controls take the keyboard now, unless
+    // the reader has already moved it to one.
+    if (this.box && (document.activeElement === this.box || !this.box.contains(document.activeElement))) {
+      this.focusFirst();
+    }
   }
 
   label(target: ActionTarget): void {
     const body = this.open('Label');
-    el('div', 'pi-dialog-target', body, target.text);
+    el('div', 'pi-dialog-target', body, rowSafe(target.text));
+    if (!this.transport.writable) {
+      this.readOnlyNote(body);
+      return;
+    }
     const input = el('input', 'pi-input', body);
     input.value = target.label ?? '';
     input.placeholder = 'label (empty removes it)';
@@ -306,12 +438,11 @@ export class Dialogs {
         void save(input.value);
       }
     });
-    input.focus();
   }
 
   fork(target: ActionTarget, mode: 'fork' | 'clone'): void {
     const body = this.open(mode === 'fork' ? 'Fork before this message' : 'Clone up to here');
-    el('div', 'pi-dialog-target', body, target.text);
+    el('div', 'pi-dialog-target', body, rowSafe(target.text));
     el('p', 'pi-muted', body, mode === 'fork'
       ? 'Creates a new session file holding the path before this message; its text is offered for re-editing. The current file is not changed; this view switches to the new session.'
       : 'Creates a new session file holding the path up to this entry (not the other branches). The current file is not changed; this view switches to the new session.');

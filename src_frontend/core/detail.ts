@@ -167,17 +167,20 @@ function renderUsage(parent: HTMLElement, usage: Record<string, unknown>): void 
 export function renderDetail(parent: HTMLElement, d: EntryDetail, handlers: DetailHandlers): void {
   clear(parent);
   const head = el('div', 'pi-detail-head', parent);
-  el('span', `pi-kind-tag pi-kind-${d.kind}`, head, d.kind.replace('_', ' '));
+  // An entry of a type pi does not know is named by its own type.
+  const tag = el('span', `pi-kind-tag pi-kind-${d.kind}`, head, d.kind === 'unknown' ? `type: ${d.type}` : d.kind.replace('_', ' '));
+  tag.title = d.kind === 'unknown' ? 'an entry type pi does not know (kept as is, not sent to the model)' : '';
   el('span', 'pi-detail-id', head, d.id);
   if (d.label) {
-    el('span', 'pi-row-label', head, `[${d.label}]`);
+    // The whole label, line breaks and bidi controls as written (isolated from the UI around it).
+    el('bdi', 'pi-detail-label', head, `[${d.label}]`);
   }
   const facts = el('div', 'pi-detail-facts', parent);
   el('span', '', facts, new Date(d.timestamp).toLocaleString());
   el('span', '', facts, `${formatTokens(d.tokens)} tokens (estimate)`);
   el('span', d.on_active_path ? 'pi-good' : 'pi-muted', facts, d.on_active_path ? 'on the current branch' : 'on another branch');
   if (d.out_of_context) {
-    el('span', 'pi-warn', facts, 'summarised away by the latest compaction');
+    el('span', 'pi-warn', facts, 'summarized away by the latest compaction');
   }
   const nav = el('div', 'pi-detail-links', parent);
   link(nav, 'parent', d.parent_id, handlers);

@@ -94,3 +94,39 @@ export function formatLabelTime(iso: string | null, now: Date = new Date()): str
 export function shortId(id: string | null | undefined): string {
   return id ? (id.length > 12 ? `${id.slice(0, 8)}…` : id) : '—';
 }
+
+/**
+ * The bidi controls that can reorder the text around them: embeddings and overrides
+ * (U+202A–U+202E), isolates (U+2066–U+2069) and the implicit marks (U+200E, U+200F, U+061C).
+ * Each maps to the short name it is shown as.
+ */
+const BIDI_NAMES: Record<string, string> = {
+  '\u202a': 'LRE', '\u202b': 'RLE', '\u202c': 'PDF', '\u202d': 'LRO', '\u202e': 'RLO',
+  '\u2066': 'LRI', '\u2067': 'RLI', '\u2068': 'FSI', '\u2069': 'PDI',
+  '\u200e': 'LRM', '\u200f': 'RLM', '\u061c': 'ALM'
+};
+const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+
+/** Whether `text` holds a bidi control character. */
+export function hasBidiControls(text: string): boolean {
+  BIDI_CONTROLS.lastIndex = 0;
+  return BIDI_CONTROLS.test(text);
+}
+
+/**
+ * `text` with every bidi control replaced by a visible marker such as "⟨RLO⟩": in a one-line
+ * place (a tree row, the sessions panel) a hidden override would reverse what follows it, so
+ * the reader sees where the control is instead of its effect. The detail pane keeps the text
+ * as it is (isolated, see styles.ts).
+ */
+export function neutralizeBidi(text: string): string {
+  return text.replace(BIDI_CONTROLS, ch => `⟨${BIDI_NAMES[ch] ?? 'BIDI'}⟩`);
+}
+
+/**
+ * One line for a row: line breaks (and other vertical space) shown as "↵", then bidi controls
+ * neutralized. A row is 22 px high, so a second line would be drawn over the next row.
+ */
+export function rowSafe(text: string): string {
+  return neutralizeBidi(text.replace(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/g, '↵'));
+}

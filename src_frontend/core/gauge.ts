@@ -2,7 +2,8 @@
 // never blended into one bar; the auto-compaction threshold (window − reserve), the
 // keep-recent window, the headroom, and pi's "unknown" state after a compaction.
 
-import { clear, el, formatTokens, shortId } from './dom';
+import { clear, el, formatTokens, rowSafe, shortId } from './dom';
+import { renderInline, renderMarkdown } from './markdown';
 import type { CompactionInfo, Gauge } from './transport';
 
 export interface GaugeHandlers {
@@ -10,6 +11,8 @@ export interface GaugeHandlers {
   open(entryId: string): void;
   /** Change the settings the gauge uses (a "pretend" window for teaching). */
   settings(values: { context_window?: number; reserve_tokens?: number; keep_recent_tokens?: number }): void;
+  /** The full text of a compaction's summary (the compactions tab renders it as Markdown). */
+  summary?(entryId: string): Promise<string | null>;
 }
 
 function pct(part: number, whole: number): string {
@@ -129,8 +132,42 @@ export function renderCompactions(parent: HTMLElement, g: Gauge | Record<string,
       if (c.first_kept_id) {
         kept.addEventListener('click', () => handlers.open(c.first_kept_id as string));
       }
-      el('td', 'pi-preview', tr, c.summary_preview);
+      // The preview is one line of the summary's Markdown: its inline marks are rendered, its
+      // block marks (headings, bullets) are dropped, and nothing is ever parsed as HTML.
+      const preview = el('td', 'pi-preview', tr);
+      renderInline(preview, rowSafe(c.summary_preview.replace(/(^|\s)(#{1,6}|[-*+]|\d+[.)])\s+/g, '$1')));
     }
+    el('h4', 'pi-pane-title', parent, 'Summaries');
+    compactions.forEach((c, i) => {
+      const box = el('details', 'pi-compaction-summary', parent);
+      el('summary', '', box, `${shortId(c.id)} · ${formatTokens(c.tokens_before)} tokens before${c.from_hook ? ' · from an extension' : ''}`);
+      const body = el('div', 'pi-md', box);
+      let loaded = false;
+      const load = (): void => {
+        if (loaded) {
+          return;
+        }
+        loaded = true;
+        el('p', 'pi-muted', body, 'Loading…');
+        const fetch = handlers.summary ? handlers.summary(c.id) : Promise.resolve(null);
+        fetch.then(text => {
+          clear(body);
+          renderMarkdown(body, text ?? c.summary_preview);
+        }, () => {
+          clear(body);
+          renderMarkdown(body, c.summary_preview);
+        });
+      };
+      box.addEventListener('toggle', () => {
+        if (box.open) {
+          load();
+        }
+      });
+      if (i === compactions.length - 1) {
+        box.open = true; // the latest checkpoint is the one the model reads now
+        load();
+      }
+    });
   }
   el('h4', 'pi-pane-title', parent, 'Settings used by the gauge and the preview');
   const form = el('div', 'pi-settings', parent);
@@ -141,10 +178,21 @@ export function renderCompactions(parent: HTMLElement, g: Gauge | Record<string,
     input.min = '0';
     input.step = '1000';
     input.value = String(value);
-    input.addEventListener('change', () => {
+    input.dataset.setting = name;
+    let committed = value;
+    const commit = (): void => {
       const n = Math.max(0, Math.round(Number(input.value)));
-      if (Number.isFinite(n)) {
+      if (input.value.trim() !== '' && Number.isFinite(n) && n !== committed) {
+        committed = n;
         handlers.settings({ [name]: n });
+      }
+    };
+    // Blur fires "change"; Enter commits at once (a number field sends no change on Enter).
+    input.addEventListener('change', commit);
+    input.addEventListener('keydown', event => {
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        commit();
       }
     });
   };

@@ -1,7 +1,8 @@
 // Keyboard of the tree list, after pi's /tree (tree-and-context.md §13.6): arrows move (with
 // wrap-around), left/right and page keys move by a page, ctrl/alt+left folds or jumps up to
 // the segment start, ctrl/alt+right unfolds or jumps down, Enter acts, shift+L edits the
-// label, shift+T toggles label times, typing searches.
+// label, shift+T toggles label times, typing searches; the menu key or shift+F10 opens the
+// action menu.
 
 export interface TreeKeyActions {
   count: number;
@@ -66,6 +67,12 @@ export function handleTreeKey(event: KeyboardEvent, a: TreeKeyActions): boolean 
     case 'ContextMenu':
       a.menu();
       return true;
+    case 'F10':
+      if (event.shiftKey) {
+        a.menu(); // the usual keyboard stand-in for a right click
+        return true;
+      }
+      return false;
     case 'Escape':
       a.escape();
       return true;

@@ -1,7 +1,8 @@
 // The tree list: a virtualized list of fixed-height rows. Only the rows in view (plus a small
 // overscan) exist in the DOM, so 100,000 rows cost the same as 30.
 
-import { el, formatLabelTime, formatTokens, suppressShortcuts } from './dom';
+import { el, formatLabelTime, formatTokens, rowSafe, suppressShortcuts } from './dom';
+import type { RowText } from './transport';
 import { RowColumns, rowPrefix } from './row';
 
 export const ROW_HEIGHT = 22;
@@ -39,6 +40,17 @@ const KIND_GLYPH: Record<string, string> = {
   other_message: '·',
   unknown: '·'
 };
+
+/**
+ * What a row says. pi draws an entry of a type it does not know as an empty row; here it says
+ * its type (sent as `type` for such rows), so it can be told apart from a blank message.
+ */
+export function rowText(text: RowText, kind: string): string {
+  if (text.text || kind !== 'unknown') {
+    return text.text;
+  }
+  return text.type ? `[${text.type}]` : '[entry of an unknown type]';
+}
 
 export class RowList {
   readonly el: HTMLDivElement;
@@ -296,11 +308,14 @@ export class RowList {
     const label = parts[6] as HTMLElement;
     if (text?.label) {
       const time = this.handlers.showLabelTimes() ? formatLabelTime(text.label_time) : '';
-      label.textContent = `[${text.label}]${time ? ` ${time}` : ''}`;
+      // A label is free text: one line here (the detail pane shows all of it).
+      label.textContent = `[${rowSafe(text.label)}]${time ? ` ${time}` : ''}`;
+      label.title = text.label.length > 40 || text.label !== rowSafe(text.label) ? text.label : '';
     } else {
       label.textContent = '';
+      label.title = '';
     }
-    parts[7].textContent = text ? text.text : '…';
+    parts[7].textContent = text ? rowSafe(rowText(text, kind)) : '…';
     const badge = parts[8] as HTMLElement;
     badge.textContent = cols.has(row, 'first_kept')
       ? 'kept from here'

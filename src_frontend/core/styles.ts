@@ -31,6 +31,10 @@ export const STYLES = `
   container-type: inline-size;
 }
 .pi-lab * { box-sizing: border-box; }
+/* Session text in an inline element cannot reorder the text around it: a bidi control inside
+   (U+202E and friends) acts only within its own element. Rows show such controls as markers. */
+.pi-lab span, .pi-lab code, .pi-lab a, .pi-lab strong, .pi-lab em, .pi-lab bdi, .pi-lab summary, .pi-lab td { unicode-bidi: isolate; }
+.pi-detail-label { color: var(--pi-warn); white-space: pre-wrap; overflow-wrap: anywhere; }
 /* A part the viewer hides stays hidden even when its own rule sets a display. */
 .pi-lab [hidden] { display: none !important; }
 /* Narrow views (two widgets side by side, a side panel): the entry pane goes under the tree. */
@@ -46,6 +50,12 @@ export const STYLES = `
 .pi-meta, .pi-muted { color: var(--pi-muted); }
 .pi-status { margin-left: auto; color: var(--pi-muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }
 .pi-busy { color: var(--pi-warn); font-weight: 600; }
+.pi-access { display: inline-flex; gap: 6px; align-items: baseline; white-space: nowrap; }
+.pi-readonly-badge { font-size: 11px; padding: 0 6px; border-radius: 8px; border: 1px solid var(--pi-warn); color: var(--pi-warn); }
+.pi-readonly-note { border-left: 3px solid var(--pi-warn); padding: 2px 8px; }
+.pi-readonly-note p { margin: 2px 0 6px; }
+.pi-write-plan { margin: 0; padding: 4px 8px; border-left: 3px solid var(--pi-accent); background: var(--pi-bg2);
+  font-family: var(--pi-mono); font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .pi-btn { font: inherit; font-size: 12px; padding: 2px 8px; border: 1px solid var(--pi-border); border-radius: 3px;
   background: var(--pi-bg); color: var(--pi-fg); cursor: pointer; }
 .pi-btn:hover { background: var(--pi-bg2); }
@@ -111,7 +121,7 @@ export const STYLES = `
 .pi-row-prefix { color: var(--pi-muted); }
 .pi-row-marker { color: var(--pi-good); font-weight: 700; }
 .pi-row-glyph { width: 2ch; text-align: center; color: var(--pi-muted); }
-.pi-row-label { color: var(--pi-warn); padding-right: 1ch; }
+.pi-row-label { color: var(--pi-warn); padding-right: 1ch; max-width: 45%; overflow: hidden; text-overflow: ellipsis; }
 .pi-row-text.pi-row-text, .pi-row > .pi-row-text { flex: 1 1 auto; min-width: 4ch; overflow: hidden; text-overflow: ellipsis; }
 .pi-row-badge { font-family: var(--jp-ui-font-family, sans-serif); font-size: 10px; padding: 0 4px; border-radius: 6px; margin-left: 4px; }
 .pi-row-badge:empty { display: none; }
@@ -174,7 +184,10 @@ export const STYLES = `
 .pi-usage th, .pi-usage td, .pi-compactions th, .pi-compactions td { padding: 1px 8px 1px 0; text-align: left; vertical-align: top; }
 .pi-compactions td.pi-preview { color: var(--pi-muted); max-width: 280px; }
 .pi-settings { display: flex; flex-wrap: wrap; gap: 8px; }
-.pi-setting input { width: 9ch; }
+/* Wide enough for a 7-digit window next to the number field's spin buttons. */
+.pi-setting input { width: 14ch; min-width: 14ch; font-variant-numeric: tabular-nums; }
+.pi-compaction-summary { margin: 4px 0; border-left: 3px solid #1a9c9c; padding-left: 6px; }
+.pi-compaction-summary summary { cursor: pointer; color: var(--pi-muted); font-size: 12px; }
 .pi-context { list-style: none; padding: 0; margin: 0; }
 .pi-context-item { padding: 3px 0; border-bottom: 1px solid var(--pi-bg2); }
 .pi-context-item.pi-omitted { opacity: .55; text-decoration: line-through; }

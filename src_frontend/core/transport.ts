@@ -28,6 +28,10 @@ export interface ViewState {
   busy: string;
   editor_text: string;
   height: number;
+  /** The notebook widget: whether it may write the session file (read-only until allowed). */
+  writable?: boolean;
+  /** The notebook widget: what allowing writes will do, to which file (shown before confirming). */
+  write_plan?: string;
 }
 
 export type FilterMode = 'default' | 'no-tools' | 'user-only' | 'labeled-only' | 'all';
@@ -39,7 +43,10 @@ export interface SessionInfo {
   name: string | null;
   cwd: string;
   entries: number;
+  /** The model the session itself records (its last model change or assistant reply). */
   model: string;
+  /** The model answering new prompts in this kernel, when one is attached (e.g. "pi-lab/offline"). */
+  answering_model?: string | null;
   following: boolean;
 }
 
@@ -107,6 +114,8 @@ export interface RowText {
   text: string;
   label: string | null;
   label_time: string | null;
+  /** The entry's raw `type`, sent for rows whose type pi does not know (they have no text). */
+  type?: string;
 }
 
 /** Live notifications: streaming text and tool progress. */
@@ -130,6 +139,13 @@ export interface Transport {
   on(key: keyof ViewState, callback: () => void): () => void;
   onDelta(callback: (delta: DeltaMessage) => void): () => void;
   onEvent(callback: (event: LiveEvent) => void): () => void;
-  /** Whether actions that write (navigate, compact, label, fork) are possible. */
+  /** Whether actions that write (navigate, compact, label, fork) are possible now. */
   readonly writable: boolean;
+  /**
+   * Whether writing can be switched on from the view (the notebook widget: request
+   * "allow_writes" after a confirmation quoting `write_plan`).
+   */
+  readonly canAllowWrites?: boolean;
+  /** A read-only view's way to a writable one (the JupyterLab viewer: Open in notebook). */
+  openInNotebook?(): void;
 }

@@ -4,7 +4,7 @@
 
 import { ActionTarget, CompactionPreview, Dialogs } from './actions';
 import { renderDetail, EntryDetail } from './detail';
-import { button, clear, el } from './dom';
+import { button, clear, el, rowSafe } from './dom';
 import { GaugeView, renderCompactions } from './gauge';
 import { handleTreeKey } from './keys';
 import { renderProjection, Projection } from './projection';
@@ -47,6 +47,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   const header = el('div', 'pi-header', root);
   const title = el('span', 'pi-title', header);
   const meta = el('span', 'pi-meta', header);
+  // Read-only until the reader allows writing (notebook widget) or always (JupyterLab viewer).
+  const access = el('span', 'pi-access', header);
   const busy = el('span', 'pi-busy', header);
   const status = el('span', 'pi-status', header);
   status.setAttribute('role', 'status');
@@ -124,6 +126,9 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     notify: (message, isError) => notify(message, isError),
     closed: () => list.el.focus()
   });
+  const allowButton = button('Allow writing…', 'pi-small', access, () => dialogs.allowWrites());
+  const accessBadge = el('span', 'pi-readonly-badge', access, 'read-only');
+  access.insertBefore(accessBadge, allowButton);
 
   // ---------------------------------------------------------------- rows
   let cols: RowColumns | null = null;
@@ -286,7 +291,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     if (which === 'compactions') {
       renderCompactions(pane, liveGauge, compactionsOf(), {
         open: entry => void selectId(entry),
-        settings: values => transport.set(values as Partial<ViewState>)
+        settings: values => transport.set(values as Partial<ViewState>),
+        summary: entry => transport.request<EntryDetail>('entry', { id: entry, full: true }).then(reply => reply.result.summary?.text ?? null)
       });
       return;
     }
@@ -444,11 +450,25 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   function showHeader(): void {
     const info = transport.get('session') as SessionInfo;
     const file = info.file ? info.file.split(/[\\/]/).pop() : null;
-    title.textContent = info.name || file || (info.id ? `session ${info.id}` : 'pi session');
+    title.textContent = rowSafe(info.name || file || (info.id ? `session ${info.id}` : 'pi session'));
     title.title = info.file ?? '';
+    // The session's own model; the model answering here only when one is attached and differs.
+    const model = info.model || 'model unknown';
+    const answering = info.answering_model && info.answering_model !== info.model ? ` · answered here by ${info.answering_model}` : '';
     meta.textContent = info.id
-      ? `${liveEntries ?? info.entries} entries · ${info.model}${info.following ? ' · following the file' : ''}`
+      ? `${liveEntries ?? info.entries} entries · ${model}${answering}${info.following ? ' · following the file' : ''}`
       : '';
+    meta.title = info.id ? `session model: ${model}${info.answering_model ? `; answering model: ${info.answering_model}` : ''}` : '';
+  }
+  function showAccess(): void {
+    const writable = transport.writable;
+    access.hidden = writable;
+    root.classList.toggle('pi-read-only', !writable);
+    allowButton.hidden = !transport.canAllowWrites;
+    const plan = transport.get('write_plan');
+    accessBadge.title = transport.canAllowWrites
+      ? `Nothing is written until you allow it.${plan ? ` ${plan}` : ''}`
+      : 'This viewer never writes the session file. Open it in a notebook to change it.';
   }
   function showStatus(): void {
     const state = transport.get('busy');
@@ -475,7 +495,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     editorBox.hidden = !text;
     if (text) {
       el('span', 'pi-muted', editorBox, 'Offered for re-editing: ');
-      el('span', 'pi-editor-value', editorBox, text);
+      const value = el('span', 'pi-editor-value', editorBox, rowSafe(text));
+      value.title = text;
       button('copy', 'pi-small', editorBox, () => void navigator.clipboard?.writeText(text));
       button('dismiss', 'pi-small', editorBox, () => transport.set({ editor_text: '' }));
     }
@@ -545,6 +566,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     showHeader();
   });
   watch('status', showStatus);
+  watch('writable', showAccess);
+  watch('write_plan', showAccess);
   watch('busy', showStatus);
   watch('editor_text', showEditorText);
   watch('height', () => {
@@ -602,6 +625,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   offs.push(() => list.dispose());
 
   showHeader();
+  showAccess();
   showStatus();
   showFilters();
   showEditorText();

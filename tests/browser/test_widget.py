@@ -487,3 +487,176 @@ def test_widget_in_notebook_7(page, notebook7, screenshot_dir):
     expect(page.locator(".pi-lab .pi-search")).to_have_value("jwt")
     assert page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets.length") == 1
     page.screenshot(path=str(screenshot_dir / "widget-notebook7.png"))
+
+
+# A session with the rough edges of issue 9: a label of several lines, bidi controls in a
+# message and a label, an entry type pi does not know, and a compaction summary in Markdown.
+RLO, PDF = "\u202e", "\u202c"
+ROUGH_TAIL = [
+    {"type": "message", "id": "U5", "parentId": "C1", "timestamp": "2026-07-29T09:06:00Z",
+     "message": {"role": "user", "content": f"rename {RLO}exe.txt{PDF} 改成 JWT 🚀", "timestamp": 6}},
+    {"type": "message", "id": "A7", "parentId": "U5", "timestamp": "2026-07-29T09:06:01Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "好的 👍 renamed"}], "timestamp": 7}},
+    {"type": "weird_new_thing", "id": "W1", "parentId": "A7", "timestamp": "2026-07-29T09:06:02Z", "payload": 1},
+    {"type": "label", "id": "L1", "parentId": "W1", "timestamp": "2026-07-29T09:06:03Z", "targetId": "A7",
+     "label": f"first line\nsecond line\nthird 🚀 {RLO}abc"},
+    {"type": "message", "id": "U6", "parentId": "L1", "timestamp": "2026-07-29T09:07:00Z",
+     "message": {"role": "user", "content": "继续 " + "add refresh tokens " * 30, "timestamp": 8}},
+    {"type": "message", "id": "A8", "parentId": "U6", "timestamp": "2026-07-29T09:07:01Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "done " * 60}], "timestamp": 9}},
+    {"type": "compaction", "id": "C2", "parentId": "A8", "timestamp": "2026-07-29T09:08:00Z",
+     "summary": "## Goal\n\n**JWT** auth with `refresh` tokens\n\n- tests added\n- 改成 cookie 🍪",
+     "firstKeptEntryId": "U6", "tokensBefore": 5000},
+    {"type": "message", "id": "U7", "parentId": "C2", "timestamp": "2026-07-29T09:09:00Z",
+     "message": {"role": "user", "content": "再检查一次 " + "the edge cases " * 30, "timestamp": 10}},
+    {"type": "message", "id": "A9", "parentId": "U7", "timestamp": "2026-07-29T09:09:01Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "checked " * 60}], "timestamp": 11}},
+]
+
+
+@pytest.fixture
+def rough_file(lab_server) -> Path:
+    path = lab_server.root_dir / f"rough_{secrets.token_hex(4)}.jsonl"
+    path.write_text(SEED_SECTION_14 + "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in ROUGH_TAIL), encoding="utf-8")
+    return path
+
+
+def widget_cell(path: Path, *options: str) -> str:
+    """The cell that shows a SessionWidget on `path` (writable where the test needs to act)."""
+    args = ", ".join([repr(str(path)), *options])
+    return f"from pi_lab.widget import SessionWidget\nw = SessionWidget({args})\nw"
+
+
+FOCUS_IN_DIALOG = "() => !!document.activeElement && !!document.activeElement.closest('.pi-lab .pi-dialog')"
+FOCUS_ON_TREE = "() => document.activeElement?.classList.contains('pi-rows')"
+
+
+def check_keyboard_modal(page, first_control: str, opener: str) -> None:
+    """The open dialog holds the keyboard: its first control has focus, Tab and shift+Tab stay
+    inside, Escape closes it and gives the focus back to the tree on the row that opened it."""
+    dialog = page.locator(".pi-lab .pi-dialog")
+    expect(dialog).to_be_visible()
+    page.wait_for_function(FOCUS_IN_DIALOG)
+    focused = page.evaluate("() => document.activeElement.textContent || document.activeElement.placeholder || ''")
+    assert first_control in focused, (first_control, focused)
+    seen = set()
+    for key in ["Tab"] * 8 + ["Shift+Tab"] * 8:
+        page.keyboard.press(key)
+        assert page.evaluate(FOCUS_IN_DIALOG), f"{key} left the dialog"
+        seen.add(page.evaluate("() => document.activeElement.outerHTML.slice(0, 80)"))
+    assert len(seen) >= 2  # Tab moved between the dialog's controls
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    page.wait_for_function(FOCUS_ON_TREE)
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", opener)
+
+
+def test_every_dialog_is_keyboard_modal(page, lab_server, open_lab, rough_file, screenshot_dir):
+    name = write_notebook(lab_server, "dialog-keys.ipynb", [widget_cell(rough_file, "keep_recent_tokens=4", "filter_mode='all'")])
+    run_notebook(page, open_lab, name)
+    before = rough_file.read_bytes()
+    page.locator(".pi-lab .pi-row[data-id='U2']").click()  # the only mouse use: pick the row
+    rows = page.locator(".pi-lab .pi-rows")
+    rows.focus()
+    # Enter: pi's /tree choice.
+    page.keyboard.press("Enter")
+    expect(page.locator(".pi-lab .pi-dialog-title")).to_have_text("Go to this entry")
+    page.screenshot(path=str(screenshot_dir / "widget-dialog-navigate-keyboard.png"))
+    check_keyboard_modal(page, "No summary", "U2")
+    # shift+F10: the action menu; arrows move between its items.
+    page.keyboard.press("Shift+F10")
+    check_keyboard_modal(page, "Go here", "U2")
+    items = {"Compact": 1, "Label": 2, "Fork before this message": 3, "Clone up to here": 4}
+    firsts = {"Compact": "Optional instructions", "Label": "label", "Fork before this message": "Fork", "Clone up to here": "Clone"}
+    for item, downs in items.items():
+        page.keyboard.press("Shift+F10")
+        expect(page.locator(".pi-lab .pi-dialog .pi-menu-item").first).to_be_focused()
+        for _ in range(downs):
+            page.keyboard.press("ArrowDown")
+        expect(page.locator(".pi-lab .pi-dialog .pi-menu-item", has_text=item)).to_be_focused()
+        page.keyboard.press("Enter")
+        if item == "Compact":
+            expect(page.locator(".pi-lab .pi-dialog .pi-part-kept")).to_be_visible()
+            page.wait_for_function(FOCUS_IN_DIALOG)
+            page.screenshot(path=str(screenshot_dir / "widget-dialog-compact-keyboard.png"))
+        check_keyboard_modal(page, firsts[item], "U2")
+    # shift+L: the label dialog straight from the tree.
+    page.keyboard.press("Shift+L")
+    check_keyboard_modal(page, "label", "U2")
+    assert rough_file.read_bytes() == before  # every dialog was closed without acting
+
+
+def test_rows_stay_one_line_and_bidi_controls_cannot_reverse_them(page, lab_server, open_lab, rough_file, screenshot_dir):
+    name = write_notebook(lab_server, "rough-rows.ipynb", [widget_cell(rough_file, "filter_mode='all'")])
+    run_notebook(page, open_lab, name)
+    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    # The label of three lines is one line in its row: every row is 22 px and they do not overlap.
+    label = page.locator(".pi-lab .pi-row[data-id='A7'] .pi-row-label")
+    expect(label).to_contain_text("first line↵second line↵third 🚀 ⟨RLO⟩abc")
+    boxes = page.eval_on_selector_all(
+        ".pi-lab .pi-row", "els => els.map(e => [...e.children].map(c => c.getBoundingClientRect()).filter(r => r.width > 0)"
+        ".map(r => [r.top, r.bottom]).concat([[e.getBoundingClientRect().top, e.getBoundingClientRect().bottom]]))")
+    for row_index, parts in enumerate(boxes):
+        row_top, row_bottom = parts[-1]
+        assert round(row_bottom - row_top) == 22, row_index
+        for top, bottom in parts[:-1]:
+            assert top >= row_top - 0.5 and bottom <= row_bottom + 0.5, (row_index, top, bottom, row_top, row_bottom)
+    # Bidi controls are visible markers in rows (the row reads in its own order) ...
+    text = page.locator(".pi-lab .pi-row[data-id='U5'] .pi-row-text")
+    expect(text).to_have_text("user: rename ⟨RLO⟩exe.txt⟨PDF⟩ 改成 JWT 🚀")
+    shown = page.eval_on_selector_all(".pi-lab .pi-row", "els => els.map(e => e.textContent).join('')")
+    assert not any(ch in shown for ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+    # ... and intact, but isolated, in the detail pane.
+    page.locator(".pi-lab .pi-row[data-id='A7']").click()
+    detail_label = page.locator(".pi-lab .pi-detail-label")
+    expect(detail_label).to_have_text(f"[first line\nsecond line\nthird 🚀 {RLO}abc]")
+    assert detail_label.evaluate("e => e.tagName") == "BDI"
+    assert detail_label.evaluate("e => getComputedStyle(e).unicodeBidi") == "isolate"
+    page.locator(".pi-lab .pi-row[data-id='U5']").click()
+    expect(page.locator(".pi-lab .pi-detail-body")).to_contain_text(f"rename {RLO}exe.txt{PDF}")
+    # The id next to the label still reads left to right: the override did not leak into it.
+    expect(page.locator(".pi-lab .pi-detail-id")).to_have_text("U5")
+    page.screenshot(path=str(screenshot_dir / "widget-rough-rows.png"))
+    # An entry of a type pi does not know says what it is (row and detail) instead of a blank "·".
+    unknown = page.locator(".pi-lab .pi-row[data-id='W1'] .pi-row-text")
+    expect(unknown).not_to_have_text("")
+    expect(unknown).to_contain_text("]")
+    page.locator(".pi-lab .pi-row[data-id='W1']").click()
+    expect(page.locator(".pi-lab .pi-kind-tag")).to_have_text("type: weird_new_thing")
+    page.screenshot(path=str(screenshot_dir / "widget-unknown-entry.png"))
+
+
+def test_context_window_commits_on_enter_and_summaries_render_markdown(page, lab_server, open_lab, rough_file, screenshot_dir):
+    name = write_notebook(lab_server, "rough-compactions.ipynb", [widget_cell(rough_file)])
+    run_notebook(page, open_lab, name)
+    page.locator(".pi-lab .pi-tab", has_text="Compactions").click()
+    window = page.locator(".pi-lab .pi-setting input[data-setting='context_window']")
+    window.focus()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("200000")
+    page.keyboard.press("Enter")  # no blur: Enter commits
+    expect(window).to_be_focused()
+    page.wait_for_function("() => document.querySelector('.pi-lab .pi-gauge-value')?.textContent.includes('/ 200k')")
+    assert kernel_json(page, "w.context_window") == 200000
+    # The whole number is visible: the field is wide enough for it (nothing scrolled out of view).
+    window = page.locator(".pi-lab .pi-setting input[data-setting='context_window']")
+    expect(window).to_have_value("200000")
+    assert window.evaluate("e => e.scrollWidth <= e.clientWidth")
+    assert window.evaluate("""e => { const c = document.createElement('canvas').getContext('2d');
+        const s = getComputedStyle(e); c.font = s.font;
+        return c.measureText('2000000').width <= e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight) - 16; }""")
+    # The latest summary is rendered as Markdown (heading, bold, code, list), never as raw marks.
+    summary = page.locator(".pi-lab .pi-compaction-summary").last
+    expect(summary.locator("h3, h4, h2").first).to_have_text("Goal")
+    expect(summary.locator("strong")).to_have_text("JWT")
+    expect(summary.locator("code")).to_have_text("refresh")
+    expect(summary.locator("li")).to_have_count(2)
+    assert "**" not in summary.inner_text() and "##" not in summary.inner_text()
+    preview = page.locator(".pi-lab .pi-compactions td.pi-preview").last
+    expect(preview.locator("strong")).to_have_text("JWT")
+    assert "**" not in preview.inner_text() and "##" not in preview.inner_text()
+    # The older summary opens on demand and is rendered the same way.
+    older = page.locator(".pi-lab .pi-compaction-summary").first
+    older.locator("summary").click()
+    expect(older.locator(".pi-md p")).to_contain_text("目标是完成认证改造")
+    page.screenshot(path=str(screenshot_dir / "widget-compactions-markdown.png"))

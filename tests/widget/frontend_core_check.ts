@@ -3,7 +3,10 @@
 // esbuild and run with node from tests/widget/test_frontend_core.py, which passes in a
 // structure blob made by the Python side. Prints one JSON object with the results.
 
+import { hasBidiControls, neutralizeBidi, rowSafe } from '../../src_frontend/core/dom';
+import { handleTreeKey, TreeKeyActions } from '../../src_frontend/core/keys';
 import { renderInline, renderMarkdown } from '../../src_frontend/core/markdown';
+import { rowText } from '../../src_frontend/core/rowList';
 import { RowColumns, rowPrefix } from '../../src_frontend/core/row';
 import type { DeltaMessage } from '../../src_frontend/core/transport';
 
@@ -88,6 +91,32 @@ results.hostile_ms = Date.now() - t0;
 const sample = md('# Title\n\nSome *em* and **strong** and `code` and snake_case_name.\n\n- one\n- two\n\n1. first\n2. second\n\n```py\nprint("<b>")\n```\n\n> quoted');
 results.sample_tags = tags(sample);
 results.sample_text = text(sample);
+
+// One-line, bidi-safe row text.
+const BIDI = ['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f', '\u061c'];
+results.bidi = BIDI.map(ch => {
+  const shown = neutralizeBidi(`abc${ch}def`);
+  return { code: ch.charCodeAt(0), shown, controls_left: hasBidiControls(shown), detected: hasBidiControls(`x${ch}`) };
+});
+results.bidi_plain = neutralizeBidi('user: 改成 JWT 🚀 שלום');
+results.row_safe = rowSafe('line one\nline two\r\nthree\u2028four\u202e!');
+results.row_text = {
+  unknown_with_type: rowText({ id: 'w', text: '', label: null, label_time: null, type: 'weird_new_thing' }, 'unknown'),
+  unknown_without_type: rowText({ id: 'w', text: '', label: null, label_time: null }, 'unknown'),
+  user_empty: rowText({ id: 'u', text: '', label: null, label_time: null }, 'user'),
+  user: rowText({ id: 'u', text: 'user: hi', label: null, label_time: null }, 'user')
+};
+const keyCalls: string[] = [];
+const keyActions: TreeKeyActions = {
+  count: 3, selected: 1, page: 2,
+  move: row => keyCalls.push(`move ${row}`), foldOrUp: () => keyCalls.push('foldOrUp'), unfoldOrDown: () => keyCalls.push('unfoldOrDown'),
+  activate: () => keyCalls.push('activate'), menu: () => keyCalls.push('menu'), label: () => keyCalls.push('label'),
+  toggleTimes: () => keyCalls.push('toggleTimes'), type: text => keyCalls.push(`type ${text}`), backspace: () => keyCalls.push('backspace'),
+  escape: () => keyCalls.push('escape')
+};
+const press = (key: string, mods: Partial<KeyboardEvent> = {}): boolean =>
+  handleTreeKey({ key, shiftKey: false, ctrlKey: false, altKey: false, metaKey: false, ...mods } as KeyboardEvent, keyActions);
+results.keys = { shift_f10: press('F10', { shiftKey: true }), f10: press('F10'), context_menu: press('ContextMenu'), calls: keyCalls };
 
 // Rows from the structure blob given on the command line (base64).
 const blob = Buffer.from(process.argv[2] ?? '', 'base64');

@@ -80,3 +80,37 @@ def test_delta_application_shifts_parents(core_results):
     assert after[1] == 0
     assert after[2:] == [p + 1 if p >= 1 else p for p in before[1:]]
     assert core_results["new_text"] == "user: new"
+
+
+BIDI_NAMES = {0x202A: "LRE", 0x202B: "RLE", 0x202C: "PDF", 0x202D: "LRO", 0x202E: "RLO", 0x2066: "LRI",
+              0x2067: "RLI", 0x2068: "FSI", 0x2069: "PDI", 0x200E: "LRM", 0x200F: "RLM", 0x061C: "ALM"}
+
+
+def test_bidi_controls_are_shown_as_markers_in_rows(core_results):
+    cases = core_results["bidi"]
+    assert [c["code"] for c in cases] == list(BIDI_NAMES)
+    for case in cases:
+        assert case["detected"] is True, case
+        assert case["controls_left"] is False, case
+        assert case["shown"] == f"abc⟨{BIDI_NAMES[case['code']]}⟩def", case
+    # Text without controls (CJK, emoji, right-to-left letters) is left exactly as it is.
+    assert core_results["bidi_plain"] == "user: 改成 JWT 🚀 שלום"
+
+
+def test_row_text_is_one_line(core_results):
+    assert core_results["row_safe"] == "line one↵line two↵three↵four⟨RLO⟩!"
+
+
+def test_unknown_entry_type_row_names_its_type(core_results):
+    texts = core_results["row_text"]
+    assert texts["unknown_with_type"] == "[weird_new_thing]"
+    assert texts["unknown_without_type"] == "[entry of an unknown type]"
+    assert texts["user_empty"] == ""  # pi's own empty rows are drawn as pi draws them
+    assert texts["user"] == "user: hi"
+
+
+def test_shift_f10_opens_the_action_menu(core_results):
+    keys = core_results["keys"]
+    assert keys["shift_f10"] is True and keys["context_menu"] is True
+    assert keys["f10"] is False
+    assert keys["calls"] == ["menu", "menu"]
