@@ -4,6 +4,10 @@ Every client (OpenAI, Anthropic, offline) goes through this builder, so the prod
 the same shape and key order everywhere (session-format.md §6.4):
 
     role, content, api, provider, model, [responseId], usage, stopReason, [errorMessage], timestamp
+
+Given the API key (`secret`), the builder also keeps it out of the message: streamed text and
+thinking go through a `StreamRedactor` before they are stored or emitted, and every string of
+the finished (or failed) message is redacted once more before it is handed out.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 from .model import Model, empty_usage
 from .protocol import StreamDone, StreamError, StreamStart, TextDelta, ThinkingDelta, ToolCallEvent
+from .redact import StreamRedactor, redact, redact_tree
 
 Clock = Callable[[], int]
 
@@ -27,11 +32,28 @@ _ORDER = ("role", "content", "api", "provider", "model", "responseId", "usage", 
           "errorMessage", "timestamp")
 
 
+class AssistantMessage(dict):  # type: ignore[type-arg]
+    """A plain assistant-message dict that can also carry what the HTTP answer said about retrying.
+
+    `retry_after_ms` is the delay the provider asked for (`retry-after-ms` / `Retry-After`) on a
+    failed request, or None. It is an attribute, not a key, so it is never written to a session
+    file (pi's message has no such field) yet reaches the retry logic with the message itself.
+    """
+
+    __slots__ = ("retry_after_ms",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.retry_after_ms: float | None = None
+
+
 class AssistantBuilder:
     """Accumulates content blocks; `message` is the live dict handed out in `StreamStart`."""
 
-    def __init__(self, model: Model, timestamp: int) -> None:
-        self.message: dict[str, Any] = {
+    def __init__(self, model: Model, timestamp: int, secret: str | None = None) -> None:
+        self.secret = secret
+        self._redactors: dict[int, StreamRedactor] = {}
+        self.message: dict[str, Any] = AssistantMessage({
             "role": "assistant",
             "content": [],
             "api": model.api,
@@ -40,7 +62,7 @@ class AssistantBuilder:
             "usage": empty_usage(),
             "stopReason": "stop",
             "timestamp": timestamp,
-        }
+        })
         self._raw_arguments: dict[int, str] = {}
         self._open_calls: list[int] = []
 
@@ -57,7 +79,16 @@ class AssistantBuilder:
         self.content.append({"type": "text", "text": ""})
         return len(self.content) - 1
 
+    def _shown(self, index: int, delta: str) -> str:
+        if not self.secret:
+            return delta
+        redactor = self._redactors.get(index)
+        if redactor is None:
+            redactor = self._redactors[index] = StreamRedactor(self.secret)
+        return redactor.feed(delta)
+
     def append_text(self, index: int, delta: str) -> TextDelta:
+        delta = self._shown(index, delta)
         self.content[index]["text"] += delta
         return TextDelta(index, delta)
 
@@ -69,6 +100,7 @@ class AssistantBuilder:
         return len(self.content) - 1
 
     def append_thinking(self, index: int, delta: str) -> ThinkingDelta:
+        delta = self._shown(index, delta)
         self.content[index]["thinking"] += delta
         return ThinkingDelta(index, delta)
 
@@ -95,7 +127,7 @@ class AssistantBuilder:
     def end_tool_call(self, index: int) -> ToolCallEvent:
         """Parse the streamed argument text; a non-object result is recorded, not raised."""
         block = self.content[index]
-        raw = self._raw_arguments.pop(index, "")
+        raw = redact(self._raw_arguments.pop(index, ""), self.secret)
         self._open_calls.remove(index)
         arguments, problem = parse_arguments(raw)
         block["arguments"] = arguments
@@ -118,17 +150,32 @@ class AssistantBuilder:
     def finish(self, stop_reason: str) -> StreamDone:
         self.end_open_tool_calls()
         self.message["stopReason"] = stop_reason
-        self._reorder()
+        self._seal()
         return StreamDone(self.message)
 
-    def fail(self, error_message: str, *, aborted: bool = False) -> StreamError:
-        """End with `stopReason` `error` (or `aborted`); content received so far is kept."""
+    def fail(self, error_message: str, *, aborted: bool = False, retry_after_ms: float | None = None) -> StreamError:
+        """End with `stopReason` `error` (or `aborted`); content received so far is kept.
+
+        `retry_after_ms` is the provider's requested delay before a retry, if it named one.
+        """
         for index in list(self._open_calls):
             self.end_tool_call(index)
         self.message["stopReason"] = "aborted" if aborted else "error"
         self.message["errorMessage"] = error_message
-        self._reorder()
+        if isinstance(self.message, AssistantMessage):
+            self.message.retry_after_ms = retry_after_ms
+        self._seal()
         return StreamError(self.message)
+
+    def _seal(self) -> None:
+        """Release held-back text, redact every provider string once more, fix the key order."""
+        for index, redactor in self._redactors.items():
+            block = self.content[index]
+            field = "text" if block.get("type") == "text" else "thinking"
+            block[field] += redactor.flush()
+        self._redactors.clear()
+        redact_tree(self.message, self.secret)
+        self._reorder()
 
     def _reorder(self) -> None:
         ordered = {key: self.message[key] for key in _ORDER if key in self.message}

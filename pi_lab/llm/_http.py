@@ -8,13 +8,25 @@ that becomes the assistant message's `errorMessage`:
   texts contain words (`Connection error`, `timed out`, `terminated`) that
   `is_retryable_assistant_error` accepts, as pi's own transport errors do;
 * `Cancelled` — the caller's cancel flag was set.
+
+Every call has two limits of its own besides httpx's socket timeouts: an overall `deadline`
+and an `idle_timeout` between events. Keep-alives (SSE comments, Anthropic `ping` events) do not
+count as events, so a server that only keeps the connection warm still ends at the idle limit.
+Both end the message with a retryable `... timeout ...` error text.
+
+Every text that came from the server is redacted (`redact.py`) before it is cut to
+`MAX_ERROR_BODY_CHARS` or stored: a key that straddles the cut must not leave its first half.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import email.utils
+import math
 import os
+import re
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -24,6 +36,7 @@ import orjson
 
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .protocol import Cancel, CompleteFromStream, StreamEvent
+from .redact import redact
 
 T = TypeVar("T")
 
@@ -32,6 +45,14 @@ _CANCEL_POLL = 0.05
 # pi truncates provider error bodies to this many characters.
 MAX_ERROR_BODY_CHARS = 4000
 DEFAULT_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
+# The longest silence (no event other than keep-alives) a call may have, in seconds: pi's own
+# HTTP idle timeout (`httpIdleTimeoutMs`, 5 minutes), because a reasoning model that does not
+# stream its reasoning can be silent that long before its first token, and a healthy call cut
+# short would be retried at full cost.
+DEFAULT_IDLE_TIMEOUT = 300.0
+# The longest a whole call may take, in seconds: room for the largest answers models give
+# (128k output tokens at ~40 tokens/s is under an hour) while bounding every call.
+DEFAULT_DEADLINE = 3600.0
 
 
 class KeyedClient(CompleteFromStream):
@@ -45,12 +66,16 @@ class KeyedClient(CompleteFromStream):
     env_key = ""
 
     def __init__(self, api_key: str | None, base_url: str | None, headers: dict[str, str] | None,
-                 timeout: httpx.Timeout, clock: Clock | None) -> None:
+                 timeout: httpx.Timeout, clock: Clock | None, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
+                 deadline: float | None = DEFAULT_DEADLINE) -> None:
         self._api_key = api_key
         self.base_url = base_url
         self._headers = dict(headers or {})
         self.timeout = timeout
         self._clock = clock or now_ms
+        # Seconds; None or 0 turns a limit off.
+        self.idle_timeout = idle_timeout
+        self.deadline = deadline
 
     def __repr__(self) -> str:
         source = "given" if self._api_key else f"from {self.env_key}" if os.environ.get(self.env_key) else "none"
@@ -73,29 +98,75 @@ class TransportFailure(Exception):
 
 
 class HttpStatusFailure(Exception):
-    def __init__(self, status: int, body: str) -> None:
-        super().__init__(f"HTTP {status}")
+    def __init__(self, status: int, body: str, headers: httpx.Headers | None = None) -> None:
+        super().__init__(f"HTTP {status}")  # never the body: it may hold the key
         self.status = status
         self.body = body
+        self.headers = headers if headers is not None else httpx.Headers()
 
 
-async def race(awaitable: Awaitable[T], cancel: Cancel | None) -> T:
-    """Await `awaitable`, abandoning it (and raising `Cancelled`) as soon as `cancel` is set."""
-    if cancel is None:
+class Limits:
+    """The deadline and idle limit of one call, measured on the event loop's monotonic clock."""
+
+    __slots__ = ("_deadline_at", "_idle", "_idle_from", "deadline", "idle")
+
+    def __init__(self, idle: float | None, deadline: float | None) -> None:
+        now = asyncio.get_running_loop().time()
+        self.idle = idle or None
+        self.deadline = deadline or None
+        self._idle = self.idle
+        self._deadline_at = now + self.deadline if self.deadline else None
+        self._idle_from = now
+
+    def progress(self) -> None:
+        """An event arrived: the idle limit starts again."""
+        self._idle_from = asyncio.get_running_loop().time()
+
+    def remaining(self) -> float | None:
+        now = asyncio.get_running_loop().time()
+        left: float | None = None
+        if self._deadline_at is not None:
+            left = self._deadline_at - now
+        if self._idle is not None:
+            idle_left = self._idle_from + self._idle - now
+            left = idle_left if left is None else min(left, idle_left)
+        return left
+
+    def expired(self) -> TransportFailure:
+        now = asyncio.get_running_loop().time()
+        if self._deadline_at is not None and now >= self._deadline_at - 1e-3:
+            return TransportFailure(f"Request timeout: no complete answer within the {self.deadline:g} s deadline")
+        return TransportFailure(f"Stream idle timeout: no event from the provider for {self.idle:g} s")
+
+
+async def race(awaitable: Awaitable[T], cancel: Cancel | None, limits: Limits | None = None) -> T:
+    """Await `awaitable`, abandoning it as soon as `cancel` is set (`Cancelled`) or a limit of
+    `limits` runs out (`TransportFailure` with a timeout text)."""
+    if cancel is None and limits is None:
         return await awaitable
-    if cancel.is_set():
+    if cancel is not None and cancel.is_set():
         _discard(awaitable)
         raise Cancelled
     task = asyncio.ensure_future(awaitable)
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=_CANCEL_POLL)
-        if done:
-            return task.result()
-        if cancel.is_set():
+    try:
+        while True:
+            wait = _CANCEL_POLL if cancel is not None else None
+            left = limits.remaining() if limits is not None else None
+            if left is not None:
+                if left <= 0:
+                    assert limits is not None
+                    raise limits.expired()
+                wait = left if wait is None else min(wait, left)
+            done, _ = await asyncio.wait({task}, timeout=wait)
+            if done:
+                return task.result()
+            if cancel is not None and cancel.is_set():
+                raise Cancelled
+    finally:
+        if not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-            raise Cancelled
 
 
 def _discard(awaitable: Awaitable[Any]) -> None:
@@ -117,21 +188,22 @@ async def post_sse(
     body: dict[str, Any],
     cancel: Cancel | None,
     timeout: httpx.Timeout,
+    limits: Limits | None = None,
 ) -> AsyncIterator[SseEvent]:
     """POST `body` as JSON and yield the server-sent events of the streamed answer."""
     async with httpx.AsyncClient(timeout=timeout) as http:
         request = http.build_request("POST", url, headers=headers, content=orjson.dumps(body))
         try:
-            response = await race(http.send(request, stream=True), cancel)
+            response = await race(http.send(request, stream=True), cancel, limits)
         except httpx.TimeoutException as exc:
             raise TransportFailure(f"Request timed out: {_describe(exc)}") from exc
         except httpx.TransportError as exc:
             raise TransportFailure(f"Connection error: {_describe(exc)}") from exc
         try:
             if response.status_code >= 400:
-                raw = await race(response.aread(), cancel)
-                raise HttpStatusFailure(response.status_code, raw.decode("utf-8", "replace"))
-            async for event in _parse_sse(response.aiter_lines(), cancel):
+                raw = await race(response.aread(), cancel, limits)
+                raise HttpStatusFailure(response.status_code, raw.decode("utf-8", "replace"), response.headers)
+            async for event in _parse_sse(response.aiter_lines(), cancel, limits):
                 yield event
         except httpx.TimeoutException as exc:
             raise TransportFailure(f"Stream timed out: {_describe(exc)}") from exc
@@ -164,17 +236,25 @@ async def stream_reply(
     cancel: Cancel | None,
     timeout: httpx.Timeout,
     secret: str | None,
+    limits: tuple[float | None, float | None] | None = None,
+    clock: Clock | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """Send one streamed request and yield its events, ending with `StreamDone`/`StreamError`.
 
     The reader sees every SSE event until it says `done`, then `finish` closes the message.
-    HTTP errors, transport failures and cancellation end it instead; `secret` (the API key) is
-    removed from any text a server echoed back.
+    HTTP errors, transport failures, a limit running out (`limits` = idle seconds, deadline
+    seconds) and cancellation end it instead. `secret` (the API key) is removed from every text
+    a server sent back; the builder must hold the same secret (it redacts streamed content).
+    `clock` (ms since the epoch) dates a `Retry-After` given as an HTTP date.
     """
+    builder.secret = secret
+    timer = Limits(*limits) if limits is not None else None
     try:
-        events = post_sse(url, headers=headers, body=body, cancel=cancel, timeout=timeout)
+        events = post_sse(url, headers=headers, body=body, cancel=cancel, timeout=timeout, limits=timer)
         async with contextlib.aclosing(events):
             async for sse in events:
+                if timer is not None and sse.event != "ping":
+                    timer.progress()  # Anthropic's `ping` events are keep-alives, not progress
                 for event in reader.feed(sse):
                     yield event
                 if reader.done:
@@ -183,7 +263,9 @@ async def stream_reply(
         yield builder.fail("Request was aborted", aborted=True)
         return
     except HttpStatusFailure as exc:
-        yield builder.fail(redact(reader.error_text(exc.status, exc.body), secret))
+        # The body is redacted before anything cuts it (error_text truncates).
+        text = reader.error_text(exc.status, redact(exc.body, secret))
+        yield builder.fail(redact(text, secret), retry_after_ms=retry_after_ms(exc.headers, (clock or now_ms)()))
         return
     except TransportFailure as exc:
         yield builder.fail(redact(str(exc), secret))
@@ -192,13 +274,14 @@ async def stream_reply(
         yield event
 
 
-async def _parse_sse(lines: AsyncIterator[str], cancel: Cancel | None) -> AsyncIterator[SseEvent]:
+async def _parse_sse(lines: AsyncIterator[str], cancel: Cancel | None,
+                     limits: Limits | None = None) -> AsyncIterator[SseEvent]:
     event: str | None = None
     data: list[str] = []
     iterator = aiter(lines)
     while True:
         try:
-            line = await race(anext(iterator), cancel)
+            line = await race(anext(iterator), cancel, limits)
         except StopAsyncIteration:
             break
         if line == "":
@@ -223,8 +306,9 @@ def _describe(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def truncate_body(text: str) -> str:
-    text = text.strip()
+def truncate_body(text: str, secret: str | None = None) -> str:
+    """pi's cut of a long error body; `secret` is redacted first, so no part of it survives the cut."""
+    text = redact(text, secret).strip()
     if len(text) <= MAX_ERROR_BODY_CHARS:
         return text
     return f"{text[:MAX_ERROR_BODY_CHARS]}... [truncated {len(text) - MAX_ERROR_BODY_CHARS} chars]"
@@ -241,8 +325,46 @@ def compact(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def redact(text: str, secret: str | None) -> str:
-    """Remove an API key from text that a server may have echoed back."""
-    if secret and len(secret) >= 4 and secret in text:
-        return text.replace(secret, "***")
-    return text
+# JavaScript's Number.parseFloat: the longest numeric prefix after leading whitespace.
+_JS_FLOAT = re.compile(r"[\t\n\v\f\r \xa0\ufeff]*([+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?))")
+
+
+def _js_parse_float(text: str) -> float:
+    match = _JS_FLOAT.match(text)
+    if match is None:
+        return math.nan
+    number = match.group(1)
+    return float(number.replace("Infinity", "inf"))
+
+
+def retry_after_ms(headers: httpx.Headers | dict[str, str] | None, now_ms_value: int | float) -> float | None:
+    """The delay a failed HTTP answer asks for before a retry, in ms, read as pi-ai 1.6.0 does.
+
+    `retry-after-ms` (a number of ms) first; then `Retry-After`, either seconds (JavaScript
+    `parseFloat`, so `1.5` and `2s` both count) or an HTTP date (minus `now_ms_value`, the
+    client's clock). None when neither gives a finite number. Negative delays are kept (a date
+    already past); the retry logic waits zero for them, as pi does.
+    """
+    if not headers:
+        return None
+    get = headers.get
+    value = get("retry-after-ms")
+    if value:
+        number = _js_parse_float(value)
+        if math.isfinite(number):
+            return number
+    value = get("retry-after")
+    if value:
+        seconds = _js_parse_float(value)
+        if math.isnan(seconds):
+            try:
+                when = email.utils.parsedate_to_datetime(value.strip())
+            except (TypeError, ValueError, IndexError):
+                return None
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=datetime.timezone.utc)
+            return when.timestamp() * 1000 - now_ms_value
+        delay = seconds * 1000
+        if math.isfinite(delay):
+            return delay
+    return None

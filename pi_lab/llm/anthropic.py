@@ -82,10 +82,12 @@ class AnthropicClient(_http.KeyedClient):
         cache_retention: str = "short",
         timeout: httpx.Timeout = _http.DEFAULT_TIMEOUT,
         clock: Clock | None = None,
+        idle_timeout: float | None = _http.DEFAULT_IDLE_TIMEOUT,
+        deadline: float | None = _http.DEFAULT_DEADLINE,
     ) -> None:
         if cache_retention not in _CACHE_CONTROL:
             raise ValueError(f"cache_retention must be one of {sorted(_CACHE_CONTROL)}, not {cache_retention!r}")
-        super().__init__(api_key, base_url, headers, timeout, clock)
+        super().__init__(api_key, base_url, headers, timeout, clock, idle_timeout, deadline)
         self.cache_retention = cache_retention
 
     async def stream(
@@ -120,7 +122,8 @@ class AnthropicClient(_http.KeyedClient):
         url = base_url.rstrip("/") + "/v1/messages"
         reader = _Reader(builder, model)
         async for event in _http.stream_reply(
-            builder, reader, url, headers=headers, body=body, cancel=cancel, timeout=self.timeout, secret=key
+            builder, reader, url, headers=headers, body=body, cancel=cancel, timeout=self.timeout, secret=key,
+            limits=(self.idle_timeout, self.deadline), clock=self._clock,
         ):
             yield event
 
@@ -194,7 +197,7 @@ class _Reader:
         return self.failure is not None or self.saw_stop
 
     def error_text(self, status: int, body: str) -> str:
-        return _error_text(status, body)
+        return _error_text(status, body, self.builder.secret)
 
     def feed(self, sse: _http.SseEvent) -> list[StreamEvent]:
         name, data = sse.event, sse.data
@@ -312,14 +315,14 @@ class _Reader:
         return self.builder.fail(f"Unhandled stop reason: {self.stop_reason}")
 
 
-def _error_text(status: int, body: str) -> str:
+def _error_text(status: int, body: str, secret: str | None = None) -> str:
     data = _http.parse_json(body)
     if isinstance(data, dict) and isinstance(data.get("message"), str):
         text = data["message"]
     elif data is not None:
-        text = _http.truncate_body(_http.compact(data))
+        text = _http.truncate_body(_http.compact(data), secret)
     elif body.strip():
-        text = _http.truncate_body(body)
+        text = _http.truncate_body(body, secret)
     else:
         text = "status code (no body)"
     return f"{status} {text}"

@@ -72,8 +72,10 @@ class OpenAIClient(_http.KeyedClient):
         max_tokens_field: str = "max_completion_tokens",
         timeout: httpx.Timeout = _http.DEFAULT_TIMEOUT,
         clock: Clock | None = None,
+        idle_timeout: float | None = _http.DEFAULT_IDLE_TIMEOUT,
+        deadline: float | None = _http.DEFAULT_DEADLINE,
     ) -> None:
-        super().__init__(api_key, base_url, headers, timeout, clock)
+        super().__init__(api_key, base_url, headers, timeout, clock, idle_timeout, deadline)
         self.max_tokens_field = max_tokens_field
 
     async def stream(
@@ -110,7 +112,8 @@ class OpenAIClient(_http.KeyedClient):
         url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
         reader = _Reader(builder, model)
         async for event in _http.stream_reply(
-            builder, reader, url, headers=headers, body=body, cancel=cancel, timeout=self.timeout, secret=key
+            builder, reader, url, headers=headers, body=body, cancel=cancel, timeout=self.timeout, secret=key,
+            limits=(self.idle_timeout, self.deadline), clock=self._clock,
         ):
             yield event
 
@@ -170,7 +173,7 @@ class _Reader:
         self._calls: dict[Any, int] = {}  # provider tool-call index → content index
 
     def error_text(self, status: int, body: str) -> str:
-        return _error_text(status, body)
+        return _error_text(status, body, self.builder.secret)
 
     def feed(self, sse: _http.SseEvent) -> list[StreamEvent]:
         if sse.data.strip() == "[DONE]":
@@ -280,12 +283,12 @@ def _error_object_text(error: Any) -> str:
     return _http.compact(error)
 
 
-def _error_text(status: int, body: str) -> str:
+def _error_text(status: int, body: str, secret: str | None = None) -> str:
     data = _http.parse_json(body)
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict) and error:
         # pi 1.6.0 prefers the parsed error object over the SDK's "<status> <message>".
-        text = f"{status}: {_http.truncate_body(_http.compact(error))}"
+        text = f"{status}: {_http.truncate_body(_http.compact(error), secret)}"
         metadata = error.get("metadata")
         raw = metadata.get("raw") if isinstance(metadata, dict) else None
         if isinstance(raw, str) and raw and raw not in text:
@@ -295,9 +298,9 @@ def _error_text(status: int, body: str) -> str:
         return f"{status} {_http.compact(error)}"
     if data is not None:
         # The SDK would say "status code (no body)" here; the body is more use to a reader.
-        return f"{status} {_http.truncate_body(_http.compact(data))}"
+        return f"{status} {_http.truncate_body(_http.compact(data), secret)}"
     if body.strip():
-        return f"{status} {_http.truncate_body(body)}"
+        return f"{status} {_http.truncate_body(body, secret)}"
     return f"{status} status code (no body)"
 
 

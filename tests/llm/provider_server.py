@@ -21,14 +21,18 @@ import json
 import socket
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
 
 __all__ = [
     "Drop",
+    "EchoHeaders",
     "EndEarly",
     "HttpError",
+    "KeepAlive",
+    "PartialFailure",
     "ProviderServer",
     "RecordedRequest",
     "Stall",
@@ -36,6 +40,7 @@ __all__ = [
     "Text",
     "Thinking",
     "ToolUse",
+    "Trickle",
     "Truncated",
     "Usage",
     "anthropic_overflow",
@@ -102,10 +107,49 @@ class Truncated:
 
 @dataclass(frozen=True)
 class HttpError:
-    """A non-2xx answer with a JSON (dict) or raw (str) body."""
+    """A non-2xx answer with a JSON (dict) or raw (str) body, and extra response headers
+    (e.g. `{"retry-after": "30"}`)."""
 
     status: int
     body: Any
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EchoHeaders:
+    """A non-2xx answer whose error message quotes every request header (as some proxies do)."""
+
+    status: int = 401
+
+
+@dataclass(frozen=True)
+class PartialFailure:
+    """Stream `text` (in `chunks` deltas), then an in-stream error with `message`."""
+
+    text: str
+    message: str
+    chunks: int = 5
+    error_type: str = "api_error"
+
+
+@dataclass(frozen=True)
+class KeepAlive:
+    """A 200 stream that only keeps the connection warm: an SSE comment (`: ping`), or with
+    `ping_events` Anthropic's `event: ping`, every `interval` s for up to `seconds`, then `text`."""
+
+    seconds: float = 10.0
+    interval: float = 0.05
+    ping_events: bool = False
+    text: str = "late"
+
+
+@dataclass(frozen=True)
+class Trickle:
+    """A healthy but slow answer: `text` in `chunks` deltas, `interval` s apart."""
+
+    text: str
+    chunks: int = 5
+    interval: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -138,7 +182,8 @@ class Stall:
     text: str = "late"
 
 
-Reply = Union[Text, Thinking, ToolUse, Truncated, HttpError, Drop, EndEarly, StreamFailure, Stall]
+Reply = Union[Text, Thinking, ToolUse, Truncated, HttpError, Drop, EndEarly, StreamFailure, Stall, EchoHeaders,
+              PartialFailure, KeepAlive, Trickle]
 
 
 def openai_overflow(limit: int = 128000, used: int = 130512) -> HttpError:
@@ -182,6 +227,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    at: float = 0.0  # time.monotonic() when the request arrived
 
 
 # --- the server ---------------------------------------------------------------------------------
@@ -220,7 +266,7 @@ class ProviderServer:
 
     def _next(self, path: str, headers: dict[str, str], body: Any) -> Reply:
         with self._lock:
-            self.requests.append(RecordedRequest(path, headers, body))
+            self.requests.append(RecordedRequest(path, headers, body, time.monotonic()))
             return self._script.pop(0) if self._script else Text("ok")
 
     def start(self) -> ProviderServer:
@@ -270,16 +316,22 @@ def _make_handler(server: ProviderServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
                 return
             reply = server._next(self.path, headers, body)
+            if isinstance(reply, EchoHeaders):
+                quoted = "; ".join(f"{k}: {v}" for k, v in headers.items())
+                reply = HttpError(reply.status, {"type": "error", "error": {
+                    "type": "authentication_error", "message": f"invalid credentials (received headers: {quoted})"}})
             try:
                 self._answer(renderer, reply)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client went away (cancellation tests)
 
-        def _send_json(self, status: int, body: Any) -> None:
+        def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
             data = (json.dumps(body) if not isinstance(body, str) else body).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
 
@@ -300,7 +352,7 @@ def _make_handler(server: ProviderServer) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self, renderer: _Renderer, reply: Reply) -> None:
             if isinstance(reply, HttpError):
-                self._send_json(reply.status, reply.body)
+                self._send_json(reply.status, reply.body, reply.headers)
                 return
             self._begin_stream()
             if isinstance(reply, Drop):
@@ -320,6 +372,22 @@ def _make_handler(server: ProviderServer) -> type[BaseHTTPRequestHandler]:
                 server.release.wait(reply.seconds)
                 for event in renderer.text(reply.text, 1) + renderer.closing("stop", Usage()):
                     self._chunk(event)
+                self._end_stream()
+                return
+            if isinstance(reply, KeepAlive):
+                ping = "event: ping\ndata: {\"type\": \"ping\"}\n\n" if reply.ping_events else ": ping\n\n"
+                end = time.monotonic() + reply.seconds
+                while time.monotonic() < end and not server.release.wait(reply.interval):
+                    self._chunk(ping)
+                for event in renderer.opening() + renderer.text(reply.text, 1) + renderer.closing("stop", Usage()):
+                    self._chunk(event)
+                self._end_stream()
+                return
+            if isinstance(reply, Trickle):
+                events = renderer.opening() + renderer.text(reply.text, reply.chunks) + renderer.closing("stop", Usage())
+                for event in events:
+                    self._chunk(event)
+                    time.sleep(reply.interval)
                 self._end_stream()
                 return
             for event in renderer.render(reply):
@@ -393,6 +461,9 @@ class _OpenAI(_Renderer):
             return events + self.closing("toolUse", reply.usage)
         if isinstance(reply, StreamFailure):
             return events + [f"data: {json.dumps({'error': {'message': reply.message, 'type': reply.error_type}})}\n\n"]
+        if isinstance(reply, PartialFailure):
+            events += self.text(reply.text, reply.chunks)
+            return events + [f"data: {json.dumps({'error': {'message': reply.message, 'type': reply.error_type}})}\n\n"]
         raise TypeError(f"cannot render {reply!r}")
 
 
@@ -454,5 +525,8 @@ class _Anthropic(_Renderer):
                                   [{"type": "input_json_delta", "partial_json": p} for p in pieces])
             return events + self.closing("toolUse", reply.usage)
         if isinstance(reply, StreamFailure):
+            return events + [self._event("error", {"error": {"type": reply.error_type, "message": reply.message}})]
+        if isinstance(reply, PartialFailure):
+            events += self.text(reply.text, reply.chunks)
             return events + [self._event("error", {"error": {"type": reply.error_type, "message": reply.message}})]
         raise TypeError(f"cannot render {reply!r}")
