@@ -2,7 +2,7 @@
 // calls and their arguments, tool results with a none/preview/full toggle, collapsible
 // thinking, usage, and the raw JSON.
 
-import { button, clear, el, formatTokens, shortId } from './dom';
+import { bidiControlNames, button, clear, el, formatTokens, shortId } from './dom';
 import { renderMarkdown } from './markdown';
 
 interface Cut {
@@ -181,6 +181,12 @@ export function renderDetail(parent: HTMLElement, d: EntryDetail, handlers: Deta
   el('span', d.on_active_path ? 'pi-good' : 'pi-muted', facts, d.on_active_path ? 'on the current branch' : 'on another branch');
   if (d.out_of_context) {
     el('span', 'pi-warn', facts, 'summarized away by the latest compaction');
+  }
+  // The pane shows the text as written, so an override may reorder it here: say so.
+  const controls = bidiControlNames(d.raw.text);
+  if (controls.length) {
+    const note = el('span', 'pi-warn pi-bidi-note', facts, `holds bidi controls (${controls.join(', ')}): the text below may read reordered`);
+    note.title = 'Rows show these characters as markers such as ⟨RLO⟩; here they act as written.';
   }
   const nav = el('div', 'pi-detail-links', parent);
   link(nav, 'parent', d.parent_id, handlers);

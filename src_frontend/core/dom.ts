@@ -113,6 +113,18 @@ export function hasBidiControls(text: string): boolean {
   return BIDI_CONTROLS.test(text);
 }
 
+/** The names of the bidi controls in `text`, each once, in order of first appearance. */
+export function bidiControlNames(text: string): string[] {
+  const names: string[] = [];
+  for (const ch of text.match(BIDI_CONTROLS) ?? []) {
+    const name = BIDI_NAMES[ch] ?? 'BIDI';
+    if (!names.includes(name)) {
+      names.push(name);
+    }
+  }
+  return names;
+}
+
 /**
  * `text` with every bidi control replaced by a visible marker such as "⟨RLO⟩": in a one-line
  * place (a tree row, the sessions panel) a hidden override would reverse what follows it, so

@@ -614,6 +614,7 @@ def test_rows_stay_one_line_and_bidi_controls_cannot_reverse_them(page, lab_serv
     assert detail_label.evaluate("e => getComputedStyle(e).unicodeBidi") == "isolate"
     page.locator(".pi-lab .pi-row[data-id='U5']").click()
     expect(page.locator(".pi-lab .pi-detail-body")).to_contain_text(f"rename {RLO}exe.txt{PDF}")
+    expect(page.locator(".pi-lab .pi-bidi-note")).to_contain_text("RLO, PDF")
     # The id next to the label still reads left to right: the override did not leak into it.
     expect(page.locator(".pi-lab .pi-detail-id")).to_have_text("U5")
     page.screenshot(path=str(screenshot_dir / "widget-rough-rows.png"))
