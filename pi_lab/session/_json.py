@@ -9,6 +9,9 @@ JavaScript's in a few places that matter for byte-identical files:
 * ``NaN`` and ``Infinity`` become ``null``.
 
 orjson does the work; numbers and strings it would render differently are rewritten first.
+Values nested deeper than orjson allows (it stops at 255 levels when writing and 1024 when
+reading) go through iterative fallbacks that give the same bytes / the same values, so any
+line pi can write, pi_lab can read back and write again.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "dumps_line", "loads_object", "js_number"]
+__all__ = ["dumps", "dumps_line", "loads_object", "js_number", "NonObjectLine"]
 
 # A float can only appear in orjson output as a digit followed by "." or "e"; when no such
 # sequence appears anywhere, the fast output is already exact.
@@ -92,15 +95,105 @@ def _dump_surrogate_string(text: str) -> bytes:
     return rendered.encode("utf-8")
 
 
+class NonObjectLine(dict):
+    """A line holding a truthy JSON value that is not an object (``7``, ``[]``, ``"x"``, ``true``).
+
+    pi keeps every truthy parsed line as an entry. Reading a property of such a value in
+    JavaScript gives ``undefined``, which is what this empty mapping gives for every key, so
+    the engine treats it exactly as pi does (no type, no id: it can become the leaf). Written
+    back (migration, fork) it is the original value. Like a JavaScript array, an array line
+    accepts properties (pi's v1 migration gives it an id) that are not written; assigning to
+    a primitive throws, as it does in pi's strict-mode code.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        super().__init__()
+        self.value = value
+
+    def __setitem__(self, key: str, item: Any) -> None:
+        if not isinstance(self.value, list):
+            kind = "string" if isinstance(self.value, str) else "boolean" if isinstance(self.value, bool) else "number"
+            raise TypeError(f"Cannot create property '{key}' on {kind} '{self.value}'")
+        super().__setitem__(key, item)
+
+    def __repr__(self) -> str:
+        return f"NonObjectLine({self.value!r})"
+
+
 def dumps(value: Any) -> bytes:
     """Serialise ``value`` byte-for-byte as ``JSON.stringify(value)`` would."""
+    if type(value) is NonObjectLine:
+        value = value.value
     try:
         out = orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
-        return orjson.dumps(_normalise(value))
+        try:
+            return orjson.dumps(_normalise(value))
+        except orjson.JSONEncodeError as exc:
+            if "ecursion" not in str(exc):
+                raise
+            return _dumps_iterative(value)
     if _FLOAT_HINT.search(out) is None:
         return out
     return orjson.dumps(_normalise(value))
+
+
+class _Raw(bytes):
+    """Bytes the iterative writer emits as they are (punctuation, keys), not a value."""
+
+
+def _dump_scalar(item: Any) -> bytes:
+    if isinstance(item, str):
+        return _dump_surrogate_string(item) if _LONE_SURROGATE.search(item) else orjson.dumps(item)
+    if isinstance(item, float):
+        return js_number(item).encode()
+    if isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**64:
+        return js_number(float(item)).encode()
+    return orjson.dumps(item)  # ints, booleans, None, and whatever else orjson knows
+
+
+def _dumps_iterative(value: Any) -> bytes:
+    """The same bytes as :func:`dumps`, with an explicit stack instead of recursion (any depth)."""
+    out: list[bytes] = []
+    write = out.append
+    # Each stack item is a value still to write or a _Raw piece of punctuation to emit.
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if item.__class__ is _Raw:
+            write(item)
+        elif isinstance(item, dict):
+            if not item:
+                write(b"{}")
+                continue
+            write(b"{")
+            parts: list[Any] = []
+            for index, (key, child) in enumerate(item.items()):
+                if not isinstance(key, str):
+                    raise TypeError(f"JSON object keys must be strings, not {type(key).__name__}")
+                if _LONE_SURROGATE.search(key):
+                    raise ValueError("lone surrogate in an object key cannot be written")
+                parts.append(_Raw((b"," if index else b"") + orjson.dumps(key) + b":"))
+                parts.append(child)
+            parts.append(_Raw(b"}"))
+            stack.extend(reversed(parts))
+        elif isinstance(item, (list, tuple)):
+            if not item:
+                write(b"[]")
+                continue
+            write(b"[")
+            parts = []
+            for index, child in enumerate(item):
+                if index:
+                    parts.append(_Raw(b","))
+                parts.append(child)
+            parts.append(_Raw(b"]"))
+            stack.extend(reversed(parts))
+        else:
+            write(_dump_scalar(item))
+    return b"".join(out)
 
 
 def dumps_line(value: Any) -> bytes:
@@ -113,18 +206,112 @@ def _reject_constant(name: str) -> Any:
 
 
 def loads_object(line: bytes | str) -> dict[str, Any] | None:
-    """Parse one line as pi does; return the object, or ``None`` for anything else.
+    """Parse one line as pi does: the object, a :class:`NonObjectLine`, or ``None``.
 
-    pi keeps any truthy parsed value; only JSON objects are meaningful entries, so other
-    values (numbers, strings, arrays) are treated like unparsable lines.
+    pi keeps any truthy parsed value as an entry (``7``, ``[]``, ``"x"``, ``true``); falsy
+    ones (``0``, ``""``, ``false``, ``null``) and unparsable lines are dropped (``None``).
     """
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
-        # orjson refuses lone surrogate escapes and very deep nesting that JSON.parse
-        # accepts; the standard library takes them (and is told to refuse NaN/Infinity).
+        # orjson refuses lone surrogate escapes and nesting past 1024 levels that JSON.parse
+        # accepts; the iterative parser takes them (and refuses NaN/Infinity, as JSON does).
         try:
-            value = json.loads(line, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
+            value = loads_iterative(line.decode("utf-8") if isinstance(line, (bytes, bytearray, memoryview)) else line)
+        except (ValueError, UnicodeDecodeError):
             return None
-    return value if isinstance(value, dict) else None
+    if isinstance(value, dict):
+        return value
+    if not value and not isinstance(value, list):  # JavaScript arrays are truthy, even []
+        return None
+    return NonObjectLine(value)
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_LITERALS = {"true": True, "false": False, "null": None}
+_scanstring = json.decoder.scanstring
+
+
+def loads_iterative(text: str) -> Any:
+    """JSON.parse with an explicit stack: any depth, the same values as ``json.loads``."""
+    ws = _WHITESPACE.match
+    n = len(text)
+    i = ws(text, 0).end()
+    stack: list[list[Any]] = []  # [container, pending key] for each open container
+    while True:
+        if i >= n:
+            raise ValueError("unexpected end of JSON")
+        c = text[i]
+        if c == "{":
+            i = ws(text, i + 1).end()
+            if i < n and text[i] == "}":
+                value: Any = {}
+                i += 1
+            else:
+                key, i = _object_key(text, i)
+                stack.append([{}, key])
+                continue
+        elif c == "[":
+            i = ws(text, i + 1).end()
+            if i < n and text[i] == "]":
+                value = []
+                i += 1
+            else:
+                stack.append([[], None])
+                continue
+        elif c == '"':
+            value, i = _scanstring(text, i + 1, True)
+        else:
+            match = _NUMBER.match(text, i)
+            if match is not None:
+                integer, fraction, exponent = match.groups()
+                value = float(integer + (fraction or "") + (exponent or "")) if fraction or exponent else int(integer)
+                i = match.end()
+            else:
+                for word, literal in _LITERALS.items():
+                    if text.startswith(word, i):
+                        value = literal
+                        i += len(word)
+                        break
+                else:
+                    raise ValueError(f"unexpected character at {i}")
+        # A value is complete: store it in its container, closing containers that end here.
+        while True:
+            i = ws(text, i).end()
+            if not stack:
+                if i != n:
+                    raise ValueError(f"extra data at {i}")
+                return value
+            frame = stack[-1]
+            container = frame[0]
+            if container.__class__ is dict:
+                container[frame[1]] = value
+                closer = "}"
+            else:
+                container.append(value)
+                closer = "]"
+            if i >= n:
+                raise ValueError("unexpected end of JSON")
+            c = text[i]
+            if c == ",":
+                i = ws(text, i + 1).end()
+                if closer == "}":
+                    frame[1], i = _object_key(text, i)
+                break
+            if c != closer:
+                raise ValueError(f"expected ',' or {closer!r} at {i}")
+            stack.pop()
+            value = container
+            i += 1
+
+
+def _object_key(text: str, i: int) -> tuple[str, int]:
+    """Read ``"key" :`` at ``i``; return the key and the index of the value after it."""
+    if i >= len(text) or text[i] != '"':
+        raise ValueError(f"expected a property name at {i}")
+    key, i = _scanstring(text, i + 1, True)
+    i = _WHITESPACE.match(text, i).end()
+    if i >= len(text) or text[i] != ":":
+        raise ValueError(f"expected ':' at {i}")
+    return key, _WHITESPACE.match(text, i + 1).end()

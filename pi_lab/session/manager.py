@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pi_lab.errors import ConcurrentWriteError, ReadOnlySession
 from pi_lab.session import paths as _paths
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._text import js_trim
@@ -35,13 +36,19 @@ from pi_lab.session.projection import (
     project_path,
     replay_system_state,
 )
+from pi_lab.session._json import NonObjectLine, dumps_line
 from pi_lab.session.storage import (
     InvalidSessionFile,
-    append_line,
+    LoadResult,
+    append_bytes,
+    check_regular_file,
     create_exclusive,
+    describe_change,
     load_entries_from_file,
+    open_for_append,
     parse_lines,
     rewrite_file,
+    validate_loaded,
 )
 from pi_lab.session.tree import UNSET, BranchPath, TreeNode, attach_node, build_tree, find_cycles, get_branch
 
@@ -116,7 +123,19 @@ class SessionManager:
         self._has_conversation = False
         self.skipped_lines: list[int] = []
         """1-based numbers of lines that were not JSON objects when the file was read."""
-        self._consumed_bytes = 0
+        self._consumed_bytes = 0  # every byte before this offset is in memory
+        self._known_size = 0  # the file's size when pi_lab last read or wrote it
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of that file
+        self._own_spans: list[tuple[int, int]] = []  # own lines past _consumed_bytes (after a gap)
+        self._tail: bytes | None = None  # an unterminated last line already parsed (read-only)
+        self._partial_seen: tuple[int, int] | None = None  # (offset, size) of a partial line last read
+        self._stale_partial = False  # that partial line was the same at the previous read
+        self._line_count = 0  # lines before _consumed_bytes (numbers for skipped_lines)
+        self._read_only = False
+        self._pending_rewrite = False  # read-only: migrated in memory, the file is older
+        self._leaf_pinned = False
+        self.allow_concurrent_writes = False
+        """Append after another writer's new lines instead of raising ConcurrentWriteError."""
         self._entries_cache: list[Entry] | None = None
         self._branch_cache: dict[str, list[Entry]] = {}
         self._tree: tuple[list[TreeNode], dict[str, TreeNode]] | None = None
@@ -125,7 +144,8 @@ class SessionManager:
         if session_file:
             self._set_session_file(session_file)
         elif preloaded is not None:
-            self._adopt(preloaded)
+            if preloaded:
+                self._adopt(preloaded)
         else:
             self.new_session(id=new_id, parent_session=parent_session)
 
@@ -146,13 +166,15 @@ class SessionManager:
 
         Raises :class:`InvalidSessionFile` for a non-empty file that is not a pi session.
         """
-        if read_only:
-            raise NotImplementedError("read_only=True is being implemented (contract H2)")
         resolved = _paths.resolve_path(str(path))
+        if read_only:
+            return cls._open_read_only(resolved, session_dir, cwd_override, uuid_factory=uuid_factory, clock=clock)
         cwd = cwd_override
         if cwd is None:
             from pi_lab.session.storage import read_session_header
 
+            if os.path.exists(resolved):
+                check_regular_file(resolved)
             header = read_session_header(resolved)
             if header is None and os.path.exists(resolved):
                 # The first line may exceed the discovery scan; a full load learns the cwd.
@@ -162,6 +184,57 @@ class SessionManager:
             cwd = header_cwd if isinstance(header_cwd, str) else os.getcwd()
         directory = str(session_dir) if session_dir is not None else str(Path(resolved).parent)
         return cls(cwd, directory, resolved, True, uuid_factory=uuid_factory, clock=clock)
+
+    @classmethod
+    def _open_read_only(
+        cls,
+        resolved: str,
+        session_dir: str | os.PathLike[str] | None,
+        cwd_override: str | None,
+        *,
+        uuid_factory: UuidFactory | None,
+        clock: Clock | None,
+    ) -> SessionManager:
+        """Read a session without writing it: no repair, no migration rewrite (in memory
+        only, with ids derived from the file's bytes so every read gives the same ones)."""
+        import hashlib
+
+        from pi_lab.session.readonly import stable_uuid_factory_from_digest
+
+        try:
+            check_regular_file(resolved)
+        except FileNotFoundError:
+            raise SessionNotFound(f"No session file at {resolved}") from None
+        hasher = hashlib.sha256()
+        loaded = load_entries_from_file(resolved, repair=False, hasher=hasher)
+        if loaded.invalid_reason or (not loaded.entries and loaded.skipped_lines):
+            raise InvalidSessionFile(resolved, loaded.invalid_reason)
+        if not loaded.entries:
+            raise InvalidSessionFile(resolved, "empty file (no session header)")
+        header = loaded.entries[0]
+        cwd = cwd_override
+        if cwd is None:
+            cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
+        directory = str(session_dir) if session_dir is not None else str(Path(resolved).parent)
+        factory = uuid_factory or stable_uuid_factory_from_digest(hasher.digest())
+        sm = cls(cwd, directory, None, True, uuid_factory=factory, clock=clock, preloaded=[])
+        sm._read_only = True
+        sm._session_file = resolved
+        sm.skipped_lines = list(loaded.skipped_lines)
+        sm._loaded_version = loaded.entries[0].get("version")
+        sm._pending_rewrite = sm._adopt_checked(loaded.entries, resolved)
+        sm._uuid_factory = uuid_factory  # stable ids only for the migration of this read
+        sm._flushed = True
+        sm._note_read(loaded)
+        if loaded.tail_start < loaded.size:
+            # The unterminated last line is shown (pi parses it) but not yet consumed: if its
+            # writer is still on it, refresh reads the finished line again.
+            sm._consumed_bytes = loaded.tail_start
+            with open(resolved, "rb") as handle:
+                handle.seek(loaded.tail_start)
+                sm._tail = handle.read(loaded.size - loaded.tail_start) if loaded.tail_parsed else None
+            sm._partial_seen = (loaded.tail_start, loaded.size)
+        return sm
 
     @classmethod
     def create(
@@ -275,28 +348,66 @@ class SessionManager:
 
     def _set_session_file(self, path: str) -> None:
         resolved = _paths.resolve_path(path)
-        if os.path.exists(resolved):
-            loaded = load_entries_from_file(resolved)
-            if not loaded.entries:
-                if os.path.getsize(resolved) > 0:
-                    raise InvalidSessionFile(resolved, loaded.invalid_reason)
-                self.new_session()
-                self._session_file = resolved
-                rewrite_file(resolved, self._file_entries)
-                self._flushed = True
-                self._consumed_bytes = os.path.getsize(resolved)
-                return
-            self._session_file = resolved
-            self.skipped_lines = loaded.skipped_lines
-            if self._adopt(loaded.entries):
-                rewrite_file(resolved, self._file_entries)
-                self._consumed_bytes = os.path.getsize(resolved)
-            else:
-                self._consumed_bytes = loaded.consumed_bytes
-            self._flushed = True
-        else:
+        if not os.path.exists(resolved):
             self.new_session()
             self._session_file = resolved
+            return
+        # A rewrite (migration, empty-file header) is refused if another process wrote to the
+        # file after it was read; it is read again then (its lines must not be lost).
+        for attempt in range(3):
+            loaded = load_entries_from_file(resolved)
+            try:
+                self._take_loaded(resolved, loaded)
+                return
+            except ConcurrentWriteError:
+                if attempt == 2:
+                    raise
+
+    def _take_loaded(self, resolved: str, loaded: LoadResult) -> None:
+        expect = (*loaded.identity, loaded.size) if loaded.identity else None
+        if not loaded.entries:
+            if loaded.size > 0 or loaded.skipped_lines:
+                raise InvalidSessionFile(resolved, loaded.invalid_reason)
+            self.new_session()
+            self._session_file = resolved
+            self._note_write(rewrite_file(resolved, self._file_entries, expect))
+            self._flushed = True
+            return
+        self._session_file = resolved
+        self.skipped_lines = loaded.skipped_lines
+        if self._adopt_checked(loaded.entries, resolved):
+            self._note_write(rewrite_file(resolved, self._file_entries, expect))
+        else:
+            self._note_read(loaded)
+        self._flushed = True
+
+    def _adopt_checked(self, entries: list[Entry], path: str) -> bool:
+        """:meth:`_adopt`, with pi's failure on a v1 file that holds a number or string line
+        (its migration assigns an id to every line) turned into a clear error."""
+        try:
+            return self._adopt(entries)
+        except TypeError as error:
+            raise InvalidSessionFile(path, f"format version 1 with a line that is not an object: {error}") from None
+
+    def _note_read(self, loaded: LoadResult) -> None:
+        """Remember how far the file was read (the state the second-writer guard checks)."""
+        self._identity = loaded.identity
+        self._known_size = loaded.size
+        self._consumed_bytes = loaded.consumed_bytes
+        self._line_count = loaded.lines
+        self._own_spans = []
+        self._tail = None
+        self._partial_seen = None
+
+    def _note_write(self, st: os.stat_result) -> None:
+        """Remember the file pi_lab has just written whole."""
+        self._identity = (st.st_dev, st.st_ino)
+        self._known_size = self._consumed_bytes = st.st_size
+        self._line_count = len(self._file_entries)
+        self._own_spans = []
+        self._tail = None
+        self._partial_seen = None
+        self._pending_rewrite = False
 
     def _adopt(self, file_entries: list[Entry]) -> bool:
         """Take over loaded lines (header first); return whether migration changed them."""
@@ -345,7 +456,13 @@ class SessionManager:
         self._file_entries = [header]
         self._rebuild_index()
         self._flushed = False
-        self._consumed_bytes = 0
+        self._consumed_bytes = self._known_size = self._line_count = 0
+        self._identity = None
+        self._own_spans = []
+        self._tail = None
+        self._partial_seen = None
+        self._pending_rewrite = False
+        self._leaf_pinned = False
         self.skipped_lines = []
         if self._persist:
             self._session_file = os.path.join(
@@ -554,14 +671,108 @@ class SessionManager:
     # ------------------------------------------------------------------ moving the leaf
 
     def branch(self, branch_from_id: str) -> None:
-        """Move the leaf to an existing entry; nothing is written."""
+        """Move the leaf to an existing entry; nothing is written.
+
+        The leaf then stays there while :meth:`refresh` follows the file (``leaf_pinned``)."""
         if branch_from_id not in self._by_id:
             raise EntryNotFound(branch_from_id)
         self._leaf_id = branch_from_id
+        self._leaf_pinned = True
 
     def reset_leaf(self) -> None:
         """Leaf before the first entry: the next append becomes a new root."""
         self._leaf_id = None
+        self._leaf_pinned = True
+
+    @property
+    def leaf_pinned(self) -> bool:
+        """Whether the leaf was moved here (branch, reset, own append) and so stays put when
+        :meth:`refresh` reads new lines; otherwise it follows the file's last entry, as pi's.
+        Set it to ``False`` to follow the file again (the leaf moves to the last entry)."""
+        return self._leaf_pinned
+
+    @leaf_pinned.setter
+    def leaf_pinned(self, value: bool) -> None:
+        self._leaf_pinned = bool(value)
+        if not value:
+            self._leaf_id = self._file_leaf()
+
+    def _file_leaf(self) -> Any:
+        """pi's leaf for the lines as they are: the last non-header line's id."""
+        for entry in reversed(self._file_entries):
+            if entry.get("type") == "session":
+                continue
+            entry_id = entry.get("id")
+            return entry_id if entry_id.__class__ is str else UNSET
+        return None
+
+    @property
+    def read_only(self) -> bool:
+        """Opened with ``read_only=True`` and not made writable: nothing is ever written."""
+        return self._read_only
+
+    def write_plan(self) -> str:
+        """What :meth:`make_writable` will do to which file, as a sentence for the user."""
+        where = self._session_file or "memory"
+        if not self._read_only:
+            return f"Nothing to do: appends already go to {where}"
+        steps: list[str] = []
+        if self._pending_rewrite:
+            steps.append(f"Rewrite {where} in format v{CURRENT_VERSION} (it is v{self._source_version()})")
+        elif self._consumed_bytes < self._known_size:
+            steps.append(f"End the unfinished last line of {where} with a newline")
+        if steps:
+            return ", then ".join(steps) + ", then append"
+        return f"Append new entries to {where}"
+
+    def _source_version(self) -> str:
+        version = getattr(self, "_loaded_version", None)
+        if version is None:
+            return "1"
+        return str(version) if not isinstance(version, str) else repr(version)
+
+    def make_writable(self) -> None:
+        """Allow appends on a manager opened read-only, after doing what :meth:`write_plan`
+        says: a migrated file is rewritten atomically (refused with ConcurrentWriteError if
+        another process wrote to it meanwhile); an unfinished last line that stayed unchanged
+        is ended with a newline (pi's repair on open)."""
+        if not self._read_only:
+            return
+        path = self._session_file
+        if path and self._flushed:
+            self._refresh()
+            if self._pending_rewrite:
+                expect = (*self._identity, self._known_size) if self._identity else None
+                self._note_write(rewrite_file(path, self._file_entries, expect))
+            elif self._consumed_bytes < self._known_size:
+                self._end_stale_line(wait=True)
+        self._read_only = False
+        self._tail = None
+
+    def _end_stale_line(self, *, wait: bool) -> bool:
+        """Append ``\n`` after an unterminated last line that did not change across two
+        reads; return whether it did (a growing line is left to its writer)."""
+        import time
+
+        from pi_lab.session.storage import TAIL_SETTLE_SECONDS
+
+        if wait:
+            time.sleep(TAIL_SETTLE_SECONDS)
+        fd = open_for_append(self._session_file)
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != self._identity or st.st_size != self._known_size:
+                return False
+            start, end = append_bytes(fd, b"\n")
+        finally:
+            os.close(fd)
+        if start != self._known_size:
+            self._known_size = end  # someone wrote between the check and the newline
+            return False
+        self._known_size = end
+        self._tail = None
+        self._refresh()  # the line is complete now: take it in as pi would read it
+        return True
 
     def branch_with_summary(
         self,
@@ -574,6 +785,8 @@ class SessionManager:
         """Move to ``branch_from_id`` and append a branch summary of the abandoned path."""
         if branch_from_id is not None and branch_from_id not in self._by_id:
             raise EntryNotFound(branch_from_id)
+        if self._read_only:
+            raise ReadOnlySession(self._session_file, "append a branch summary")
         from_id = self.leaf_id or "root"
         self._leaf_id = branch_from_id
         entry = self._base("branch_summary")
@@ -601,6 +814,14 @@ class SessionManager:
         return entry
 
     def _append(self, entry: Entry) -> str:
+        fd = self._open_checked(entry)
+        try:
+            return self._append_with(entry, fd)
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def _append_with(self, entry: Entry, fd: int | None) -> str:
         previous_leaf = self._leaf_id
         had_conversation = self._has_conversation
         self._file_entries.append(entry)
@@ -614,7 +835,7 @@ class SessionManager:
         if parent_path is not None and entry.get("parentId") == previous_leaf:
             self._cache_branch(entry_id, [*parent_path, entry])
         try:
-            self._persist_entry(entry)
+            self._persist_entry(entry, fd)
         except BaseException:
             # pi 1.6.0 rolls the in-memory append back when the write fails.
             self._file_entries.pop()
@@ -624,22 +845,80 @@ class SessionManager:
             self._leaf_id = previous_leaf
             self._has_conversation = had_conversation
             raise
+        self._leaf_pinned = True
         if self._tree is not None:
             attach_node(self._tree[0], self._tree[1], TreeNode(entry))
         return entry_id
 
-    def _persist_entry(self, entry: Entry) -> None:
+    def _open_checked(self, entry: Entry) -> int | None:
+        """The second-writer guard: an append descriptor, once the file is exactly as pi_lab
+        last left it (one fstat when pi_lab's own write is the last thing on disk).
+
+        If another process wrote since, its complete lines are read in first; then
+        ConcurrentWriteError is raised, unless ``allow_concurrent_writes`` (the entry then
+        goes after them). ``None`` when there is no file to append to yet.
+        """
+        if self._read_only:
+            raise ReadOnlySession(self._session_file, "append")
+        if not self._persist or not self._session_file or not self._flushed:
+            return None
+        path = self._session_file
+        for _ in range(8):
+            try:
+                fd = open_for_append(path)
+            except FileNotFoundError:
+                raise ConcurrentWriteError(path, "the file was deleted") from None
+            st = os.fstat(fd)
+            same_file = (st.st_dev, st.st_ino) == self._identity
+            if same_file and st.st_size == self._known_size and self._consumed_bytes == self._known_size:
+                return fd
+            os.close(fd)
+            if not same_file:
+                raise ConcurrentWriteError(path, "the file was replaced by another one")
+            if st.st_size < self._known_size:
+                raise ConcurrentWriteError(path, f"it shrank by {self._known_size - st.st_size} bytes")
+            own = sum(end - start for start, end in self._own_spans)
+            foreign = st.st_size - self._consumed_bytes - own
+            keep = self._leaf_id if self.allow_concurrent_writes else None
+            new = self._refresh()
+            if self.allow_concurrent_writes:
+                # This append moves the leaf itself: the lines read just now do not.
+                self._leaf_id = keep
+                if entry.get("id") in self._by_id:  # an id the other writer used meanwhile
+                    entry["id"] = new_entry_id(self._by_id, self._uuid_factory)
+            else:
+                raise ConcurrentWriteError(path, f"it grew by {foreign} bytes" if foreign else "it changed", new)
+            if self._consumed_bytes < self._known_size:
+                if not (self._stale_partial and self._end_stale_line(wait=True)):
+                    raise ConcurrentWriteError(path, "another writer is in the middle of a line", new)
+        raise ConcurrentWriteError(path, "it keeps changing")
+
+    def _persist_entry(self, entry: Entry, fd: int | None = None) -> None:
         if not self._persist or not self._session_file:
             return
         if not self._flushed:
             if not self._has_conversation:
                 return  # nothing on disk until the first user or assistant message
-            create_exclusive(self._session_file, self._file_entries)
+            self._note_write(create_exclusive(self._session_file, self._file_entries))
             self._flushed = True
-            self._consumed_bytes = os.path.getsize(self._session_file)
             return
-        append_line(self._session_file, entry)
-        self._consumed_bytes = os.path.getsize(self._session_file)
+        line = dumps_line(entry)
+        if fd is None:  # not reached through _append (no guard): open plainly
+            fd = open_for_append(self._session_file)
+            try:
+                start, end = append_bytes(fd, line)
+            finally:
+                os.close(fd)
+        else:
+            start, end = append_bytes(fd, line)
+        if start == self._known_size == self._consumed_bytes:
+            self._known_size = self._consumed_bytes = end
+            self._line_count += 1
+        else:
+            # Another process wrote between the check and this write: its bytes are unread;
+            # remember where this line is so a refresh reads theirs and skips ours.
+            self._own_spans.append((start, end))
+            self._known_size = max(self._known_size, end)
 
     def append_message(self, message: dict[str, Any]) -> str:
         entry = self._base("message")
@@ -759,6 +1038,8 @@ class SessionManager:
         names the old file as ``parentSession``. Returns the new file path (its first write
         is deferred when the path holds no conversation yet), or ``None`` in memory.
         """
+        if self._read_only:
+            raise ReadOnlySession(self._session_file, "create a branched session")
         path = self.get_branch(leaf_id)
         if not path:
             raise EntryNotFound(leaf_id)
@@ -770,7 +1051,7 @@ class SessionManager:
             if entry.get("type") == "label":
                 pending_labels.append(entry["id"])
                 continue
-            copy = dict(entry)
+            copy = _spread(entry)
             copy["parentId"] = previous
             for label_id in pending_labels:
                 first_after_label[label_id] = copy.get("id")
@@ -807,20 +1088,34 @@ class SessionManager:
                 }
             )
             previous = label_id
-        self._file_entries = [header, *kept, *labels]
+        new_entries = [header, *kept, *labels]
+        new_file = None
+        written = None
+        if self._persist:
+            new_file = os.path.join(self._session_dir, _paths.session_file_name(timestamp, session_id))
+            if any(_is_user_or_assistant(e) for e in new_entries):
+                # Written whole (temp file, flush, rename) before anything in memory changes:
+                # if it fails, this manager is exactly as it was and the error says why.
+                written = rewrite_file(new_file, new_entries)
+        self._file_entries = new_entries
         self._session_id = session_id
         self._rebuild_index()
         self.skipped_lines = []
+        self._leaf_pinned = False
+        self._identity = None
+        self._known_size = self._consumed_bytes = self._line_count = 0
+        self._own_spans = []
+        self._tail = None
+        self._partial_seen = None
+        self._pending_rewrite = False
         if not self._persist:
             return None
-        self._session_file = os.path.join(self._session_dir, _paths.session_file_name(timestamp, session_id))
-        if self._has_conversation:
-            rewrite_file(self._session_file, self._file_entries)
+        self._session_file = new_file
+        if written is not None:
+            self._note_write(written)
             self._flushed = True
-            self._consumed_bytes = os.path.getsize(self._session_file)
         else:
             self._flushed = False
-            self._consumed_bytes = 0
         return self._session_file
 
     # ------------------------------------------------------------------ following a live file
@@ -828,33 +1123,92 @@ class SessionManager:
     def refresh(self) -> list[Entry]:
         """Pick up complete lines another process appended since the last read.
 
-        Only the new bytes are read. The leaf follows the file (the last line), as a
-        fresh open would. Returns the new entries (headers excluded). Raises if the file
-        shrank, since an append-only session can only grow.
+        Every byte not yet read is read, including lines another process wrote before one
+        of pi_lab's own appends (pi_lab's own lines are skipped: they are in memory). Leaf
+        rule: if the leaf was moved in pi_lab (branch, reset_leaf, branch_with_summary, an
+        own append; see ``leaf_pinned``) it stays; otherwise it follows the file (the last
+        line), as a fresh open would. Returns the new entries (headers excluded). Raises
+        ValueError if the file shrank or was replaced, since an append-only session can only
+        grow. Nothing is written.
         """
+        return self._refresh()
+
+    def _refresh(self) -> list[Entry]:
         if not self._persist or not self._session_file or not self._flushed:
             return []
-        size = os.path.getsize(self._session_file)
-        if size < self._consumed_bytes:
-            raise ValueError(f"{self._session_file} shrank from {self._consumed_bytes} to {size} bytes since it was read")
-        if size == self._consumed_bytes:
-            return []
-        with open(self._session_file, "rb") as handle:
+        path = self._session_file
+        check_regular_file(path)
+        with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if self._identity is not None and (st.st_dev, st.st_ino) != self._identity:
+                raise ValueError(f"{path} was replaced by another file since it was read")
+            size = st.st_size
+            if size < self._known_size:
+                raise ValueError(f"{path} shrank from {self._known_size} to {size} bytes since it was read")
+            if size == self._consumed_bytes:
+                self._known_size = size
+                return []
             handle.seek(self._consumed_bytes)
             data = handle.read(size - self._consumed_bytes)
-        result = parse_lines(data, complete_only=True)
-        self._consumed_bytes += result.consumed_bytes
-        self.skipped_lines.extend(result.skipped_lines)
-        return self.add_loaded_entries(result.entries)
+        base = self._consumed_bytes
+        size = base + len(data)
+        pos = 0
+        loaded: list[Entry] = []
+        if self._tail is not None:
+            # The unterminated line shown at open: finished as it was, it is already in memory.
+            tail = self._tail
+            if data.startswith(tail + b"\n"):
+                pos = len(tail) + 1
+                self._line_count += 1
+                self._tail = None
+            elif data == tail:
+                self._known_size = size
+                return []
+            else:
+                self._tail = None
+                self._drop_last_line_entry()
+        for start, end in self._own_spans:
+            segment = data[pos:start - base]
+            part = parse_lines(segment, self._line_count + 1)
+            loaded.extend(part.entries)
+            self.skipped_lines.extend(part.skipped_lines)
+            self._line_count += segment.count(b"\n") + 1
+            pos = end - base
+        self._own_spans = []
+        rest = data[pos:] if pos else data
+        part = parse_lines(rest, self._line_count + 1, complete_only=True)
+        loaded.extend(part.entries)
+        self.skipped_lines.extend(part.skipped_lines)
+        self._line_count += rest.count(b"\n", 0, part.consumed_bytes)
+        self._consumed_bytes = base + pos + part.consumed_bytes
+        self._known_size = size
+        if self._consumed_bytes < size:
+            seen = (self._consumed_bytes, size)
+            self._stale_partial = self._partial_seen == seen
+            self._partial_seen = seen
+        else:
+            self._partial_seen = None
+            self._stale_partial = False
+        return self.add_loaded_entries(loaded)
+
+    def _drop_last_line_entry(self) -> None:
+        """Forget the entry parsed from an unterminated line that then changed."""
+        if self._file_entries:
+            self._file_entries.pop()
+            leaf, pinned = self._leaf_id, self._leaf_pinned
+            self._rebuild_index()
+            if pinned and (leaf is None or leaf in self._by_id):
+                self._leaf_id = leaf
 
     def add_loaded_entries(self, entries: list[Entry]) -> list[Entry]:
         """Take in entries another process appended to the file, as :meth:`refresh` does.
 
         For a reader that reads the bytes itself (the read-only viewer follows a file with an
-        in-memory manager). Nothing is written; the leaf follows the last entry. Returns the
-        entries that are not headers.
+        in-memory manager). Nothing is written; the leaf follows the last entry unless it was
+        moved in pi_lab (``leaf_pinned``). Returns the entries that are not headers.
         """
         added: list[Entry] = []
+        leaf = self._leaf_id
         for entry in entries:
             self._file_entries.append(entry)
             if entry.get("type") == "session":
@@ -868,6 +1222,8 @@ class SessionManager:
             self._grow_tree(entry, duplicate)
         if added:
             self._entries_cache = None
+            if self._leaf_pinned:
+                self._leaf_id = leaf
         return added
 
     def _grow_tree(self, entry: Entry, duplicate: bool) -> None:
@@ -891,6 +1247,14 @@ class SessionManager:
     def __repr__(self) -> str:
         where = self._session_file if self._persist else "in memory"
         return f"<SessionManager {self._session_id} {len(self._by_id)} entries, leaf {self._leaf_id!r}, {where}>"
+
+
+def _spread(entry: Entry) -> Entry:
+    """``{...entry}``: an array line spreads its elements under "0", "1", ... before the
+    properties pi's v1 migration gave it."""
+    if isinstance(entry, NonObjectLine) and isinstance(entry.value, list):
+        return {**{str(i): v for i, v in enumerate(entry.value)}, **entry}
+    return dict(entry)
 
 
 def _put(entry: Entry, key: str, value: Any) -> None:

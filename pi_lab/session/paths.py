@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 
 from pi_lab.session._text import content_text, js_trim
 from pi_lab.session.ids import parse_iso_ms
-from pi_lab.session.storage import _decode_and_parse, read_session_header
+from pi_lab.errors import NotARegularFile
+from pi_lab.session.storage import _decode_and_parse, check_regular_file, read_session_header
 
 __all__ = [
     "SessionInfo",
@@ -74,7 +76,9 @@ def find_most_recent_session(directory: str, cwd: str | None = None) -> str | No
         candidates = []
         for name in names:
             full = os.path.join(directory, name)
-            candidates.append((os.stat(full).st_mtime, full))
+            st = os.stat(full)
+            if stat.S_ISREG(st.st_mode):  # never a FIFO or a folder named like a session
+                candidates.append((st.st_mtime, full))
     except OSError:
         return None
     candidates.sort(key=lambda item: item[0], reverse=True)
@@ -113,8 +117,10 @@ def _to_datetime(ms: float) -> datetime:
 
 
 def session_info(path: str) -> SessionInfo | None:
-    """Summarise one file by streaming it line by line; ``None`` if it is not a session."""
+    """Summarise one file by streaming it line by line; ``None`` if it is not a session
+    (a FIFO or device named ``*.jsonl`` is never opened: reading it could block forever)."""
     try:
+        check_regular_file(path)
         header: dict[str, Any] | None = None
         name: str | None = None
         count = 0
@@ -174,7 +180,7 @@ def session_info(path: str) -> SessionInfo | None:
             first_message=first_message or "(no messages)",
             all_messages_text=" ".join(texts),
         )
-    except (OSError, ValueError, OverflowError):
+    except (OSError, ValueError, OverflowError, NotARegularFile):
         return None
 
 

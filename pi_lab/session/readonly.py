@@ -1,8 +1,10 @@
 """Reading a session file without ever writing it (the CLI and the JupyterLab viewer).
 
 ``SessionManager.open`` may repair or migrate the file it opens (session-format.md §7–§8);
-a viewer must not, since pi may be writing the same file. :func:`session_from_bytes` builds
-an in-memory manager from bytes that were read elsewhere. Files of format version 1 have no
+a viewer must not, since pi may be writing the same file. ``SessionManager.open(path,
+read_only=True)`` reads a file that way; :func:`session_from_bytes` builds an in-memory
+manager from bytes that were read elsewhere. Both use the same header rule
+(``storage.validate_loaded``) and the same stable ids. Files of format version 1 have no
 entry ids; they are migrated in memory with ids derived from the file's bytes, so the ids are
 the same on every read (pi would write random ones when it opens such a file).
 """
@@ -15,14 +17,18 @@ import os
 from collections.abc import Callable
 
 from pi_lab.session.manager import SessionManager
-from pi_lab.session.storage import InvalidSessionFile, parse_lines
+from pi_lab.session.storage import InvalidSessionFile, parse_lines, validate_loaded
 
-__all__ = ["session_from_bytes", "stable_uuid_factory"]
+__all__ = ["session_from_bytes", "stable_uuid_factory", "stable_uuid_factory_from_digest"]
 
 
 def stable_uuid_factory(seed: bytes) -> Callable[[], str]:
     """UUID-shaped strings that depend only on ``seed`` (ids for migrated version-1 files)."""
-    digest = hashlib.sha256(seed).digest()
+    return stable_uuid_factory_from_digest(hashlib.sha256(seed).digest())
+
+
+def stable_uuid_factory_from_digest(digest: bytes) -> Callable[[], str]:
+    """:func:`stable_uuid_factory` from the SHA-256 of the seed (hashed while reading)."""
     counter = itertools.count()
 
     def factory() -> str:
@@ -39,16 +45,9 @@ def session_from_bytes(data: bytes, path: str | os.PathLike[str] = "<bytes>") ->
     JSON object is not a session header. Unparsable lines are skipped and their numbers kept
     in ``skipped_lines``.
     """
-    if not data.strip():
-        raise InvalidSessionFile(path, "empty file (no session header)")
     loaded = parse_lines(data)
-    if not loaded.entries:
-        raise InvalidSessionFile(path, "no JSON object on any line")
+    validate_loaded(loaded, data[:4], path, empty_ok=False)
     header = loaded.entries[0]
-    if header.get("type") != "session" or not isinstance(header.get("id"), str):
-        if data.startswith(b"\xef\xbb\xbf"):
-            raise InvalidSessionFile(path, "the first line starts with a byte order mark, which pi cannot parse")
-        raise InvalidSessionFile(path, f"first entry is not a session header (type {header.get('type')!r})")
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else "."
     sm = SessionManager.in_memory(cwd, entries=loaded.entries, uuid_factory=stable_uuid_factory(data))
     sm.skipped_lines = list(loaded.skipped_lines)

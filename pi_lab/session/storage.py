@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import secrets
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,12 +14,14 @@ import orjson
 
 from pi_lab.errors import NotARegularFile, PiLabError
 from pi_lab.session._gc import collector_paused
-from pi_lab.session._json import dumps_line, loads_object
+from pi_lab.session._json import NonObjectLine, dumps_line, loads_object
 
 __all__ = [
     "InvalidSessionFile",
     "LoadResult",
+    "NonObjectLine",
     "check_regular_file",
+    "validate_loaded",
     "load_entries_from_file",
     "parse_lines",
     "read_session_header",
@@ -78,7 +82,13 @@ class LoadResult:
     skipped_lines: list[int] = field(default_factory=list)  # 1-based numbers of unparsable lines
     invalid_reason: str | None = None
     ends_with_newline: bool = True
-    consumed_bytes: int = 0  # bytes up to the end of the last complete line
+    consumed_bytes: int = 0  # bytes taken in (up to the end of the last line parsed)
+    size: int = 0  # bytes read from the file
+    tail_start: int = 0  # offset of an unterminated last line (== size when there is none)
+    identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file that was read
+    tail_parsed: bool = False  # the unterminated last line gave an entry
+    tail_skipped: bool = False  # the unterminated last line was counted in skipped_lines
+    lines: int = 0  # lines in the consumed bytes (line numbers continue from here)
 
 
 def _decode_and_parse(raw: bytes) -> Entry | None:
@@ -100,7 +110,9 @@ def parse_lines(data: bytes, first_line_number: int = 1, *, complete_only: bool 
     """Parse JSONL bytes with pi's line rules.
 
     Lines are split on ``\\n`` only (a trailing ``\\r`` is JSON whitespace); blank lines are
-    skipped; lines that are not a JSON object are skipped and counted. With
+    skipped; lines pi drops (unparsable, or a falsy value: ``0``, ``false``, ``null``,
+    ``""``) are skipped and counted; a line holding a truthy JSON value that is not an
+    object is kept as a :class:`NonObjectLine` (pi keeps it as an entry). With
     ``complete_only`` a last line without its ``\\n`` is left for a later read (a writer may
     be in the middle of it).
     """
@@ -154,69 +166,142 @@ def _header_problem(entries: list[Entry], first_bytes: bytes) -> str | None:
     return None
 
 
-def load_entries_from_file(path: str | os.PathLike[str]) -> LoadResult:
+def validate_loaded(result: LoadResult, first_bytes: bytes, path: str | os.PathLike[str], *, empty_ok: bool) -> None:
+    """Raise :class:`InvalidSessionFile` unless ``result`` starts with a session header.
+
+    One rule for every reader (open, read-only open, bytes read elsewhere). An empty file
+    (no line parsed) is accepted only with ``empty_ok`` (pi turns it into a new session).
+    """
+    has_content = bool(result.entries or result.skipped_lines)
+    if not has_content:
+        if empty_ok:
+            return
+        raise InvalidSessionFile(path, "empty file (no session header)")
+    problem = _header_problem(result.entries, first_bytes)
+    if problem:
+        raise InvalidSessionFile(path, problem)
+
+
+# How long a last line without its newline must stay unchanged before it counts as left
+# by a writer that stopped (pi crashed) rather than one still writing it.
+TAIL_SETTLE_SECONDS = 0.02
+
+
+def load_entries_from_file(
+    path: str | os.PathLike[str], *, repair: bool = True, hasher: Any = None
+) -> LoadResult:
     """Load every line of a session file (``loadEntriesFromFile``), repairing its tail.
 
     A missing file gives an empty result. An invalid file (no header first) gives an empty
     entry list with ``invalid_reason`` set, and is left untouched. A valid file whose last
-    line lacks its ``\n`` gets exactly one appended, as pi 1.x does.
+    line lacks its ``\n`` gets exactly one appended, as pi 1.x does, but only when that line
+    stayed the same across two reads: a line that is still growing belongs to a writer in
+    the middle of it, so it is left out (``consumed_bytes`` stops before it) for a later
+    :meth:`SessionManager.refresh`. With ``repair=False`` nothing is ever written and the
+    unterminated line is parsed as pi would (``tail_start`` marks it).
+    Raises :class:`NotARegularFile` for a FIFO, device or directory (never opened).
     """
     p = Path(path).expanduser()
-    if not p.exists():
+    try:
+        check_regular_file(p)
+    except FileNotFoundError:
         return LoadResult([])
-    result, first_bytes = _read_in_chunks(p)
-    has_content = bool(result.entries or result.skipped_lines)
-    problem = _header_problem(result.entries, first_bytes) if has_content else None
-    if result.entries and problem:
-        return LoadResult([], result.skipped_lines, problem, result.ends_with_newline, result.consumed_bytes)
-    if not result.entries and has_content:
-        result.invalid_reason = problem
-        return result
-    if result.entries and not result.ends_with_newline:
-        with open(p, "ab") as handle:
-            handle.write(b"\n")
-        result.ends_with_newline = True
-        result.consumed_bytes += 1
+    with open(p, "rb") as handle:
+        result, first_bytes = _read_in_chunks(handle, hasher)
+        has_content = bool(result.entries or result.skipped_lines)
+        problem = _header_problem(result.entries, first_bytes) if has_content else None
+        if result.entries and problem:
+            return LoadResult([], result.skipped_lines, problem, result.ends_with_newline, result.consumed_bytes,
+                              result.size, result.tail_start, result.identity)
+        if not result.entries and has_content:
+            result.invalid_reason = problem
+            return result
+        if not result.entries or result.ends_with_newline or not repair:
+            return result
+        # The last line has no newline: look again after a moment.
+        time.sleep(TAIL_SETTLE_SECONDS)
+        if os.fstat(handle.fileno()).st_size != result.size:
+            _drop_tail(result)
+            return result
+    fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != result.identity or st.st_size != result.size:
+            _drop_tail(result)  # it changed between the look and the repair: not ours to end
+            return result
+        _write_all(fd, b"\n")
+    finally:
+        os.close(fd)
+    result.ends_with_newline = True
+    result.size += 1
+    result.consumed_bytes = result.size
+    result.tail_start = result.size
+    result.lines += 1
     return result
+
+
+def _drop_tail(result: LoadResult) -> None:
+    """Forget the unterminated last line (a writer is still on it); a refresh reads it whole."""
+    if result.tail_parsed and result.entries:
+        result.entries.pop()
+    elif result.skipped_lines and result.tail_skipped:
+        result.skipped_lines.pop()
+    result.tail_parsed = result.tail_skipped = False
+    result.consumed_bytes = result.tail_start
 
 
 READ_CHUNK = 16 * 1024 * 1024
 
 
-def _read_in_chunks(path: Path) -> tuple[LoadResult, bytes]:
-    """Parse the file a chunk at a time, so a 200 MB session never sits in memory twice
-    (bytes and objects); a line cut by a chunk boundary is completed by the next chunk."""
+def _read_in_chunks(handle: Any, hasher: Any = None) -> tuple[LoadResult, bytes]:
+    """Parse an open file a chunk at a time, so a 200 MB session never sits in memory twice
+    (bytes and objects); a line cut by a chunk boundary is completed by the next chunk.
+
+    The result records the file's identity (device, inode) and how many bytes were read;
+    an unterminated last line is parsed (as pi does) and marked by ``tail_start``."""
+    st = os.fstat(handle.fileno())
     entries: list[Entry] = []
     skipped: list[int] = []
     line_number = 1
     pending = b""
     first_bytes = b""
     size = 0
-    with open(path, "rb") as handle:
-        while True:
-            chunk = handle.read(READ_CHUNK)
-            if not chunk:
-                break
-            if not first_bytes:
-                first_bytes = chunk[:4]
-            size += len(chunk)
-            buffer = pending + chunk if pending else chunk
-            part = parse_lines(buffer, line_number, complete_only=True)
-            entries.extend(part.entries)
-            skipped.extend(part.skipped_lines)
-            line_number += buffer.count(b"\n", 0, part.consumed_bytes)
-            pending = buffer[part.consumed_bytes:]
+    while True:
+        chunk = handle.read(READ_CHUNK)
+        if not chunk:
+            break
+        if hasher is not None:
+            hasher.update(chunk)
+        if not first_bytes:
+            first_bytes = chunk[:4]
+        size += len(chunk)
+        buffer = pending + chunk if pending else chunk
+        part = parse_lines(buffer, line_number, complete_only=True)
+        entries.extend(part.entries)
+        skipped.extend(part.skipped_lines)
+        line_number += buffer.count(b"\n", 0, part.consumed_bytes)
+        pending = buffer[part.consumed_bytes:]
+    tail_parsed = tail_skipped = False
     if pending:
         part = parse_lines(pending, line_number)
         entries.extend(part.entries)
         skipped.extend(part.skipped_lines)
+        tail_parsed, tail_skipped = bool(part.entries), bool(part.skipped_lines)
     ends_with_newline = not pending
-    return LoadResult(entries, skipped, None, ends_with_newline, size), first_bytes
+    result = LoadResult(entries, skipped, None, ends_with_newline, size, size, size - len(pending),
+                        (st.st_dev, st.st_ino))
+    result.tail_parsed, result.tail_skipped = tail_parsed, tail_skipped
+    result.lines = line_number - 1
+    return result, first_bytes
 
 
 def read_session_header(path: str | os.PathLike[str]) -> Entry | None:
-    """The header if the first non-blank, parsable line is one (bounded scan, 1 MiB)."""
+    """The header if the first non-blank, parsable line is one (bounded scan, 1 MiB).
+
+    ``None`` for anything that is not a regular file: a FIFO is never opened (it would block).
+    """
     try:
+        check_regular_file(path)
         with open(path, "rb") as handle:
             pending = b""
             scanned = 0
@@ -239,7 +324,7 @@ def read_session_header(path: str | os.PathLike[str]) -> Entry | None:
                     return None
                 if at_end:
                     return None
-    except OSError:
+    except (OSError, NotARegularFile):
         return None
     return None
 
@@ -247,28 +332,154 @@ def read_session_header(path: str | os.PathLike[str]) -> Entry | None:
 def append_line(path: str | os.PathLike[str], entry: Entry) -> None:
     """Append one entry as a single write, so a crash never leaves a half line in between."""
     line = dumps_line(entry)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    fd = open_for_append(path)
     try:
         _write_all(fd, line)
     finally:
         os.close(fd)
 
 
-def create_exclusive(path: str | os.PathLike[str], entries: list[Entry]) -> None:
-    """Create the file (failing if it exists, like Node's ``wx``) holding ``entries``."""
-    payload = b"".join(dumps_line(e) for e in entries)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+def open_for_append(path: str | os.PathLike[str]) -> int:
+    """An ``O_APPEND`` descriptor on an existing regular file (``O_NONBLOCK``: a FIFO without
+    a reader fails at once instead of blocking; it has no effect on a regular file)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotARegularFile(path, _kind_of(mode))
+    return fd
+
+
+def append_bytes(fd: int, payload: bytes) -> tuple[int, int]:
+    """Write ``payload`` at the end of the file in one ``write``; return where it landed.
+
+    With ``O_APPEND`` the kernel moves to the end and writes as one step, so a line written
+    at the same moment by another process lands whole before or after it. The offset after
+    the write is the end of these bytes; the start is learnt from it, not from a size read
+    earlier (another writer may have written in between)."""
+    _write_all(fd, payload)
+    end = os.lseek(fd, 0, os.SEEK_CUR)
+    return end - len(payload), end
+
+
+def serialize(entries: list[Entry]) -> bytes:
+    """Every entry as one JSONL line (raises before anything is written if one cannot be)."""
+    return b"".join(dumps_line(e) for e in entries)
+
+
+def _fsync_directory(directory: str) -> None:
+    """Make a rename or link in ``directory`` durable (not supported everywhere: best effort)."""
     try:
-        _write_all(fd, payload)
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
     finally:
         os.close(fd)
 
 
-def rewrite_file(path: str | os.PathLike[str], entries: list[Entry]) -> None:
-    """Truncate and write every line (migration, empty-file initialisation, branching)."""
-    payload = b"".join(dumps_line(e) for e in entries)
-    with open(path, "wb") as handle:
-        handle.write(payload)
+def _write_temp(path: str, payload: bytes, mode: int | None = None) -> str:
+    """Write ``payload`` to a new hidden file next to ``path`` and flush it to disk.
+
+    The name does not end in ``.jsonl``, so no listing ever shows an unfinished file."""
+    directory, name = os.path.split(os.path.abspath(path))
+    temp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        _write_all(fd, payload)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(temp)
+        raise
+    os.close(fd)
+    return temp
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def create_exclusive(path: str | os.PathLike[str], entries: list[Entry]) -> os.stat_result:
+    """Create the file (failing if it exists, like Node's ``wx``) holding ``entries``.
+
+    The bytes go to a temporary file first, which is then hard-linked to ``path``: the link
+    fails if ``path`` exists (exclusive) and makes the finished file appear in one step, so a
+    crash never leaves a half-written session under the real name. Returns the file's stat.
+    """
+    payload = serialize(entries)
+    target = os.fspath(path)
+    temp = _write_temp(target, payload)
+    try:
+        try:
+            os.link(temp, target)
+        except FileExistsError:
+            raise
+        except OSError:
+            # No hard links here (some network or FUSE file systems): an exclusive create,
+            # written in one call, is the best left.
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            try:
+                _write_all(fd, payload)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    finally:
+        _unlink_quietly(temp)
+    _fsync_directory(os.path.dirname(os.path.abspath(target)))
+    return os.stat(target)
+
+
+def rewrite_file(
+    path: str | os.PathLike[str], entries: list[Entry], expect: tuple[int, int, int] | None = None
+) -> os.stat_result:
+    """Replace the file by one holding ``entries`` (migration, empty-file initialisation).
+
+    Written to a temporary file in the same folder, flushed, renamed over ``path``, and the
+    folder flushed: at every moment ``path`` is either the old file or the whole new one.
+    ``expect`` is (st_dev, st_ino, st_size) of the file as it was read; if the file no longer
+    matches (another process wrote to it), nothing is replaced and
+    :class:`~pi_lab.errors.ConcurrentWriteError` is raised. Returns the new file's stat.
+    """
+    from pi_lab.errors import ConcurrentWriteError
+
+    payload = serialize(entries)
+    target = os.fspath(path)
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
+    temp = _write_temp(target, payload, mode)
+    try:
+        if expect is not None:
+            st = os.stat(target)
+            if (st.st_dev, st.st_ino, st.st_size) != expect:
+                raise ConcurrentWriteError(target, describe_change(expect, st))
+        os.replace(temp, target)
+    except BaseException:
+        _unlink_quietly(temp)
+        raise
+    _fsync_directory(os.path.dirname(os.path.abspath(target)))
+    return os.stat(target)
+
+
+def describe_change(expect: tuple[int, int, int], st: os.stat_result) -> str:
+    """How the file differs from what pi_lab last saw, in words for an error message."""
+    if (st.st_dev, st.st_ino) != expect[:2]:
+        return "the file was replaced by another one"
+    if st.st_size > expect[2]:
+        return f"it grew by {st.st_size - expect[2]} bytes"
+    if st.st_size < expect[2]:
+        return f"it shrank by {expect[2] - st.st_size} bytes"
+    return "it changed"
 
 
 def _write_all(fd: int, payload: bytes) -> None:

@@ -38,10 +38,22 @@ def test_header_and_message(tmp_path):
 
 
 def test_garbage_lines_are_skipped_and_counted(tmp_path):
+    # Unparsable lines are skipped and counted. Lines that parse to a truthy JSON value that
+    # is not an object ([1,2], 42) are entries in pi 1.6.0 (tests/differential case
+    # non_object_lines.jsonl): without id or type, and the last one becomes the leaf.
     path = write(tmp_path, HEADER + "\n{broken\n[1,2]\n\n   \n" + USER + "\n42\n")
     sm = SessionManager.open(path)
-    assert [e["id"] for e in sm.entries] == ["u"]
-    assert sm.skipped_lines == [2, 3, 7]
+    assert [e.get("id") for e in sm.entries] == [None, "u", None]
+    assert [getattr(e, "value", e) for e in sm.entries if e.get("id") is None] == [[1, 2], 42]
+    assert sm.skipped_lines == [2]
+    assert sm.leaf_id is None and sm.build_session_context().messages == []
+
+
+def test_falsy_json_lines_are_dropped_as_pi_drops_them(tmp_path):
+    path = write(tmp_path, HEADER + "\n0\nfalse\nnull\n\"\"\n" + USER + "\n")
+    sm = SessionManager.open(path)
+    assert [e["id"] for e in sm.entries] == ["u"] and sm.leaf_id == "u"
+    assert sm.skipped_lines == [2, 3, 4, 5]
 
 
 def test_crlf_lines_parse(tmp_path):
@@ -229,8 +241,10 @@ def test_chunked_reading_gives_the_same_result(tmp_path, monkeypatch, chunk):
     path = write(tmp_path, text)
     monkeypatch.setattr(storage, "READ_CHUNK", chunk)
     result = load_entries_from_file(path)
-    assert [e["type"] for e in result.entries] == ["session", "message", "message", "message"]
+    # "[1]" is an entry, as in pi (a truthy value that is not an object: no type).
+    assert [e.get("type") for e in result.entries] == ["session", "message", "message", None, "message"]
+    assert result.entries[3].value == [1]
     assert result.entries[2]["message"]["content"] == "héllo 😀"
-    assert result.skipped_lines == [3, 7]
+    assert result.skipped_lines == [3]
     assert path.read_bytes() == (text + "\n").encode("utf-8")  # the tail was repaired once
     assert result.consumed_bytes == len((text + "\n").encode("utf-8"))
