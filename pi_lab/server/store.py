@@ -34,7 +34,7 @@ from typing import Any
 
 from pi_lab.session.readonly import session_from_bytes
 from pi_lab.session.storage import InvalidSessionFile, parse_lines
-from pi_lab.widget.gauge import gauge_after_append
+from pi_lab.widget.gauge import gauge_after_entries
 from pi_lab.widget.payload import SessionView, ViewSettings, gauge_payload
 
 __all__ = ["SessionStore", "LoadedSession", "SharedView", "ViewKey", "NotASession", "FileTooLarge", "view_key"]
@@ -329,7 +329,7 @@ class SessionStore:
         """The gauge at the session's leaf with these settings.
 
         Kept per settings; when the file only grew at the leaf, the kept gauge is moved forward
-        entry by entry (``gauge_after_append``) instead of walking the whole branch again.
+        entry by entry (``gauge_after_entries``, the widget's rule too) instead of walking the whole branch again.
         """
         with loaded.lock:
             sm = loaded.sm
@@ -337,16 +337,7 @@ class SessionStore:
             known = shared.gauges.get(settings)
             if known is not None and known[0] == count:
                 return known[1]
-            value: dict[str, Any] | None = None
-            if known is not None:
-                value = known[1]
-                for entry in sm.file_entries[known[0]:]:
-                    if entry.get("type") == "session" or entry.get("parentId") != value.get("leaf_id"):
-                        value = None
-                        break
-                    value = gauge_after_append(value, entry)
-                    if value is None:
-                        break
+            value = gauge_after_entries(known[1], sm.file_entries[known[0]:]) if known is not None else None
             if value is None:
                 # The layout's projection is only current while no delta has been applied since.
                 projection = shared.view.rows.projection if not shared.deltas else None

@@ -10,14 +10,21 @@ the projection right after the checkpoint).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pi_lab.compaction import CompactionSettings, estimate_projected_context_tokens, estimate_tokens
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
-from pi_lab.session.projection import SessionProjection, entry_to_messages, project_path
+from pi_lab.session.projection import (
+    SessionProjection,
+    entry_to_messages,
+    project_path,
+    project_with_edit,
+    replay_system_state,
+)
 
-__all__ = ["gauge", "gauge_after_append", "compactions_on_branch"]
+__all__ = ["gauge", "gauge_after_append", "gauge_after_entries", "compactions_on_branch", "recorded_context_window"]
 
 Entry = Mapping[str, Any]
 
@@ -55,38 +62,83 @@ def recorded_context_window(sm: Any) -> int | None:
     return context_window_for(model.get("modelId"))
 
 
+def _after_compaction_estimate(branch: Sequence[Entry], i: int, position: Mapping[str, int],
+                               edits: Sequence[int]) -> int:
+    """pi's estimate of the context right after the compaction at ``branch[i]``.
+
+    The same number as ``estimate_projected_context_tokens(project_path(branch[:i+1]), ...)``
+    (with the compaction as the leaf no usage is trusted, so every message is estimated), but
+    computed from the compaction and its kept range only: the prefix before ``firstKeptEntryId``
+    is never looked at, so a session with many compactions is not re-projected once per
+    compaction. ``position`` maps the ids before ``i`` to their (last) index on the branch;
+    ``edits`` lists the indexes of the context edits before ``i`` in order.
+    """
+    entry = branch[i]
+    first_kept = entry.get("firstKeptEntryId")
+    kept_from = position.get(first_kept, -1) if isinstance(first_kept, str) else -1
+    if not 0 <= kept_from < i:
+        kept_from = i  # not on the branch: the checkpoint alone
+    latest: dict[str, Entry] = {}  # the context edits among the context entries, last one wins
+    for e in range(bisect_left(edits, kept_from), bisect_left(edits, i)):
+        edit = branch[edits[e]]
+        if isinstance(edit.get("targetId"), str):
+            latest[edit["targetId"]] = edit
+    own_id = entry.get("id")
+    messages: list[dict[str, Any]] = list(project_with_edit(entry, latest.get(own_id) if isinstance(own_id, str) else None))
+    if kept_from < i:
+        for j in range(kept_from, i):
+            kept = branch[j]
+            kind = kept.get("type")
+            if kind == "compaction":
+                continue  # an older checkpoint inside the kept range contributes nothing
+            if kind == "message" and isinstance(kept.get("message"), dict) and kept["message"].get("role") == "system":
+                continue  # carried by the checkpoint's systemMessage snapshot
+            kept_id = kept.get("id")
+            messages.extend(project_with_edit(kept, latest.get(kept_id) if isinstance(kept_id, str) else None))
+    system = replay_system_state(messages)
+    tokens = estimate_tokens(system) if system is not None else 0
+    return int(tokens + sum(estimate_tokens(m) for m in messages if m.get("role") != "system"))
+
+
 def compactions_on_branch(branch: Sequence[Entry]) -> list[dict[str, Any]]:
-    """Every compaction on ``branch`` with tokens before and after, oldest first."""
+    """Every compaction on ``branch`` with tokens before and after, oldest first.
+
+    One forward pass: the "after" of a compaction is the first trusted usage before the next
+    compaction (measured), else the estimate of its own kept range (estimated), taken when the
+    pass reaches it, so that only the entries before it are known.
+    """
     found: list[dict[str, Any]] = []
-    positions = [i for i, entry in enumerate(branch) if entry.get("type") == "compaction"]
-    for n, i in enumerate(positions):
-        entry = branch[i]
-        stop = positions[n + 1] if n + 1 < len(positions) else len(branch)
-        after: int | None = None
-        after_kind: str | None = None
-        after_id: str | None = None
-        for j in range(i + 1, stop):
-            usage = _anchor_of(branch[j])
+    position: dict[str, int] = {}
+    edits: list[int] = []
+    waiting: dict[str, Any] | None = None  # the last compaction, until a measured usage follows
+    for i, entry in enumerate(branch):
+        kind = entry.get("type")
+        if kind == "compaction":
+            summary = entry.get("summary") if isinstance(entry.get("summary"), str) else ""
+            before = entry.get("tokensBefore")
+            waiting = {
+                "id": entry.get("id"),
+                "timestamp": entry.get("timestamp"),
+                "tokens_before": before if isinstance(before, (int, float)) and not isinstance(before, bool) else None,
+                "after": _after_compaction_estimate(branch, i, position, edits),
+                "after_kind": "estimated",
+                "after_entry_id": None,
+                "first_kept_id": entry.get("firstKeptEntryId"),
+                "from_hook": bool(entry.get("fromHook")),
+                "summary_preview": " ".join(summary.split())[:160],
+            }
+            found.append(waiting)
+        elif waiting is not None:
+            usage = _anchor_of(entry)
             if usage is not None:
-                after, after_kind, after_id = int(calculate_context_tokens(usage)), "measured", branch[j].get("id")
-                break
-        if after is None:
-            head = list(branch[: i + 1])
-            after = int(estimate_projected_context_tokens(project_path(head), head).tokens)
-            after_kind = "estimated"
-        summary = entry.get("summary") if isinstance(entry.get("summary"), str) else ""
-        before = entry.get("tokensBefore")
-        found.append({
-            "id": entry.get("id"),
-            "timestamp": entry.get("timestamp"),
-            "tokens_before": before if isinstance(before, (int, float)) and not isinstance(before, bool) else None,
-            "after": after,
-            "after_kind": after_kind,
-            "after_entry_id": after_id,
-            "first_kept_id": entry.get("firstKeptEntryId"),
-            "from_hook": bool(entry.get("fromHook")),
-            "summary_preview": " ".join(summary.split())[:160],
-        })
+                waiting.update(after=int(calculate_context_tokens(usage)), after_kind="measured",
+                               after_entry_id=entry.get("id"))
+                waiting = None
+        if kind == "context_edit":
+            edits.append(i)
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            position[entry_id] = i
     return found
 
 
@@ -166,3 +218,20 @@ def gauge_after_append(previous: Mapping[str, Any], entry: Entry) -> dict[str, A
     g["leaf_id"] = entry.get("id")
     g["message_count"] = int(g.get("message_count", 0)) + len(messages)
     return _finish(g)
+
+
+def gauge_after_entries(previous: Mapping[str, Any] | None, entries: Sequence[Entry]) -> dict[str, Any] | None:
+    """The gauge after ``entries`` were appended one after the other at the leaf of
+    ``previous``, or None when it must be recomputed (an entry that is not a child of the leaf
+    so far, or one :func:`gauge_after_append` cannot step over). The one stepping rule of the
+    widget and the server."""
+    if not previous:
+        return None
+    value: dict[str, Any] | None = dict(previous)
+    for entry in entries:
+        if entry.get("type") == "session" or entry.get("parentId") != value.get("leaf_id"):
+            return None
+        value = gauge_after_append(value, entry)
+        if value is None:
+            return None
+    return value

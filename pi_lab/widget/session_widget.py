@@ -24,7 +24,7 @@ import anywidget
 import traitlets as t
 
 from pi_lab.widget.actions import ActionRefused, run_action
-from pi_lab.widget.gauge import gauge_after_append, recorded_context_window
+from pi_lab.widget.gauge import gauge_after_entries, recorded_context_window
 from pi_lab.widget.live import LiveFeed, follow_file
 from pi_lab.widget.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 
@@ -196,11 +196,7 @@ class SessionWidget(anywidget.AnyWidget):
             self._publish_layout()
         elif result.kind == "delta":
             previous = self.view.gauge
-            gauge = previous
-            for entry in result.new_entries:
-                gauge = gauge_after_append(gauge, entry) if gauge else None
-                if gauge is None:
-                    break
+            gauge = gauge_after_entries(previous, result.new_entries)
             self.view.gauge = gauge if gauge is not None else self.view.refresh_gauge()
             # One message per append: the row operations plus what changed in the gauge. The
             # traitlets catch up once the session is quiet (see _schedule_state).

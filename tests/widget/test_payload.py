@@ -170,3 +170,107 @@ def test_locate_follows_pis_nearest_visible_ancestor_rule():
     # A6 is hidden in the user-only view: its nearest visible ancestor U4 is selected.
     assert read_request(view, "locate", {"id": "A6"})["id"] == "U4"
     assert read_request(view, "locate", {"id": "C1"})["id"] == "U4"
+
+
+# ---------------------------------------------------------------------------------------------
+# The gauge's compactions in one forward pass (issue 16: the prefix was re-projected for every
+# compaction without a usage after it, 8k compactions 25 s).
+
+
+def _compactions_by_reprojection(branch):
+    """The former answer, kept as the oracle: project the prefix up to each compaction."""
+    from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
+    from pi_lab.session.projection import project_path
+
+    found = []
+    positions = [i for i, e in enumerate(branch) if e.get("type") == "compaction"]
+    for n, i in enumerate(positions):
+        stop = positions[n + 1] if n + 1 < len(positions) else len(branch)
+        after = kind = None
+        for j in range(i + 1, stop):
+            anchor = usage_anchor(branch[j].get("message")) if branch[j].get("type") == "message" else None
+            if anchor is not None:
+                after, kind = int(calculate_context_tokens(anchor)), "measured"
+                break
+        if after is None:
+            head = list(branch[: i + 1])
+            after, kind = int(estimate_projected_context_tokens(project_path(head), head).tokens), "estimated"
+        found.append((branch[i].get("id"), after, kind))
+    return found
+
+
+def _tricky_branch():
+    """Compactions whose kept range holds system messages, context edits, an older compaction,
+    a compaction whose first kept entry is not on the branch, and a measured usage."""
+    entries = []
+    parent = None
+
+    def add(entry):
+        nonlocal parent
+        entry = {"id": f"e{len(entries)}", "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z", **entry}
+        entries.append(entry)
+        parent = entry["id"]
+        return entry["id"]
+
+    first = add({"type": "message", "message": {"role": "user", "content": "question " * 40, "timestamp": 1}})
+    add({"type": "message", "message": {"role": "system", "content": "be brief", "timestamp": 1}})
+    answer = add({"type": "message", "message": asst_msg("answer " * 80)})
+    add({"type": "context_edit", "targetId": answer, "replacement": {"content": "short"}})
+    add({"type": "compaction", "summary": "sum one " * 30, "firstKeptEntryId": first, "tokensBefore": 900,
+         "systemMessage": {"role": "system", "content": "snapshot " * 20, "timestamp": 2}})
+    kept = add({"type": "message", "message": {"role": "user", "content": "more " * 50, "timestamp": 3}})
+    add({"type": "compaction", "summary": "sum two", "firstKeptEntryId": first, "tokensBefore": 800})
+    add({"type": "context_edit", "targetId": kept, "replacement": None})
+    add({"type": "compaction", "summary": "sum three", "firstKeptEntryId": "not-on-branch", "tokensBefore": 700})
+    add({"type": "message", "message": asst_msg("measured", use=usage(1234))})
+    add({"type": "compaction", "summary": "sum four", "firstKeptEntryId": kept, "tokensBefore": 600})
+    return entries
+
+
+def test_compactions_on_branch_equal_the_reprojection_on_fixtures_and_tricky_branches(fixture_copy):
+    from pi_lab.widget.gauge import compactions_on_branch
+
+    branches = [_tricky_branch()]
+    for name in FIXTURES:
+        sm = SessionManager.open(fixture_copy(name))
+        branches.append(sm.get_branch())
+        for entry in sm.entries[:: max(1, len(sm.entries) // 25)]:
+            branches.append(sm.get_branch(entry["id"]))  # other leaves, other kept ranges
+    checked = 0
+    for branch in branches:
+        got = [(c["id"], c["after"], c["after_kind"]) for c in compactions_on_branch(branch)]
+        assert got == _compactions_by_reprojection(branch)
+        checked += len(got)
+    assert checked >= 4 and {kind for _, _, kind in _compactions_by_reprojection(branches[0])} == {"measured", "estimated"}
+
+
+def test_gauge_with_ten_thousand_compactions_is_one_pass(monkeypatch):
+    import time
+
+    import pi_lab.widget.gauge as gauge_module
+
+    entries = []
+    parent = None
+    for k in range(10_000):
+        user = {"type": "message", "id": f"u{k}", "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": "hello " * 10, "timestamp": 1}}
+        compaction = {"type": "compaction", "id": f"c{k}", "parentId": user["id"], "timestamp": "2026-01-01T00:00:01.000Z",
+                      "summary": "s", "firstKeptEntryId": user["id"], "tokensBefore": 100}
+        entries += [user, compaction]
+        parent = compaction["id"]
+    calls = 0
+    real_estimate = gauge_module.estimate_tokens
+
+    def counting(message):
+        nonlocal calls
+        calls += 1
+        return real_estimate(message)
+
+    monkeypatch.setattr(gauge_module, "estimate_tokens", counting)
+    started = time.process_time()
+    result = gauge_module.gauge(entries, context_window=200_000)
+    elapsed = time.process_time() - started
+    assert len(result["compactions"]) == 10_000 and result["unknown"]
+    assert result["compactions"][-1]["after"] == _compactions_by_reprojection(entries[-2:])[0][1]
+    assert calls <= 3 * 10_000  # the summary and the one kept message of each compaction
+    assert elapsed < 1.0, f"{elapsed:.2f} s of CPU for the gauge of 10,000 compactions"
