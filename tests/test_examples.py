@@ -7,6 +7,7 @@ situation on the offline model; every answer ends with `check(n, ...)`, which pr
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -17,14 +18,38 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-@pytest.fixture(scope="module")
-def executed_tour():
+FIXTURE = EXAMPLES.parent.parent / "shared" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
+
+
+def _execute(cwd: Path):
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.read(EXAMPLES / "tour.ipynb", as_version=4)
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str(EXAMPLES)}})
-    client.execute()
+                                     resources={"metadata": {"path": str(cwd)}})
+    # ipykernel stops capturing the process's own fd 1/2 (subprocesses, C code) when it sees
+    # PYTEST_CURRENT_TEST, so a kernel started from a test would hide exactly the stderr noise a
+    # reader sees in JupyterLab. Start it with the environment a user's kernel has.
+    marker = os.environ.pop("PYTEST_CURRENT_TEST", None)
+    try:
+        client.execute()
+    finally:
+        if marker is not None:
+            os.environ["PYTEST_CURRENT_TEST"] = marker
     return nb
+
+
+@pytest.fixture(scope="module")
+def executed_tour():
+    """Run where `make lab` runs it: examples/ of the checkout (pi's fixtures beside it, if any)."""
+    return _execute(EXAMPLES)
+
+
+@pytest.fixture(scope="module")
+def executed_elsewhere(tmp_path_factory):
+    """Run as a pip user runs it: in a folder with no pi fixtures anywhere above it."""
+    cwd = tmp_path_factory.mktemp("elsewhere")
+    assert not any((p / "shared" / "fixtures").exists() for p in (cwd, *cwd.parents))
+    return _execute(cwd)
 
 
 def _outputs(nb):
@@ -58,3 +83,48 @@ def test_tour_is_committed_without_outputs():
     assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code")
     questions = [c.source for c in nb.cells if c.cell_type == "markdown" and re.search(r"\*\*Q\d+\.", c.source)]
     assert len(questions) == 22
+
+
+def _stream(nb, name="stdout"):
+    return "".join(o.get("text", "") for o in _outputs(nb) if o.get("output_type") == "stream" and o.get("name") == name)
+
+
+def _right_hand_session(nb) -> str:
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "real_session()" in c.source)
+    return "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+
+
+@pytest.mark.parametrize("where", ["executed_tour", "executed_elsewhere"])
+def test_tour_writes_nothing_to_stderr(where, request):
+    nb = request.getfixturevalue(where)
+    noise = [o for o in _outputs(nb) if o.get("output_type") == "error"
+             or (o.get("output_type") == "stream" and o.get("name") == "stderr")]
+    assert not noise, noise
+
+
+def test_without_pi_fixtures_the_tour_shows_the_recorded_session(executed_elsewhere):
+    shown = _right_hand_session(executed_elsewhere)
+    assert shown.startswith("Right: tiny-auth.jsonl, shipped with pi_lab: recorded by pi_lab's AgentSession")
+    # two compactions, one branch summary, and the gauge on the window it was recorded with
+    assert "compactions 2, branch summaries 1; model pi-lab/offline;" in shown
+    assert re.search(r"gauge [\d,]+ of 4,000 tokens", shown), shown
+    answered = {int(n) for n in re.findall(r"^✓ Q(\d+):", _stream(executed_elsewhere), flags=re.M)}
+    assert answered == set(range(1, 23))
+
+
+def test_in_the_checkout_the_tour_shows_pis_own_session(executed_tour):
+    if not FIXTURE.is_file():
+        pytest.skip("pi's fixtures are not beside this checkout (../shared)")
+    shown = _right_hand_session(executed_tour)
+    assert shown.startswith("Right: before-compaction.jsonl, written by pi itself")
+    assert "compactions 2," in shown and "model anthropic/claude-opus-4-5;" in shown
+    assert re.search(r"gauge [\d,]+ of 200,000 tokens", shown), shown
+
+
+def test_tour_text_says_which_session_it_shows():
+    nb = nbformat.read(EXAMPLES / "tour.ipynb", as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "written by pi" not in text.split("before-compaction.jsonl")[0]  # no claim before naming the file
+    for fact in ("before-compaction.jsonl", "tiny-auth.jsonl", "recorded by pi_lab's own `AgentSession`",
+                 "tools/record_sample_session.py", "copy in `WORK`"):
+        assert fact in text, fact
