@@ -187,7 +187,9 @@ export class Dialogs {
     const note = el('div', 'pi-readonly-note', parent);
     el('p', '', note, this.transport.canAllowWrites
       ? 'This view is read-only: it does not change the session file.'
-      : 'This view is read-only. Open the session in a notebook to change it.');
+      : this.transport.openInNotebook
+        ? 'This view is read-only. Open the session in a notebook to change it.'
+        : 'This view is read-only. Open the session in a notebook ("Open in notebook" above the viewer) to change it.');
     const row = el('div', 'pi-choices', note);
     if (this.transport.canAllowWrites) {
       button('Allow writing…', 'pi-primary', row, () => this.allowWrites());

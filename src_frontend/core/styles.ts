@@ -106,7 +106,9 @@ export const STYLES = `
 
 /* tree */
 .pi-main { flex: 1 1 auto; display: flex; min-height: 0; }
+/* No text selection in the tree: a double-click acts on the row (the entry pane copies text). */
 .pi-rows { flex: 1 1 58%; min-height: 0; overflow: auto; position: relative; outline: none; font-family: var(--pi-mono); font-size: 12px;
+  user-select: none;
   contain: strict; /* row changes never lay out the page around the viewer */ }
 .pi-rows:focus-visible { box-shadow: inset 0 0 0 2px var(--pi-select); }
 .pi-rows-spacer { position: relative; min-width: 100%; }

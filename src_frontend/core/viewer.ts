@@ -9,7 +9,7 @@ import { GaugeView, renderCompactions } from './gauge';
 import { handleTreeKey } from './keys';
 import { renderProjection, Projection } from './projection';
 import { childCount, readHeader, RowColumns, segmentStartDown, segmentStartUp } from './row';
-import { RowList } from './rowList';
+import { RowList, rowText } from './rowList';
 import { STYLES } from './styles';
 import { CompactionInfo, FILTER_MODES, FilterMode, Gauge, LiveEvent, RowText, SessionInfo, Transport, ViewState } from './transport';
 
@@ -269,7 +269,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       text = reply.result.rows?.[0];
     }
     if (text) {
-      action({ id: text.id, text: text.text, kind: cols.kindName(row), label: text.label, row });
+      action({ id: text.id, text: rowText(text, cols.kindName(row)), kind: cols.kindName(row), label: text.label, row });
     }
   }
 

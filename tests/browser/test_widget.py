@@ -661,3 +661,30 @@ def test_context_window_commits_on_enter_and_summaries_render_markdown(page, lab
     older.locator("summary").click()
     expect(older.locator(".pi-md p")).to_contain_text("目标是完成认证改造")
     page.screenshot(path=str(screenshot_dir / "widget-compactions-markdown.png"))
+
+
+def test_read_only_viewer_says_so_before_any_choice(page, lab_server, open_lab, fixtures_dir, screenshot_dir):
+    # The JupyterLab "Pi Session" document never writes: double-click (or Enter) on a row says
+    # so at once, with the way to a writable notebook, instead of offering choices it refuses.
+    name = f"2026-01-02T10-00-00-000Z_readonly-{secrets.token_hex(3)}.jsonl"
+    shutil.copyfile(fixtures_dir / "public-twkrash-branching.jsonl", lab_server.root_dir / name)
+    open_lab()
+    page.locator(".jp-DirListing-item", has=page.get_by_text(name, exact=True)).dblclick()
+    viewer = ".jp-PiSessionDocument .pi-lab"
+    page.locator(f"{viewer} .pi-row").nth(1).wait_for()
+    row = page.locator(f"{viewer} .pi-row").nth(1)
+    row_id = row.get_attribute("data-id")
+    row.dblclick()
+    dialog = page.locator(f"{viewer} .pi-dialog")
+    expect(dialog.locator(".pi-readonly-note")).to_contain_text("read-only")
+    expect(dialog.locator(".pi-readonly-note")).to_contain_text("notebook")
+    expect(dialog.locator(".pi-dialog-target")).not_to_have_text("")  # also for an entry of an unknown type
+    for choice in ("No summary", "Summarize"):
+        expect(dialog.get_by_role("button", name=choice)).to_have_count(0)
+    expect(page.locator(f"{viewer} .pi-readonly-badge")).to_be_visible()
+    page.wait_for_function(FOCUS_IN_DIALOG)
+    page.screenshot(path=str(screenshot_dir / "viewer-read-only-dialog.png"))
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    page.wait_for_function(FOCUS_ON_TREE)
+    expect(page.locator(f"{viewer} .pi-row.pi-selected")).to_have_attribute("data-id", row_id)
