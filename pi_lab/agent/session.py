@@ -20,6 +20,7 @@ from pi_lab.agent.loop import Agent, AgentHooks
 from pi_lab.agent.tools import Tool
 from pi_lab.agent.tree_flow import TreeFlow
 from pi_lab.compaction import CompactionSettings, RetryPolicy
+from pi_lab.compaction.retry import retry_delay_ms, server_retry_delay_ms
 from pi_lab.llm import OfflineModel, is_context_overflow, is_retryable_assistant_error
 from pi_lab.llm.convert import convert_to_llm, prepare_request_messages
 from pi_lab.llm.model import Model
@@ -416,8 +417,7 @@ class AgentSession(CompactionFlow, TreeFlow):
         if self._retry_attempt > self.retry.max_retries:
             self._retry_attempt -= 1
             return False
-        cap = self.retry.max_agent_delay_ms if self.retry.max_agent_delay_ms is not None else 60000
-        delay = min(self.retry.base_delay_ms * 2 ** (self._retry_attempt - 1), cap)
+        delay = retry_delay_ms(self.retry, self._retry_attempt, server_retry_delay_ms(message))
         self._emit({"type": "auto_retry_start", "attempt": self._retry_attempt, "maxAttempts": self.retry.max_retries,
                     "delayMs": delay, "errorMessage": message.get("errorMessage") or "Unknown error"})
         self._omit_recovery_attempt(message)

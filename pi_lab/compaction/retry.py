@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -16,25 +17,35 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_MAX_AGENT_DELAY_MS",
+    "DEFAULT_MAX_RETRY_DELAY_MS",
     "RetryPolicy",
     "RetryCallbacks",
     "retry_delay_ms",
     "retry_assistant_call",
+    "server_retry_delay_ms",
     "is_aborted",
     "sleep_abortable",
 ]
 
 DEFAULT_MAX_AGENT_DELAY_MS = 60000
+# pi's `retry.provider.maxRetryDelayMs`: the longest server-requested delay that is honoured.
+DEFAULT_MAX_RETRY_DELAY_MS = 60000
 
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """pi's ``retry`` settings, shared by agent-turn and summarisation retries."""
+    """pi's ``retry`` settings, shared by agent-turn and summarisation retries.
+
+    ``max_retry_delay_ms`` is pi's ``retry.provider.maxRetryDelayMs``: a provider's
+    ``Retry-After`` up to this long is waited exactly; a longer one is not honoured (the
+    exponential back-off applies instead); 0 means no limit.
+    """
 
     enabled: bool = True
     max_retries: int = 3
     base_delay_ms: int = 2000
     max_agent_delay_ms: int | None = DEFAULT_MAX_AGENT_DELAY_MS
+    max_retry_delay_ms: int | None = DEFAULT_MAX_RETRY_DELAY_MS
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any] | None) -> RetryPolicy:
@@ -43,11 +54,16 @@ class RetryPolicy:
         if isinstance(settings, Mapping):
             inner = settings.get("retry")
             section = inner if isinstance(inner, Mapping) else settings
+        provider = section.get("provider")
+        server_cap = provider.get("maxRetryDelayMs") if isinstance(provider, Mapping) else None
+        if server_cap is None:
+            server_cap = section.get("maxDelayMs")  # the legacy name pi migrates from
         return cls(
             enabled=bool(section.get("enabled", True)),
             max_retries=section.get("maxRetries", 3),
             base_delay_ms=section.get("baseDelayMs", 2000),
             max_agent_delay_ms=section.get("maxAgentDelayMs", DEFAULT_MAX_AGENT_DELAY_MS),
+            max_retry_delay_ms=DEFAULT_MAX_RETRY_DELAY_MS if server_cap is None else server_cap,
         )
 
 
@@ -74,13 +90,32 @@ def _policy_value(policy: Any, attr: str, json_key: str, default: Any) -> Any:
     return getattr(policy, attr, default)
 
 
-def retry_delay_ms(policy: Any, attempt: int) -> int:
-    """``min(baseDelayMs × 2^(attempt−1), maxAgentDelayMs ?? 60000)``."""
+def retry_delay_ms(policy: Any, attempt: int, server_delay_ms: float | None = None) -> int:
+    """The wait before retry number ``attempt``, in ms: the one rule of agent and summary retries.
+
+    A provider's requested delay (``server_delay_ms``, from ``retry-after-ms`` / ``Retry-After``,
+    read by ``pi_lab.llm._http.retry_after_ms``) is honoured as pi-ai's provider retry does: waited exactly
+    (rounded up to a whole ms, never below 0) unless it exceeds ``maxRetryDelayMs`` (default
+    60000; 0 = no limit). Without one, or above that limit, pi's agent back-off applies:
+    ``min(baseDelayMs × 2^(attempt−1), maxAgentDelayMs ?? 60000)``.
+    """
+    if server_delay_ms is not None and math.isfinite(server_delay_ms):
+        limit = _policy_value(policy, "max_retry_delay_ms", "maxRetryDelayMs", None)
+        if limit is None:
+            limit = DEFAULT_MAX_RETRY_DELAY_MS
+        if not (limit > 0 and server_delay_ms > limit):
+            return max(0, math.ceil(server_delay_ms))
     base = _policy_value(policy, "base_delay_ms", "baseDelayMs", 2000)
     cap = _policy_value(policy, "max_agent_delay_ms", "maxAgentDelayMs", None)
     if cap is None:
         cap = DEFAULT_MAX_AGENT_DELAY_MS
     return min(base * 2 ** max(0, attempt - 1), cap)
+
+
+def server_retry_delay_ms(message: Any) -> float | None:
+    """The delay the provider asked for on this failed assistant message, if it named one."""
+    value = getattr(message, "retry_after_ms", None)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _callback(callbacks: Any, name: str) -> Callback | None:
@@ -195,7 +230,7 @@ async def retry_assistant_call(
             return response
         attempt += 1
         retried = True
-        delay = retry_delay_ms(policy, attempt)
+        delay = retry_delay_ms(policy, attempt, server_retry_delay_ms(response))
         await _notify(
             callbacks, "on_retry_scheduled", attempt, max_attempts, delay, response.get("errorMessage") or "Unknown error"
         )

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+from email.utils import formatdate
 
 import pytest
 from llm.provider_server import (
     Drop,
+    EchoHeaders,
+    HttpError,
+    PartialFailure,
     ProviderServer,
+    StreamFailure,
     Text,
     ToolUse,
     Usage,
@@ -20,6 +26,7 @@ from llm.provider_server import (
 from pi_lab.agent import AgentSession, tool
 from pi_lab.compaction import CompactionSettings, RetryPolicy
 from pi_lab.llm import AnthropicClient, Model, OpenAIClient
+from pi_lab.llm.redact import MIN_SECRET_RUN
 from pi_lab.session import SessionManager
 
 
@@ -107,3 +114,77 @@ def test_tool_call_round_trip_over_http(tmp_path, server):
     body = server.requests[1].body
     assert any(block.get("type") == "tool_result" for m in body["messages"] for block in
                (m["content"] if isinstance(m["content"], list) else []))
+
+
+# --- the provider's Retry-After -------------------------------------------------------------------
+
+NOW_MS = 1_700_000_000_000
+
+
+def retry_rig(tmp_path, server, policy):
+    model = Model("openai", "gpt-test", "openai-completions", context_window=128000, max_tokens=8192,
+                  base_url=server.openai_base_url)
+    client = OpenAIClient("sk-test-secret", base_url=server.openai_base_url, clock=lambda: NOW_MS)
+    sm = SessionManager.create("/repo", tmp_path / "s")
+    agent = AgentSession(sm, model=model, client=client, retry=policy)
+    events = []
+    agent.subscribe(events.append)
+    return agent, events
+
+
+@pytest.mark.parametrize("retry_after", ["1", formatdate(NOW_MS / 1000 + 1, usegmt=True)], ids=["seconds", "date"])
+def test_retry_after_is_honoured(tmp_path, server, retry_after):
+    agent, events = retry_rig(tmp_path, server, RetryPolicy(base_delay_ms=5))
+    server.push(HttpError(429, openai_rate_limit().body, {"Retry-After": retry_after}), Text("after the wait"))
+    asyncio.run(agent.prompt("hello"))
+    start = [e for e in events if e["type"] == "auto_retry_start"]
+    assert [e["delayMs"] for e in start] == [1000]  # not the 5 ms back-off
+    gap = server.requests[1].at - server.requests[0].at
+    assert 1.0 <= gap < 3.0
+    assert agent.messages[-1]["content"][0]["text"] == "after the wait"
+
+
+def test_retry_after_above_the_limit_falls_back_to_the_back_off(tmp_path, server):
+    agent, events = retry_rig(tmp_path, server, RetryPolicy(base_delay_ms=5, max_retry_delay_ms=20000))
+    server.push(HttpError(503, {"error": {"message": "Service unavailable"}}, {"Retry-After": "30"}),
+                HttpError(429, openai_rate_limit().body, {"retry-after-ms": "40"}), Text("ok"))
+    asyncio.run(agent.prompt("hello"))
+    assert [e["delayMs"] for e in events if e["type"] == "auto_retry_start"] == [5, 40]
+    assert server.requests[2].at - server.requests[1].at >= 0.04
+
+
+# --- the key never reaches the session file -------------------------------------------------------
+
+KEY = "sk-ant-api03-Zt5yH8kLpQ2wE6rT9uI3oP7aS1dF4gJ0hK8lZ2xC6vB9nM3qW5eR7tY1uI4o"
+
+
+def key_pieces(text):
+    return [KEY[i:i + MIN_SECRET_RUN] for i in range(len(KEY) - MIN_SECRET_RUN + 1) if KEY[i:i + MIN_SECRET_RUN] in text]
+
+
+def test_an_echoed_key_is_in_no_session_file_event_or_log_after_retries(tmp_path, server, caplog):
+    model = Model("anthropic", "claude-test", "anthropic-messages", context_window=200000, max_tokens=8192,
+                  base_url=server.anthropic_base_url)
+    client = AnthropicClient(KEY, base_url=server.anthropic_base_url)
+    sm = SessionManager.create("/repo", tmp_path / "s")
+    agent = AgentSession(sm, model=model, client=client, retry=RetryPolicy(max_retries=4, base_delay_ms=1))
+    events = []
+    agent.subscribe(events.append)
+    server.push(
+        StreamFailure("overloaded_error", f"Overloaded (key {KEY})"),
+        PartialFailure(f"I see {KEY} in my", f"overloaded; key={KEY}", chunks=7, error_type="overloaded_error"),
+        HttpError(529, "overloaded " + "x" * 3985 + KEY),
+        EchoHeaders(503),  # 503 keeps it retryable
+        StreamFailure("overloaded_error", f"Overloaded again {KEY[:30]}"),
+    )
+    with caplog.at_level(logging.DEBUG):
+        asyncio.run(agent.prompt("hello"))
+    assert len(server.requests) == 5 and all(r.headers["x-api-key"] == KEY for r in server.requests)
+    failed = [e["message"] for e in sm.get_branch() if e["type"] == "message" and e["message"].get("stopReason") == "error"]
+    assert len(failed) == 5  # every attempt was persisted, each with its (redacted) error
+    assert [e["type"] for e in events].count("auto_retry_start") == 4
+    written = sm.session_file
+    assert written and key_pieces(open(written, encoding="utf-8").read()) == []
+    assert key_pieces(repr(events)) == []
+    assert key_pieces("\n".join(f"{r.getMessage()} {r.args!r}" for r in caplog.records)) == []
+    assert "***" in failed[0]["errorMessage"] and failed[1]["content"][0]["text"].startswith("I see ")

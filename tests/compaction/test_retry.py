@@ -232,3 +232,50 @@ def test_policy_as_settings_mapping():
 
     out = run(retry_assistant_call(produce, {"enabled": True, "maxRetries": 1, "baseDelayMs": 0}))
     assert out["stopReason"] == "stop" and len(client.calls) == 2
+
+
+# --- the provider's Retry-After ----------------------------------------------------------------------
+
+
+def test_server_delay_is_honoured_up_to_the_provider_limit():
+    p = RetryPolicy()  # maxRetryDelayMs 60000, as pi's retry.provider default
+    assert p.max_retry_delay_ms == 60000
+    assert retry_delay_ms(p, 1, 30000) == 30000  # not the 2 s of the back-off
+    assert retry_delay_ms(p, 3, 1000) == 1000  # exactly what was asked, even below the back-off
+    assert retry_delay_ms(p, 1, 60000) == 60000
+    assert retry_delay_ms(p, 1, 1500.2) == 1501  # never earlier than asked
+    assert retry_delay_ms(p, 2, -4000) == 0  # a date already past
+    # above the limit pi's provider retry gives up on the server's delay: the back-off applies
+    assert retry_delay_ms(p, 2, 60001) == 4000
+    assert retry_delay_ms(RetryPolicy(max_retry_delay_ms=5000), 1, 30000) == 2000
+    assert retry_delay_ms(RetryPolicy(max_retry_delay_ms=0), 1, 3_600_000) == 3_600_000  # 0: no limit
+    assert retry_delay_ms(RetryPolicy(max_retry_delay_ms=None), 1, 90000) == 2000  # None: pi's default limit
+    assert retry_delay_ms(p, 1, float("nan")) == 2000 and retry_delay_ms(p, 1, float("inf")) == 2000
+    assert retry_delay_ms({"baseDelayMs": 10, "maxRetryDelayMs": 100}, 1, 150) == 10
+
+
+def test_provider_limit_from_settings_and_its_legacy_name():
+    assert RetryPolicy.from_settings({"retry": {"provider": {"maxRetryDelayMs": 7000}}}).max_retry_delay_ms == 7000
+    assert RetryPolicy.from_settings({"retry": {"maxDelayMs": 9000}}).max_retry_delay_ms == 9000
+    both = {"retry": {"maxDelayMs": 9000, "provider": {"maxRetryDelayMs": 0}}}
+    assert RetryPolicy.from_settings(both).max_retry_delay_ms == 0
+    assert RetryPolicy.from_settings({}).max_retry_delay_ms == 60000
+
+
+def test_summary_retry_waits_what_the_provider_asked():
+    from pi_lab.llm._assistant import AssistantMessage
+
+    limited = AssistantMessage(reply(None, stop="error", error="429 rate limit"))
+    limited.retry_after_ms = 120.0
+    responses = [limited, reply("fine")]
+    stamps: list[float] = []
+
+    async def produce():
+        stamps.append(time.monotonic())
+        return responses.pop(0)
+
+    events = Recorder()
+    out = run(retry_assistant_call(produce, policy(base_delay_ms=5000), callbacks=events))
+    assert out["stopReason"] == "stop"
+    assert events.events[0] == ("scheduled", 1, 3, 120, "429 rate limit")
+    assert 0.12 <= stamps[1] - stamps[0] < 2.0  # waited the server's 120 ms, not the 5 s back-off
