@@ -87,6 +87,12 @@ def visible_row_texts(page, widget=".pi-lab") -> list[str]:
     return page.locator(f"{widget} .pi-row .pi-row-text").all_inner_texts()
 
 
+# The row text the engine sends, as a row shows it: pi leaves an entry of a type it does not know
+# blank; the viewer names the type (sent as "type"; a generic name where the kernel sends none).
+ENGINE_ROW_TEXTS = ("[(t['text'] or (f\"[{t['type']}]\" if t.get('type') else '[entry of an unknown type]'))"
+                    " for t in w.view.rows.texts(0, len(w.view.rows.rows))]")
+
+
 def test_seed_tree_active_path_and_gauge_match_the_engine(page, lab_server, open_lab, seed_file, screenshot_dir):
     name = write_notebook(lab_server, "seed.ipynb", [
         "from pi_lab.widget import SessionWidget\n"
@@ -143,7 +149,8 @@ def test_real_fixture_rows_match_and_clicking_a_node_moves_the_leaf(
     page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
     shown = page.eval_on_selector_all(".pi-lab .pi-row", "els => els.map(e => e.dataset.id)")
     assert shown == [row[0] for row in engine]
-    assert visible_row_texts(page) == [row[1] for row in engine]
+    assert visible_row_texts(page) == kernel_json(page, ENGINE_ROW_TEXTS)
+    assert [t for t, row in zip(visible_row_texts(page), engine) if row[1]] == [row[1] for row in engine if row[1]]
     # Pick an entry off the current leaf and go there without a summary (pi's /tree Enter).
     leaf = kernel_json(page, "w.session_manager.leaf_id")
     target = next(row[0] for row in engine if row[0] != leaf and not row[1].startswith("user:"))
@@ -643,9 +650,10 @@ def test_context_window_commits_on_enter_and_summaries_render_markdown(page, lab
     window = page.locator(".pi-lab .pi-setting input[data-setting='context_window']")
     expect(window).to_have_value("200000")
     assert window.evaluate("e => e.scrollWidth <= e.clientWidth")
-    assert window.evaluate("""e => { const c = document.createElement('canvas').getContext('2d');
+    room = window.evaluate("""e => { const c = document.createElement('canvas').getContext('2d');
         const s = getComputedStyle(e); c.font = s.font;
-        return c.measureText('2000000').width <= e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight) - 16; }""")
+        return [c.measureText('2000000').width, e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight), s.font]; }""")
+    assert room[0] + 16 <= room[1], room  # seven digits and the spin buttons fit
     # The latest summary is rendered as Markdown (heading, bold, code, list), never as raw marks.
     summary = page.locator(".pi-lab .pi-compaction-summary").last
     expect(summary.locator("h3, h4, h2").first).to_have_text("Goal")
