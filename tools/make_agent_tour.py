@@ -17,10 +17,15 @@ After every step we print the **four states** of the seed explainer:
 2. **leaf**: where the next entry will hang;
 3. **current branch**: the path from the root to the leaf;
 4. **what the model sees**: the projection of that branch (compaction summary first, kept messages,
-   branch summaries, context edits applied).""")
+   branch summaries, context edits applied).
+
+From step 2 on, a live **session widget** follows the agent: the tree grows as entries are appended,
+the gauge at its top fills as the context grows, and it drops when a compaction runs. Every file this
+notebook writes is in a fresh temporary folder.""")
 
 code("""import json, pathlib, tempfile
-from pi_lab import AgentSession, SessionManager
+from IPython.display import display
+from pi_lab import AgentSession, SessionManager, SessionWidget
 from pi_lab.agent import demo_tools
 from pi_lab.compaction import CompactionSettings
 from pi_lab.llm import OfflineModel, ToolCallReply, FaultReply
@@ -50,12 +55,17 @@ print(four_states(agent))""")
 
 md("""## Step 2: restart, and the leaf comes back from the file
 
-The leaf is never written; on load it is the last line of the file.""")
+The leaf is never written; on load it is the last line of the file. The reopened session gets a live
+widget, `SessionWidget(agent)`: it is bound to this agent, so everything the agent appends shows up in
+it while the cells below run. Its gauge is drawn against the agent's model window (the pretend 4,000
+tokens), with the threshold at window − reserve.""")
 
 code("""sm = SessionManager.open(sm.session_file)
 agent = AgentSession(sm, client=model, tools=agent.agent.tools, settings=settings)
 agent.subscribe(lambda e: events.append(e["type"]))
 print("leaf after reopening:", sm.leaf_id, "=", sm.get_leaf_entry()["message"]["role"])
+w = SessionWidget(agent, height=380)
+display(w)
 model.push("JWT is in place: tokens are signed and verified in auth.ts.")
 await agent.prompt("Switch it to JWT")
 print(four_states(agent))""")
@@ -78,22 +88,33 @@ md("""## Step 4: the context fills up and is compacted
 
 Each turn adds about 200 tokens. When the measured context crosses *window − reserve*
 (4,000 − 1,200 = 2,800 tokens) a threshold compaction runs after the turn: everything before the
-cut point is summarised into a `compaction` entry, and the newest ~400 tokens stay verbatim.""")
+cut point is summarised into a `compaction` entry, and the newest ~400 tokens stay verbatim.
+The widget is shown again at the top of the cell (a second view of the same widget): watch its gauge
+climb towards the threshold turn by turn, and drop when the compaction lands.""")
 
-code("""filler = " Please keep the existing tests green and mention any file you touch." * 4
+code("""display(w)
+filler = " Please keep the existing tests green and mention any file you touch." * 4
 turn = 0
 while not any(e["type"] == "compaction" for e in sm.get_branch()):
     turn += 1
     model.push(f"Step {turn} done." + filler)
     await agent.prompt(f"Next step {turn}." + filler)
     usage = agent.get_context_usage()
-    print(f"turn {turn}: context tokens = {usage.tokens}")
+    print(f"turn {turn}: context tokens = {usage.tokens if usage.tokens is not None else 'unknown (a compaction just ran)'}")
 compaction = sm.get_branch()[-1]
 print("compaction after", turn, "turns; tokensBefore =", compaction["tokensBefore"], "; first kept entry:", compaction["firstKeptEntryId"])
 print("context usage right after compaction:", agent.get_context_usage().tokens, "(unknown until the next response)")
 print(four_states(agent))""")
 
-md("""The old messages are still in the file (look at *file entries*), but the model now sees the
+md("""**Why is the context usage unknown (`None`) right after the compaction?** pi measures the context
+from the usage the provider reports with each reply: the input tokens of the request that reply
+answered. The last reply read the old, long context; the compacted context (summary + kept tail) has
+not been sent to the model yet, so no reply has measured it. pi therefore reports the usage as
+unknown until the next model reply, rather than showing a stale figure; `get_context_usage().tokens`
+is `None`, and the widget's gauge says `? / 4k` with the chars/4 estimate beside it. The value is known
+again after the next reply, printed at the start of step 5.
+
+The old messages are still in the file (look at *file entries*), but the model now sees the
 checkpoint summary first, then the kept tail. The compaction entry is physically *after* the kept
 messages, yet its summary comes *first* in what the model sees.""")
 
@@ -107,6 +128,9 @@ More turns, then a manual compaction. The previous summary is carried into the n
 code("""for extra in range(2):
     model.push(f"Follow-up {extra} handled." + filler)
     await agent.prompt(f"Follow-up {extra}." + filler)
+    if extra == 0:
+        usage = agent.get_context_usage()
+        print(f"context usage after the next reply: {usage.tokens} tokens of {usage.context_window} (known again)")
 second = await agent.compact("keep the decisions about cookies")
 compactions = [e for e in sm.get_branch() if e["type"] == "compaction"]
 print("compactions on the branch:", len(compactions))
@@ -117,9 +141,11 @@ md("""## Step 6: an overflow is recovered once
 
 The next request fails with a provider overflow error (`prompt is too long`). pi keeps the failed
 answer in the file for the audit trail, hides it from the model with a `context_edit`, compacts,
-and continues the run **once**.""")
+and continues the run **once**. The widget shows the failed answer struck through (omitted by the
+`context_edit`) and the third compaction.""")
 
-code("""for extra in range(3):
+code("""display(w)
+for extra in range(3):
     model.push(f"Cookie detail {extra} noted." + filler)
     await agent.prompt(f"Cookie detail {extra}." + filler)
 model.push(FaultReply("overflow"), "Recovered: the cookie flow is documented.")
@@ -128,12 +154,14 @@ await agent.prompt("Document the cookie flow")
 for entry in sm.entries[before:]:
     role = entry.get("message", {}).get("role", "")
     print(f"{entry['type']:<14} {role:<10} {entry.get('message', {}).get('stopReason', '')}")
+print(f"the widget: {len(w.compactions)} compactions on the branch; gauge {w.gauge['tokens']} of {w.gauge['context_window']} tokens")
 print(four_states(agent))""")
 
 md("""## Step 7: fork and clone start new files
 
 `fork` copies the path *before* a user message into a new session file whose header names the old
-one as `parentSession`; `clone` copies the path up to an entry.""")
+one as `parentSession`; `clone` copies the path up to an entry. The agent moves to the new file, and
+the widget above follows it there.""")
 
 code("""old_file = sm.session_file
 first_user = next(e for e in sm.get_branch() if e["type"] == "message" and e["message"]["role"] == "user")

@@ -13,8 +13,9 @@ summaries are the offline model's extractive checkpoints of the conversation.
 
 The recording is byte-for-byte reproducible: the session id, the entry ids (a seeded generator) and
 every timestamp (one fake clock, 3 s per reading) are injected. AgentSession stamps user messages
-and tool results with the wall clock and takes no clock argument, so its ``now_ms`` is replaced
-with the same fake clock while recording. The header's ``cwd`` is a fixed name
+and tool results with the wall clock and times tool calls (``durationMs``) on the monotonic clock,
+and takes no clock argument, so while recording its ``now_ms`` is replaced with the same fake clock
+and tool durations read 0 ms. The header's ``cwd`` is a fixed name
 (``/home/user/tiny-auth``) instead of the temporary folder, for the same reason.
 """
 
@@ -27,6 +28,7 @@ import sys
 import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -388,8 +390,13 @@ def record(out: Path | None = None) -> bytes:
                                       keep_recent_tokens=TINY_AUTH.keep_recent_tokens)
         agent = AgentSession(sm, client=model, settings=settings,
                              tools=demo_tools(project) + project_tools(project))
+        # The loop also times each tool call (durationMs) on the monotonic clock; these tools take
+        # well under a millisecond, so the recording says 0 instead of whatever the machine's load
+        # made it. Only the loop module's view of `time` is replaced, not asyncio's.
+        loop_time = SimpleNamespace(time=lambda: clock.ms() / 1000, monotonic=lambda: 0.0)
         with mock.patch.object(pi_lab.agent.session, "now_ms", clock.ms), \
-                mock.patch.object(pi_lab.agent.loop, "now_ms", clock.ms):
+                mock.patch.object(pi_lab.agent.loop, "now_ms", clock.ms), \
+                mock.patch.object(pi_lab.agent.loop, "time", loop_time):
             asyncio.run(_drive(agent, model, project))
         _check(sm)
         data = Path(sm.session_file).read_bytes()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -11,11 +13,29 @@ from nbclient import NotebookClient
 NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "agent-tour.ipynb"
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
 @pytest.fixture(scope="module")
-def outputs(tmp_path_factory):
+def executed(tmp_path_factory):
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path_factory.mktemp("tour"))}}).execute()
+    client = NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path_factory.mktemp("tour"))}})
+    # ipykernel stops capturing the process's own fd 1/2 when it sees PYTEST_CURRENT_TEST; start
+    # the kernel with a user's environment so that stderr noise shows up here as it does in Lab.
+    marker = os.environ.pop("PYTEST_CURRENT_TEST", None)
+    try:
+        client.execute()
+    finally:
+        if marker is not None:
+            os.environ["PYTEST_CURRENT_TEST"] = marker
+    return nb
+
+
+@pytest.fixture(scope="module")
+def outputs(executed):
+    nb = executed
     texts = []
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -23,7 +43,8 @@ def outputs(tmp_path_factory):
         out = []
         for item in cell.outputs:
             assert item.output_type != "error", item
-            out.append(item.get("text", "") or str(item.get("data", {}).get("text/plain", "")))
+            # a display's text/plain (a widget's repr) has no newline of its own
+            out.append(item.get("text", "") or str(item.get("data", {}).get("text/plain", "")) + "\n")
         texts.append("".join(out))
     return texts
 
@@ -60,3 +81,46 @@ def test_second_compaction_and_overflow_recovery(outputs):
 def test_fork_makes_a_new_file(outputs):
     assert "selected text: 'Check the auth implementation'" in outputs[8]
     assert "new file: True | parentSession: True" in outputs[8]
+
+
+def _code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def test_no_stderr_and_no_errors(executed):
+    noise = [o for c in _code_cells(executed) for o in c.outputs
+             if o.output_type == "error" or (o.output_type == "stream" and o.get("name") == "stderr")]
+    assert not noise, noise
+
+
+def test_live_widget_is_shown_beside_the_run(executed):
+    """One SessionWidget on the agent, displayed after the restart, in the compaction step and in the
+    overflow step; its state at the end shows what happened (3 compactions on the pretend window)."""
+    views = {i: [o["data"][WIDGET_VIEW]["model_id"] for o in c.outputs
+                 if o.output_type == "display_data" and WIDGET_VIEW in o.get("data", {})]
+             for i, c in enumerate(_code_cells(executed))}
+    shown = {i: ids for i, ids in views.items() if ids}
+    assert sorted(shown) == [2, 4, 7]
+    assert len({m for ids in shown.values() for m in ids}) == 1  # the same live widget each time
+    assert "SessionWidget(agent" in _code_cells(executed)[2].source
+
+
+def test_widget_saw_the_compactions_and_followed_the_fork(executed, outputs):
+    # after the overflow step: the threshold, the manual and the overflow compaction, on the pretend window
+    seen = re.search(r"the widget: (\d+) compactions on the branch; gauge (\d+) of 4000 tokens", outputs[7])
+    assert seen and int(seen.group(1)) == 3 and 0 < int(seen.group(2)) < 4000, outputs[7][:300]
+    model_id = next(o["data"][WIDGET_VIEW]["model_id"] for o in _code_cells(executed)[2].outputs
+                    if WIDGET_VIEW in o.get("data", {}))
+    state = executed.metadata["widgets"][WIDGET_STATE]["state"][model_id]["state"]
+    # the saved state is the widget's last one: the fork of step 7 (three entries, a new file)
+    assert state["context_window"] == 4000 and state["session"]["entries"] == 3 and state["row_count"] > 0
+
+
+def test_unknown_usage_is_explained_and_known_after_the_next_reply(executed, outputs):
+    text = "\n".join(c.source for c in executed.cells if c.cell_type == "markdown")
+    assert "Why is the context usage unknown (`None`) right after the compaction?" in text
+    assert "unknown until the next model reply" in text and "? / 4k" in text
+    assert "context tokens = unknown (a compaction just ran)" in outputs[4]
+    assert "context tokens = None" not in outputs[4]
+    known = re.search(r"context usage after the next reply: (\d+) tokens of 4000 \(known again\)", outputs[6])
+    assert known and 0 < int(known.group(1)) < 4000

@@ -59,6 +59,7 @@ def test_recorded_session_holds_what_the_tour_says():
     results = [m for m in messages if m["role"] == "toolResult"]
     assert {c["name"] for c in calls} == {"ls", "read", "edit"}
     assert len(results) == len(calls) and not any(r["isError"] for r in results)
+    assert {r["durationMs"] for r in results} == {0}  # recorded without the machine's timing (see the recorder)
     # The tool results are the project's real files: the first read shows the original auth.py.
     first_read = next(r for r in results if r["toolName"] == "read")
     assert "def login(username: str, password: str)" in first_read["content"][0]["text"]
