@@ -12,7 +12,10 @@ from typing import Any
 from pi_lab.corpus.extract import TABLE_NAMES
 from pi_lab.corpus.schema import empty_table, schema_of, to_table
 
-__all__ = ["resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files"]
+__all__ = [
+    "resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files",
+    "copy_map", "involved_files", "apply_copies", "session_totals",
+]
 
 _PER_ENTRY = ("entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
 _USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
@@ -58,6 +61,77 @@ def parent_files(sessions: Any) -> dict[str, str]:
     return out
 
 
+def copy_map(sessions: Any, entries: Any) -> tuple[dict[str, str], dict[tuple[str, str], str], list[str | None]]:
+    """Which entries are fork/clone copies: (child file -> parent file, (file, entry id) ->
+    the session that wrote the entry first, each session's parent session id or None).
+
+    ``entries`` needs only the ``file``, ``entry_id`` and ``timestamp`` columns, and only the
+    rows of files that have or are a parent (see :func:`involved_files`).
+    """
+    import pyarrow as pa
+
+    links = parent_files(sessions)
+    session_of = dict(zip(sessions.column("file").to_pylist(), sessions.column("session_id").to_pylist()))
+    parent_ids = [session_of.get(links[f]) if f in links else None for f in sessions.column("file").to_pylist()]
+    copied_key: dict[tuple[str, str], str] = {}
+    if not links:
+        return links, copied_key, parent_ids
+    files = entries.column("file").to_pylist()
+    ids = entries.column("entry_id").to_pylist()
+    stamps = entries.column("timestamp").cast(pa.int64()).to_pylist()
+    keys_of: dict[str, set[tuple[str, Any]]] = {}
+    for f, i, t in zip(files, ids, stamps):
+        if i is not None:
+            keys_of.setdefault(f, set()).add((i, t))
+    # Parents before children, so a copy of a copy names the session that wrote it first.
+    order: list[str] = []
+    placed: set[str] = set()
+    for start in links:
+        chain = []
+        node: str | None = start
+        while node is not None and node in links and node not in placed:
+            placed.add(node)
+            chain.append(node)
+            node = links[node]
+        order.extend(reversed(chain))
+    for child in order:
+        parent = links[child]
+        parent_keys = keys_of.get(parent, set())
+        for key in keys_of.get(child, ()):
+            if key in parent_keys:
+                copied_key[(child, key[0])] = copied_key.get((parent, key[0]), session_of[parent])
+    return links, copied_key, parent_ids
+
+
+def involved_files(sessions: Any) -> list[str]:
+    links = parent_files(sessions)
+    return sorted(set(links) | set(links.values()))
+
+
+def apply_copies(table: Any, links: dict[str, str], copied_key: dict[tuple[str, str], str]) -> Any:
+    """``table`` with ``copied``/``copied_from`` set for the rows that are copies."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not copied_key or not table.num_rows:
+        return table
+    child_mask = pc.is_in(table.column("file"), value_set=pa.array(sorted(links), pa.string()))
+    rows = pc.indices_nonzero(child_mask).to_pylist()
+    if not rows:
+        return table
+    copied = table.column("copied").to_pylist()
+    copied_from = table.column("copied_from").to_pylist()
+    files = pc.take(table.column("file"), rows).to_pylist()
+    ids = pc.take(table.column("entry_id"), rows).to_pylist()
+    for r, f, i in zip(rows, files, ids):
+        source = copied_key.get((f, i))
+        if source is not None:
+            copied[r] = True
+            copied_from[r] = source
+    table = table.set_column(table.schema.get_field_index("copied"), "copied", pa.array(copied, pa.bool_()))
+    return table.set_column(table.schema.get_field_index("copied_from"), "copied_from", pa.array(copied_from, pa.string()))
+
+
 def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
     """Mark the rows a fork or clone copied from a parent session in the corpus.
 
@@ -69,70 +143,30 @@ def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
     import pyarrow.compute as pc
 
     sessions = tables["sessions"]
-    links = parent_files(sessions)
-    session_of = dict(zip(sessions.column("file").to_pylist(), sessions.column("session_id").to_pylist()))
-    parent_ids = [session_of.get(links.get(f)) if f in links else None for f in sessions.column("file").to_pylist()]
-    copied_key: dict[tuple[str, str], str] = {}
-    if links:
-        entries = tables["entries"]
-        involved = set(links) | set(links.values())
-        mask = pc.is_in(entries.column("file"), value_set=pa.array(sorted(involved), pa.string()))
-        sub = entries.filter(mask)
-        files = sub.column("file").to_pylist()
-        ids = sub.column("entry_id").to_pylist()
-        stamps = sub.column("timestamp").cast(pa.int64()).to_pylist()
-        keys_of: dict[str, set[tuple[str, Any]]] = {}
-        for f, i, t in zip(files, ids, stamps):
-            if i is not None:
-                keys_of.setdefault(f, set()).add((i, t))
-        # Parents before children, so a copy of a copy names the session that wrote it first.
-        order: list[str] = []
-        state: dict[str, int] = {}
-        for start in links:
-            chain = []
-            node: str | None = start
-            while node is not None and node in links and state.get(node) is None:
-                state[node] = 1
-                chain.append(node)
-                node = links[node]
-            order.extend(reversed(chain))
-        for child in order:
-            parent = links[child]
-            parent_keys = keys_of.get(parent, set())
-            for key in keys_of.get(child, ()):
-                if key in parent_keys:
-                    copied_key[(child, key[0])] = copied_key.get((parent, key[0]), session_of[parent])
+    entries = tables["entries"]
+    involved = involved_files(sessions)
+    if involved:
+        entries = entries.filter(pc.is_in(entries.column("file"), value_set=pa.array(involved, pa.string())))
+    links, copied_key, parent_ids = copy_map(sessions, entries)
     out = dict(tables)
     for name in _PER_ENTRY:
-        table = tables[name]
-        if copied_key and table.num_rows:
-            child_mask = pc.is_in(table.column("file"), value_set=pa.array(sorted(links), pa.string()))
-            copied = [False] * table.num_rows
-            copied_from: list[Any] = [None] * table.num_rows
-            rows = pc.indices_nonzero(child_mask).to_pylist()
-            if rows:
-                files = pc.take(table.column("file"), rows).to_pylist()
-                ids = pc.take(table.column("entry_id"), rows).to_pylist()
-                for r, f, i in zip(rows, files, ids):
-                    source = copied_key.get((f, i))
-                    if source is not None:
-                        copied[r] = True
-                        copied_from[r] = source
-            table = table.set_column(table.schema.get_field_index("copied"), "copied", pa.array(copied, pa.bool_()))
-            table = table.set_column(table.schema.get_field_index("copied_from"), "copied_from", pa.array(copied_from, pa.string()))
-        out[name] = table
-    out["sessions"] = _session_totals(sessions.set_column(
+        out[name] = apply_copies(tables[name], links, copied_key)
+    sessions = sessions.set_column(
         sessions.schema.get_field_index("parent_session_id"), "parent_session_id", pa.array(parent_ids, pa.string())
-    ), out)
+    )
+    out["sessions"] = session_totals(sessions, out["model_calls"], out["entries"])
     return out
 
 
-def _session_totals(sessions: Any, tables: dict[str, Any]) -> Any:
-    """Usage and cost of each session's own calls (copies counted in the session that made them)."""
+def session_totals(sessions: Any, model_calls: Any, entries: Any) -> Any:
+    """Usage and cost of each session's own calls (copies counted in the session that made them).
+
+    ``model_calls`` needs ``file``, ``copied`` and the usage columns; ``entries`` ``file``,
+    ``entry_id`` and ``copied`` (only copied rows matter)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    calls = tables["model_calls"].filter(pc.invert(tables["model_calls"].column("copied")))
+    calls = model_calls.filter(pc.invert(model_calls.column("copied")))
     sums: dict[str, dict[str, float]] = {}
     if calls.num_rows:
         grouped = calls.group_by("file").aggregate([(k, "sum") for k in _USAGE])
@@ -143,7 +177,6 @@ def _session_totals(sessions: Any, tables: dict[str, Any]) -> Any:
     for k in _USAGE:
         values = [float(sums.get(k, {}).get(f, 0.0) or 0.0) for f in files]
         sessions = sessions.set_column(sessions.schema.get_field_index(k), k, pa.array(values, pa.float64()))
-    entries = tables["entries"]
     counts: dict[str, int] = {}
     copied_rows = entries.filter(entries.column("copied"))
     if copied_rows.num_rows:
