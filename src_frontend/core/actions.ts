@@ -311,7 +311,7 @@ export class Dialogs {
       if (result) {
         if (result.cancelled) {
           error.hidden = false;
-          error.textContent = 'Summary cancelled: nothing changed.';
+          error.textContent = 'Summary canceled: nothing changed.';
           return;
         }
         this.close();

@@ -207,7 +207,7 @@ export function renderDetail(parent: HTMLElement, d: EntryDetail, handlers: Deta
     el('pre', 'pi-pre pi-bash-command', body, `$ ${d.bash.command}`);
     el('pre', 'pi-pre', body, d.bash.output.text);
     el('div', 'pi-muted', body,
-      `exit ${d.bash.exit_code ?? '?'}${d.bash.cancelled ? ' · cancelled' : ''}${d.bash.exclude_from_context ? ' · not sent to the model' : ''}`);
+      `exit ${d.bash.exit_code ?? '?'}${d.bash.cancelled ? ' · canceled' : ''}${d.bash.exclude_from_context ? ' · not sent to the model' : ''}`);
   } else if (d.summary) {
     if (d.type === 'compaction') {
       const info = el('div', 'pi-detail-facts', body);

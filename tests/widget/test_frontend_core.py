@@ -4,6 +4,7 @@ terminates; prefixes and deltas on a real structure blob agree with the Python s
 from __future__ import annotations
 
 import base64
+import re
 import json
 import shutil
 import subprocess
@@ -114,3 +115,24 @@ def test_shift_f10_opens_the_action_menu(core_results):
     assert keys["shift_f10"] is True and keys["context_menu"] is True
     assert keys["f10"] is False
     assert keys["calls"] == ["menu", "menu"]
+
+
+BRITISH = re.compile(r"\b(?:[Ss]ummaris\w*|[Nn]eutralis\w*|[Cc]olour\w*|[Bb]ehaviour\w*|[Ll]abell(?:ed|ing)|[Cc]ancelled)\b")
+TS_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`|\"(?:[^\"\\\n]|\\.)*\"")
+
+
+def _ts_strings(source: str) -> list[str]:
+    source = re.sub(r"/\*.*?\*/", "", source, flags=re.S)
+    source = "\n".join(line.split("//", 1)[0] if "'//" not in line and '"//' not in line else line for line in source.splitlines())
+    return TS_STRING.findall(source)
+
+
+def test_one_spelling_in_the_viewer_american():
+    sources = sorted((REPO / "src_frontend" / "core").glob("*.ts")) + [REPO / "src_frontend" / "widget.ts"]
+    # Words a reader sees; a field name inside a template's ${...} (d.bash.cancelled) is not one.
+    shown = [(path.name, re.sub(r"[\w$]+(?:\.[\w$]+)+", "", text)) for path in sources for text in _ts_strings(path.read_text(encoding="utf-8"))]
+    found = [(name, text) for name, text in shown if BRITISH.search(text)]
+    assert found == []
+    for name in ("kinds.py", "preview.py", "detail.py", "columns.py"):
+        text = (REPO / "pi_lab" / "widget" / name).read_text(encoding="utf-8")
+        assert not re.search(r"[Ss]ummaris", text), name
