@@ -133,6 +133,7 @@ class AssistantBuilder:
         block["arguments"] = arguments
         if problem is not None:
             block["argumentsError"] = problem
+        redact_tree(block, self.secret)  # the id and name came from the provider too
         return ToolCallEvent(index, block)
 
     def end_open_tool_calls(self) -> list[ToolCallEvent]:

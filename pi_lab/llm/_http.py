@@ -144,6 +144,20 @@ async def race(awaitable: Awaitable[T], cancel: Cancel | None, limits: Limits | 
     `limits` runs out (`TransportFailure` with a timeout text)."""
     if cancel is None and limits is None:
         return await awaitable
+    if cancel is None:
+        assert limits is not None
+        left = limits.remaining()
+        if left is None:
+            return await awaitable
+        if left <= 0:
+            _discard(awaitable)
+            raise limits.expired()
+        # No flag to poll: a plain timeout scope, no task per awaited line.
+        try:
+            async with asyncio.timeout(left):
+                return await awaitable
+        except TimeoutError:
+            raise limits.expired() from None
     if cancel is not None and cancel.is_set():
         _discard(awaitable)
         raise Cancelled

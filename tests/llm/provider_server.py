@@ -35,6 +35,7 @@ __all__ = [
     "PartialFailure",
     "ProviderServer",
     "RecordedRequest",
+    "Silent",
     "Stall",
     "StreamFailure",
     "Text",
@@ -144,6 +145,13 @@ class KeepAlive:
 
 
 @dataclass(frozen=True)
+class Silent:
+    """Accept the request, then send nothing at all (not even headers) for up to `seconds`."""
+
+    seconds: float = 10.0
+
+
+@dataclass(frozen=True)
 class Trickle:
     """A healthy but slow answer: `text` in `chunks` deltas, `interval` s apart."""
 
@@ -183,7 +191,7 @@ class Stall:
 
 
 Reply = Union[Text, Thinking, ToolUse, Truncated, HttpError, Drop, EndEarly, StreamFailure, Stall, EchoHeaders,
-              PartialFailure, KeepAlive, Trickle]
+              PartialFailure, KeepAlive, Trickle, Silent]
 
 
 def openai_overflow(limit: int = 128000, used: int = 130512) -> HttpError:
@@ -351,6 +359,9 @@ def _make_handler(server: ProviderServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
 
         def _answer(self, renderer: _Renderer, reply: Reply) -> None:
+            if isinstance(reply, Silent):
+                server.release.wait(reply.seconds)
+                reply = Text("late")
             if isinstance(reply, HttpError):
                 self._send_json(reply.status, reply.body, reply.headers)
                 return

@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from llm.provider_server import KeepAlive, Stall, Trickle
+from llm.provider_server import KeepAlive, Silent, Stall, Trickle
 from pi_lab.llm import AnthropicClient, Model, OpenAIClient, is_context_overflow, is_retryable_assistant_error
 from pi_lab.llm._http import DEFAULT_DEADLINE, DEFAULT_IDLE_TIMEOUT
 
@@ -90,6 +90,27 @@ def test_the_idle_limit_covers_the_wait_after_the_first_event(provider_server, a
     message, elapsed = timed(client, model)
     assert elapsed < 2.0 and "idle timeout" in message["errorMessage"]
     assert_retryable(message)
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_server_that_never_answers_ends_at_the_idle_limit(provider_server, api):
+    model, client = setup(provider_server, api, idle_timeout=0.3, deadline=5)
+    provider_server.push(Silent(seconds=8))
+    message, elapsed = timed(client, model)
+    assert elapsed < 2.0 and message["errorMessage"].startswith("Stream idle timeout")
+    assert_retryable(message)
+
+
+def test_limits_with_a_cancel_flag_too(provider_server):
+    # the agent passes a cancel flag: the limits hold on that path as well
+    model, client = setup(provider_server, "anthropic", idle_timeout=0.3, deadline=None)
+    provider_server.push(KeepAlive(seconds=8, ping_events=True))
+
+    async def go():
+        return [event async for event in client.stream(model, CONTEXT, cancel=asyncio.Event())]
+    started = time.monotonic()
+    message = asyncio.run(go())[-1].message
+    assert time.monotonic() - started < 2.0 and "idle timeout" in message["errorMessage"]
 
 
 def test_limits_off_and_defaults(provider_server):
