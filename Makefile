@@ -40,12 +40,22 @@ frontend:
 	$(ACTIVATE) jlpm install
 	$(ACTIVATE) jlpm build
 
+# Debian chromium for the browser tests (Playwright drives it; no browser download), and the fonts
+# their screenshots need: the worked example is Chinese and the UI has emoji, which a bare chromium
+# draws as boxes. The fonts are checked on their own, so a machine that already has chromium still
+# gets them.
+CHROMIUM_FONTS := fonts-noto-cjk fonts-noto-color-emoji
 chromium:
-	@if [ ! -x /usr/bin/chromium ]; then \
-	  echo "installing Debian chromium (no browser download through Playwright)"; \
+	@missing=""; \
+	if [ ! -x /usr/bin/chromium ]; then missing="chromium fonts-dejavu-core"; fi; \
+	for p in $(CHROMIUM_FONTS); do \
+	  dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing (no browser download through Playwright)"; \
 	  $(SUDO) apt-get update -q >/dev/null; \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends \
-	    chromium fonts-dejavu-core >/dev/null; \
+	    $$missing >/dev/null; \
 	fi
 
 typecheck:
