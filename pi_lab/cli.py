@@ -189,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     context.add_argument("file", metavar="FILE", help="session file (.jsonl)")
     context.add_argument("--leaf", metavar="ID", help="project at entry ID instead of the current leaf")
+    from pi_lab.corpus.cli import register as register_corpus_commands
+
+    register_corpus_commands(commands)  # corpus, usage (pi_lab/corpus/cli.py)
     return parser
 
 
@@ -202,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     out = sys.stdout
     try:
+        if getattr(args, "func", None) is not None:
+            return args.func(args, out)
         if args.command == "tree":
             return _cmd_tree(args, out)
         return _cmd_context(args, out)

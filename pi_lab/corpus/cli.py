@@ -1,0 +1,118 @@
+"""``pi-lab corpus`` and ``pi-lab usage``: the corpus from a shell.
+
+``pi-lab corpus DIR... --out out/`` writes one Parquet file per table; ``pi-lab usage DIR...
+--by day|session|model|project [--json]`` prints the usage report (the counting rules of
+:mod:`pi_lab.corpus`). A progress bar is drawn on stderr when it is a terminal, never when
+piped. Files that could not be read are listed on stderr; the exit status is 0 when at least
+one session was read, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+__all__ = ["register", "format_usage"]
+
+_USAGE_COLUMNS = ("calls", "input", "output", "cache_read", "cache_write", "total_tokens", "cost")
+
+
+def register(commands: Any) -> None:
+    """Add the ``corpus`` and ``usage`` subcommands to ``commands`` (argparse subparsers).
+
+    Each parser gets ``func(args, out) -> int`` as its default, for ``pi_lab.cli.main``.
+    """
+    corpus = commands.add_parser(
+        "corpus",
+        help="read session folders into Parquet tables (sessions, entries, messages, model_calls, ...)",
+        description="Read every *.jsonl under the folders (recursively) and write one Parquet file per table.",
+    )
+    _common(corpus)
+    corpus.add_argument("--out", required=True, metavar="DIR", help="folder for the Parquet files")
+    corpus.set_defaults(func=_cmd_corpus)
+    usage = commands.add_parser(
+        "usage",
+        help="token and cost report over session folders, without double counting forks",
+        description="Calls, tokens and cost per day (UTC), session, model or project. Every branch counts; "
+        "entries a fork or clone copied from a parent in the folders count once.",
+    )
+    _common(usage)
+    usage.add_argument("--by", choices=("day", "session", "model", "project"), default="day", help="group by (default: %(default)s)")
+    usage.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
+    usage.set_defaults(func=_cmd_usage)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="DIR", help="session folders or files (default: pi's sessions folder)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N", help="reading processes (default: the cores)")
+    parser.add_argument("--no-cache", action="store_true", help="read every file again (no cache)")
+    parser.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $XDG_CACHE_HOME/pi_lab/corpus)")
+
+
+def _scan(args: argparse.Namespace) -> Any:
+    from pi_lab.corpus import Corpus
+
+    cache: Any = False if args.no_cache else (args.cache_dir or True)
+    corpus = Corpus.scan(args.paths or None, workers=args.workers, cache=cache, progress=sys.stderr.isatty())
+    for path, reason in corpus.errors:
+        print(f"pi-lab: skipped {path}: {reason}", file=sys.stderr)
+    return corpus
+
+
+def _cmd_corpus(args: argparse.Namespace, out: TextIO) -> int:
+    corpus = _scan(args)
+    written = corpus.to_parquet(args.out)
+    for path in written:
+        name = path.stem
+        out.write(f"{path}  {getattr(corpus, name).num_rows} rows\n")
+    return 0 if corpus.sessions.num_rows else 1
+
+
+def _cmd_usage(args: argparse.Namespace, out: TextIO) -> int:
+    corpus = _scan(args)
+    table = corpus.usage(by=args.by)
+    if args.json:
+        out.write(json.dumps(table.to_pylist(), ensure_ascii=False, indent=1) + "\n")
+    else:
+        out.write(format_usage(table) + "\n")
+    return 0 if corpus.sessions.num_rows else 1
+
+
+def _cell(value: Any, column: str) -> str:
+    if value is None:
+        return "-"
+    if column == "cost":
+        return f"{value:,.4f}"
+    if isinstance(value, float) and value.is_integer():
+        return f"{int(value):,}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def format_usage(table: Any) -> str:
+    """The usage table as aligned text, with a total line."""
+    columns = table.column_names
+    rows = [[_cell(v, c) for c, v in zip(columns, row.values())] for row in table.to_pylist()]
+    total = []
+    for c in columns:
+        if c in _USAGE_COLUMNS:
+            total.append(_cell(sum(v or 0 for v in table.column(c).to_pylist()), c))
+        else:
+            total.append("")
+    if columns:
+        total[0] = "total"
+    widths = [max([len(c)] + [len(r[i]) for r in rows + [total]]) for i, c in enumerate(columns)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            cell.rjust(w) if columns[i] in _USAGE_COLUMNS else cell.ljust(w) for i, (cell, w) in enumerate(zip(cells, widths))
+        ).rstrip()
+
+    out = [line(list(columns)), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in rows)
+    out.append(line(["-" * w for w in widths]))
+    out.append(line(total))
+    return "\n".join(out)
