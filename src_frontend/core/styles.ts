@@ -60,6 +60,9 @@ export const STYLES = `
   background: var(--pi-bg); color: var(--pi-fg); cursor: pointer; }
 .pi-btn:hover { background: var(--pi-bg2); }
 .pi-btn:disabled { opacity: .5; cursor: default; }
+/* Keyboard users see where they are, also on a filled (primary) button. */
+.pi-lab .pi-btn:focus-visible, .pi-lab .pi-input:focus-visible, .pi-lab .pi-textarea:focus-visible, .pi-lab .pi-search:focus-visible,
+.pi-lab summary:focus-visible { outline: 2px solid var(--pi-accent); outline-offset: 2px; }
 .pi-btn.pi-on { background: var(--pi-accent); border-color: var(--pi-accent); color: #fff; }
 .pi-btn.pi-primary { background: var(--pi-accent); border-color: var(--pi-accent); color: #fff; }
 .pi-small { padding: 0 6px; font-size: 11px; }
