@@ -22,6 +22,8 @@ __all__ = ["Corpus", "default_cache_dir", "default_session_paths", "list_session
 _USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 _BY = ("day", "session", "model", "project")
 _CACHE_FORMAT = "1"  # bump when the extractor's rows change, so old caches are rebuilt
+# Below this many bytes to read, starting processes costs more than it saves.
+POOL_MIN_BYTES = 2_000_000
 
 
 def default_session_paths() -> list[str]:
@@ -358,7 +360,7 @@ def _read_files(todo: list[str], workers: int | None, bar: _Progress):
         except OSError:
             pass
     # Starting processes costs ~0.1 s; a few small files are faster read right here.
-    if count <= 1 or len(todo) < 4 or total_bytes < 2_000_000:
+    if count <= 1 or len(todo) < 4 or total_bytes < POOL_MIN_BYTES:
         for i in range(0, len(todo), 16):
             batch = todo[i : i + 16]
             yield _extract_batch(batch)

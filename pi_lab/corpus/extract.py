@@ -339,6 +339,7 @@ class _Extractor:
         self.by_id, self.children, self.labels, self.active = by_id, children, labels, active
 
         self.call_rows: dict[int, int] = {}  # id(assistant entry) -> model_calls row
+        self.compaction_ids: list[Any] = []  # the compactions on the walked path, innermost last
         self.pending_tools: dict[str, int] = {}  # toolCallId -> tool_calls row (current path)
         depth_of: dict[int, int] = {}
         visited: set[int] = set()
@@ -370,6 +371,8 @@ class _Extractor:
                     ctx.pop()
                 else:
                     ctx = saved
+                if entry.get("type") == "compaction":
+                    self.compaction_ids.pop()
                 for key, previous in reversed(tool_undo.pop()):
                     if previous is None:
                         self.pending_tools.pop(key, None)
@@ -384,11 +387,13 @@ class _Extractor:
             changes: list[tuple[str, Any]] = []
             if fallback:
                 ctx = self._context_from_scratch(entry)
+                self.compaction_ids = [e.get("id") for e in ctx.entries[:1] if e.get("type") == "compaction"]
             self._visit(entry, ctx, path, changes)
             path.append(entry)
             kind = entry.get("type")
             entry_id = entry.get("id")
             if kind == "compaction":
+                self.compaction_ids.append(entry_id)
                 undo.append(ctx)
                 ctx = _rebuild(_context_entries_of_path(path), stats)
                 self._compaction_after(entry, ctx, path)
@@ -445,11 +450,7 @@ class _Extractor:
         measured = (inp + cr + cw) if usage_anchor(message) is not None else None
         estimate = ctx.estimate
         seen = measured if measured is not None else estimate
-        compaction_id = None
-        for i in range(len(path) - 1, -1, -1):
-            if path[i].get("type") == "compaction":
-                compaction_id = path[i].get("id")
-                break
+        compaction_id = self.compaction_ids[-1] if self.compaction_ids else None
         self.call_rows[id(entry)] = len(mc["entry_id"])
         mc["file"].append(self.path)
         mc["session_id"].append(self.session_id)
