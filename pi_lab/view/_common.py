@@ -1,0 +1,77 @@
+"""Small helpers shared by the view functions: resolving node ids, reading entry fields.
+
+Session files are parsed without validation, so every field read here tolerates odd types (a
+role that is a number, an id that is a list): such values are treated as absent, never used as
+dict keys or compared as strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_lab.session.projection import SessionProjection, project_path
+from pi_lab.view.errors import UnknownEntry, ViewError
+
+Entry = dict[str, Any]
+
+
+def manager_of(sm: Any) -> Any:
+    """The SessionManager behind ``sm`` (a manager, or an object with ``session_manager``)."""
+    if hasattr(sm, "get_branch") and hasattr(sm, "get_entry"):
+        return sm
+    inner = getattr(sm, "session_manager", None)
+    if inner is not None and hasattr(inner, "get_branch") and hasattr(inner, "get_entry"):
+        return inner
+    raise ViewError(f"expected a SessionManager (or an AgentSession), not {type(sm).__name__}")
+
+
+def _where(sm: Any) -> str | None:
+    path = getattr(sm, "session_file", None)
+    return f"session {path}" if isinstance(path, str) and path else None
+
+
+def require_entry(sm: Any, entry_id: Any, argument: str = "entry_id") -> Entry:
+    """The entry named ``entry_id``, or :class:`UnknownEntry` (never a KeyError/TypeError)."""
+    if not isinstance(entry_id, str) or not entry_id:
+        raise UnknownEntry(entry_id, argument, _where(sm))
+    entry = sm.get_entry(entry_id)
+    if entry is None:
+        raise UnknownEntry(entry_id, argument, _where(sm))
+    return entry
+
+
+def branch_to(sm: Any, entry_id: Any, argument: str = "entry_id") -> list[Entry]:
+    """The root-to-``entry_id`` path (the leaf of "what the model sees at X" is X)."""
+    require_entry(sm, entry_id, argument)
+    return sm.get_branch(entry_id)
+
+
+def projection_at(path: list[Entry]) -> SessionProjection:
+    return project_path(path)
+
+
+def str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def message_of(entry: Entry) -> dict[str, Any] | None:
+    if entry.get("type") != "message":
+        return None
+    message = entry.get("message")
+    return message if isinstance(message, dict) else None
+
+
+def role_of(message: Any) -> str | None:
+    if not isinstance(message, dict):
+        return None
+    return str_or_none(message.get("role"))
+
+
+def is_system_entry(entry: Entry) -> bool:
+    message = message_of(entry)
+    return message is not None and message.get("role") == "system"
+
+
+def model_id_of(message: dict[str, Any]) -> str | None:
+    model = message.get("model")
+    return model if isinstance(model, str) and model else None

@@ -1,0 +1,210 @@
+"""Two leaves side by side: where they part, and what each side did after that.
+
+Per side: the tools the model ran, the files it read and modified (pi's file-operation
+tracking: ``read``/``write``/``edit`` tool calls with a path, nested calls of tool results),
+tokens and cost from recorded usage (summed as pi's session statistics do: assistant and
+tool-result usage, ``usage`` entries, usage of compactions and branch summaries), errors and
+retries, and the context pi would estimate at the leaf.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pi_lab.compaction.file_ops import compute_file_lists, create_file_ops, extract_file_ops_from_message
+from pi_lab.compaction.tokens import estimate_projected_context_tokens
+from pi_lab.llm.catalog import context_window_for
+from pi_lab.llm.errors import is_context_overflow, is_retryable_assistant_error
+from pi_lab.view._common import branch_to, manager_of, model_id_of, projection_at, str_or_none
+
+__all__ = ["compare_branches"]
+
+Entry = dict[str, Any]
+_ERROR_PREVIEW = 300
+_COUNTERS = (("input", "input"), ("output", "output"), ("cacheRead", "cache_read"), ("cacheWrite", "cache_write"))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _add_usage(usage: Any, totals: dict[str, Any]) -> None:
+    if not isinstance(usage, dict):
+        return
+    counted = False
+    for key, name in _COUNTERS:
+        value = _number(usage.get(key))
+        if value is not None:
+            totals[name] += value
+            counted = True
+    cost = usage.get("cost")
+    if isinstance(cost, dict):
+        value = _number(cost.get("total"))
+        if value is not None:
+            totals["cost"] += value
+            counted = True
+    if counted:
+        totals["usage_records"] += 1
+
+
+def _side_stats(segment: list[Entry], path: list[Entry]) -> dict[str, Any]:
+    tools: dict[str, int] = {}
+    ops = create_file_ops()
+    usage: dict[str, Any] = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0, "cost": 0.0, "usage_records": 0}
+    omitted: set[str] = set()
+    for entry in segment:
+        if entry.get("type") == "context_edit" and entry.get("replacement") is None:
+            target = entry.get("targetId")
+            if isinstance(target, str):
+                omitted.add(target)
+    errors: list[dict[str, Any]] = []
+    calls = aborted = tool_results = tool_errors = user_messages = 0
+    for entry in segment:
+        kind = entry.get("type")
+        if kind in ("usage", "compaction", "branch_summary"):
+            _add_usage(entry.get("usage"), usage)
+            continue
+        message = entry.get("message") if kind == "message" else None
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "user":
+            user_messages += 1
+        elif role == "assistant":
+            calls += 1
+            _add_usage(message.get("usage"), usage)
+            extract_file_ops_from_message(message, ops)
+            content = message.get("content")
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, dict) and block.get("type") == "toolCall":
+                    name = block.get("name")
+                    key = name if isinstance(name, str) and name else "(unnamed)"
+                    tools[key] = tools.get(key, 0) + 1
+            stop = message.get("stopReason")
+            if stop == "aborted":
+                aborted += 1
+            elif stop == "error":
+                window = context_window_for(model_id_of(message))
+                overflow = is_context_overflow(message, window)
+                error = message.get("errorMessage")
+                entry_id = str_or_none(entry.get("id"))
+                errors.append({
+                    "entry_id": entry_id,
+                    "error": error[:_ERROR_PREVIEW] if isinstance(error, str) else None,
+                    "overflow": overflow,
+                    # pi never retries an overflow as it is (agent-loop.md §7.3)
+                    "retryable": not overflow and is_retryable_assistant_error(message),
+                    "omitted": entry_id in omitted,
+                })
+        elif role == "toolResult":
+            tool_results += 1
+            if message.get("isError") is True:
+                tool_errors += 1
+            _add_usage(message.get("usage"), usage)
+            extract_file_ops_from_message(message, ops)
+    read, modified = compute_file_lists(ops)
+    total = usage["input"] + usage["output"] + usage["cache_read"] + usage["cache_write"]
+    context = int(estimate_projected_context_tokens(projection_at(path), path).tokens) if path else 0
+    return {
+        "entries": len(segment),
+        "user_messages": user_messages,
+        "calls": calls,
+        "tools": dict(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "tool_calls": sum(tools.values()),
+        "tool_results": tool_results,
+        "tool_errors": tool_errors,
+        "files_read": read,
+        "files_modified": modified,
+        "tokens": {
+            "input": usage["input"],
+            "output": usage["output"],
+            "cache_read": usage["cache_read"],
+            "cache_write": usage["cache_write"],
+            "total": total,
+        },
+        "cost": usage["cost"],
+        "usage_known": usage["usage_records"] > 0,
+        "errors": errors,
+        "error_count": len(errors),
+        "aborted": aborted,
+        # pi omits a failed attempt (context_edit without replacement) before it retries it or
+        # recovers from an overflow, so an omitted error on the side is one retry
+        "retries": sum(1 for e in errors if e["omitted"]),
+        "context_tokens": context,
+    }
+
+
+def compare_branches(sm: Any, leaf_a: str, leaf_b: str) -> dict[str, Any]:
+    """The two root-to-leaf paths from their common ancestor on.
+
+    ``common_ancestor``: the last entry both paths share (None when the leaves are on
+    unrelated roots); ``a`` / ``b``: the entry ids after it, root first; ``a_stats`` /
+    ``b_stats``: per-side statistics (see the module text); ``summaries``: the branch summaries
+    written when leaving either side or arriving on it, each ``{"entry_id", "from_id",
+    "parent_id", "left_side", "on_side", "summary"}`` — ``left_side`` is the side holding its
+    ``fromId`` (pi ≥ 0.87 records the abandoned leaf there; older files and the seed explainer
+    record the target position, then it is None), ``on_side`` the side the summary entry itself
+    is on. ``notes`` explains the special cases (same leaf, ancestor, unrelated roots, no usage).
+    """
+    sm = manager_of(sm)
+    path_a = branch_to(sm, leaf_a, "leaf_a")
+    path_b = branch_to(sm, leaf_b, "leaf_b")
+    shared = 0
+    limit = min(len(path_a), len(path_b))
+    while shared < limit and path_a[shared] is path_b[shared]:
+        shared += 1
+    common = path_a[shared - 1] if shared else None
+    side_a, side_b = path_a[shared:], path_b[shared:]
+    notes: list[str] = []
+    if common is None:
+        notes.append("no common ancestor: the two entries are on unrelated roots (each side is its whole path)")
+    elif not side_a and not side_b:
+        notes.append("the same entry on both sides: nothing diverges")
+    elif not side_a:
+        notes.append("leaf_a is an ancestor of leaf_b: side a is empty")
+    elif not side_b:
+        notes.append("leaf_b is an ancestor of leaf_a: side b is empty")
+    a_stats = _side_stats(side_a, path_a)
+    b_stats = _side_stats(side_b, path_b)
+    for name, segment, stats in (("a", side_a, a_stats), ("b", side_b, b_stats)):
+        if segment and not stats["usage_known"]:
+            notes.append(f"side {name} has no recorded usage: tokens and cost are 0")
+
+    ids_a = {e.get("id") for e in side_a if isinstance(e.get("id"), str)}
+    ids_b = {e.get("id") for e in side_b if isinstance(e.get("id"), str)}
+    on_a = {id(e) for e in side_a}
+    on_b = {id(e) for e in side_b}
+    summaries: list[dict[str, Any]] = []
+    for entry in sm.entries:
+        if entry.get("type") != "branch_summary":
+            continue
+        from_id = entry.get("fromId")
+        left = None
+        if isinstance(from_id, str):
+            left = "a" if from_id in ids_a else "b" if from_id in ids_b else None
+        on = "a" if id(entry) in on_a else "b" if id(entry) in on_b else None
+        if left is None and on is None:
+            continue
+        summary = entry.get("summary")
+        summaries.append({
+            "entry_id": str_or_none(entry.get("id")),
+            "from_id": str_or_none(from_id),
+            "parent_id": str_or_none(entry.get("parentId")),
+            "left_side": left,
+            "on_side": on,
+            "summary": summary if isinstance(summary, str) else "",
+        })
+    return {
+        "leaf_a": leaf_a,
+        "leaf_b": leaf_b,
+        "common_ancestor": str_or_none(common.get("id")) if common is not None else None,
+        "a": [str_or_none(e.get("id")) for e in side_a],
+        "b": [str_or_none(e.get("id")) for e in side_b],
+        "a_stats": a_stats,
+        "b_stats": b_stats,
+        "summaries": summaries,
+        "notes": notes,
+    }

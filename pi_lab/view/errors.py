@@ -1,0 +1,32 @@
+"""Errors of the view functions: bad ids and questions a view cannot answer.
+
+Both derive from :class:`pi_lab.errors.PiLabError`, so the CLI, the server and the widget show
+their message as it is. Neither is a ``KeyError`` (whose text Python would quote).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_lab.errors import PiLabError
+
+__all__ = ["ViewError", "UnknownEntry"]
+
+
+class ViewError(PiLabError):
+    """A view was asked something it cannot answer (wrong argument type, empty search text…)."""
+
+
+class UnknownEntry(ViewError, LookupError):
+    """A node id that names no entry of the session."""
+
+    def __init__(self, entry_id: Any, argument: str = "entry_id", where: str | None = None):
+        self.entry_id = entry_id
+        self.argument = argument
+        if not isinstance(entry_id, str):
+            detail = f"{argument} must be an entry id (a string), not {type(entry_id).__name__} {entry_id!r}"
+        elif not entry_id:
+            detail = f"{argument} is empty; pass the id of an entry"
+        else:
+            detail = f"{argument}: entry {entry_id} not found"
+        super().__init__(f"{detail} in {where}" if where else detail)
