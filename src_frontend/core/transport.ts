@@ -41,6 +41,9 @@ export interface SessionInfo {
   id: string;
   file: string | null;
   name: string | null;
+  /** What the session is called (its name, else its first user message), when the host sends it. */
+  title?: string | null;
+  first_message?: string | null;
   cwd: string;
   entries: number;
   /** The model the session itself records (its last model change or assistant reply). */

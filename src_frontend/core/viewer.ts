@@ -450,8 +450,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   function showHeader(): void {
     const info = transport.get('session') as SessionInfo;
     const file = info.file ? info.file.split(/[\\/]/).pop() : null;
-    title.textContent = rowSafe(info.name || file || (info.id ? `session ${info.id}` : 'pi session'));
-    title.title = info.file ?? '';
+    // Named as the sessions panel names it: its name, else its first user message, else the file.
+    const named = info.title || info.name || info.first_message || file || (info.id ? `session ${info.id}` : 'pi session');
+    title.textContent = rowSafe(named.replace(/[\t ]+/g, ' ').trim());
+    title.title = [named, info.file ?? ''].filter(Boolean).join('\n');
     // The session's own model; the model answering here only when one is attached and differs.
     const model = info.model || 'model unknown';
     const answering = info.answering_model && info.answering_model !== info.model ? ` · answered here by ${info.answering_model}` : '';
