@@ -145,8 +145,9 @@ class _ContextWalk:
                 return False
         entry_id = entry.get("id")
         # pi locates the anchor's entry by id; an entry without a (truthy) id is never found,
-        # so its usage is not trusted (and, being the last anchor, hides any earlier one).
-        if not (isinstance(entry_id, str) and entry_id) or index <= self.invalidated_at:
+        # so its usage is not trusted (and, being the last anchor, hides any earlier one). An
+        # entry arriving now always lies after the last compaction or edit.
+        if not (isinstance(entry_id, str) and entry_id):
             self.anchor_tokens = None
             return True
         self.anchor_tokens = tokens

@@ -1,0 +1,203 @@
+"""context_timeline: its one forward walk equals pi's projected estimate at every call."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers import asst_msg, entry, header, msg, tool_result, usage, user_msg
+
+from pi_lab.compaction.tokens import calculate_context_tokens, estimate_projected_context_tokens, usage_anchor
+from pi_lab.llm.errors import is_context_overflow
+from pi_lab.session import SessionManager
+from pi_lab.session.projection import project_path
+from pi_lab.view import context_timeline
+from view.view_sessions import FIXTURE_NAMES, fixture_session, generated_session, needs_fixtures
+
+
+def engine_estimate(path, index):
+    """What the engine estimates for a call at path[index]: the projection at its parent."""
+    head = list(path[:index])
+    return int(estimate_projected_context_tokens(project_path(head), head).tokens)
+
+
+def assert_equal_to_engine(sm, leaf_id=None):
+    leaf_id = leaf_id or sm.leaf_id
+    rows = context_timeline(sm, leaf_id)
+    path = sm.get_branch(leaf_id)
+    position = {e["id"]: i for i, e in enumerate(path)}
+    calls = [r for r in rows if r["kind"] == "call"]
+    assistants = [e for e in path if e.get("type") == "message" and e["message"].get("role") == "assistant"]
+    assert [r["entry_id"] for r in calls] == [e["id"] for e in assistants]
+    for row in calls:
+        i = position[row["entry_id"]]
+        assert row["estimated"] == engine_estimate(path, i), row
+        anchor = usage_anchor(path[i]["message"])
+        assert row["measured"] == (int(calculate_context_tokens(anchor)) if anchor is not None else None)
+    for row in rows:
+        if row["kind"] in ("compaction", "branch_summary"):
+            i = position[row["entry_id"]]
+            assert row["estimated"] == engine_estimate(path, i + 1), row
+    overflows = [r["entry_id"] for r in rows if r["kind"] == "overflow"]
+    assert overflows == [r["entry_id"] for r in calls
+                         if is_context_overflow(path[position[r["entry_id"]]]["message"], r["window"])]
+    return rows
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_every_call_of_the_real_fixtures(name, tmp_path):
+    sm = fixture_session(name, tmp_path)
+    rows = assert_equal_to_engine(sm)
+    if name == "before-compaction.jsonl":
+        kinds = [r["kind"] for r in rows]
+        assert kinds.count("compaction") == 2 and kinds.count("call") == 484
+        assert any(r["measured"] for r in rows if r["kind"] == "call")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_every_call_of_generated_sessions(seed):
+    # compactions with systemMessage snapshots, context edits dropping failed attempts,
+    # overflow errors, branch summaries, system deltas, bash executions
+    sm = generated_session(2500, seed)
+    rows = assert_equal_to_engine(sm)
+    kinds = {r["kind"] for r in rows}
+    assert {"call", "compaction", "overflow"} <= kinds
+    # other leaves too: the tip of every abandoned branch that a branch summary points to
+    tips = [e["fromId"] for e in sm.entries if e.get("type") == "branch_summary" and sm.get_entry(e.get("fromId") or "")]
+    for tip in tips[:3]:
+        assert_equal_to_engine(sm, tip)
+
+
+def _session(entries):
+    sm = SessionManager.in_memory("/repo", entries=[header(), *entries])
+    return sm
+
+
+def a(text, tokens, **kw):
+    return asst_msg(text, use=usage(inp=tokens, out=0), **kw)
+
+
+def test_edits_system_messages_and_odd_compactions():
+    big = "x" * 4000
+    system = {"role": "system", "content": "you are pi", "sections": {"tools": "read, bash"},
+              "toolsAdded": [{"name": "read"}], "timestamp": 1}
+    delta = {"role": "system", "content": "", "sections": {"tools": None, "style": "terse"}, "timestamp": 2}
+    entries = [
+        msg("s1", None, system),
+        msg("u1", "s1", user_msg("hello " + big)),
+        msg("a1", "u1", a("hi", 5000)),
+        # an edit that names an entry not written yet: applied when it arrives
+        entry("context_edit", "e0", "a1", targetId="u2", replacement={"content": "short"}),
+        msg("u2", "e0", user_msg("long " + big)),
+        msg("a2", "u2", a("ok", 6000, tool_calls=[{"id": "c1", "name": "read", "arguments": {"path": "a.py"}}])),
+        msg("t1", "a2", tool_result("c1", "read", big)),
+        msg("s2", "t1", delta),
+        # replace the assistant's content: its usage survives, but is older than the edit
+        entry("context_edit", "e1", "s2", targetId="a2", replacement={"content": "edited"}),
+        msg("a3", "e1", a("after", 0)),  # zero usage: never an anchor
+        msg("a4", "a3", asst_msg("boom", stop="error", error="prompt is too long: 300000 tokens > 200000 maximum",
+                                 model="claude-sonnet-4-5", use=usage(0, 0))),
+        entry("context_edit", "e2", "a4", targetId="a4", replacement=None),
+        entry("context_edit", "e3", "e2", targetId="s2", replacement=None),  # drop the system delta
+        msg("a5", "e3", a("retry", 7000, model="claude-sonnet-4-5")),
+        msg("u3", "a5", user_msg("more")),
+        # keeps nothing: firstKeptEntryId is the compaction's own id
+        entry("compaction", "c1", "u3", summary="summary one", firstKeptEntryId="c1", tokensBefore=9000,
+              systemMessage={"role": "system", "content": "snapshot", "timestamp": 3}),
+        msg("u4", "c1", user_msg("next")),
+        msg("a6", "u4", a("fine", 300)),
+        msg("u5", "a6", user_msg("go on")),
+        msg("a7", "u5", a("sure", 400)),
+        # keeps from u4, which holds the older compaction's tail: c1 inside the kept region is silent
+        entry("compaction", "c2", "a7", summary="summary two", firstKeptEntryId="u4", tokensBefore=800),
+        msg("a8", "c2", a("x", 0)),
+        entry("context_edit", "e4", "a8", targetId="a6", replacement={"content": "z" * 100}),
+        msg("a9", "e4", a("y", 0)),
+        entry("compaction", "c3", "a9", summary="three", firstKeptEntryId=12345, tokensBefore=1),  # not an id: nothing kept
+        msg("a10", "c3", a("z", 0)),
+        entry("compaction", "c4", "a10", summary="four", firstKeptEntryId="nope", tokensBefore=1),
+        msg("a11", "c4", {**a("w", 0), "content": None}),
+    ]
+    sm = _session(entries)
+    rows = assert_equal_to_engine(sm, "a11")
+    by_id = {(r["kind"], r["entry_id"]): r for r in rows}
+    assert by_id[("call", "a1")]["estimated_from"] is None  # nothing measured before a1
+    assert by_id[("call", "a2")]["estimated_from"] is None  # the edit e0 came after a1's usage
+    assert by_id[("call", "a3")]["estimated_from"] is None  # e1 came after a2: usage untrusted
+    assert by_id[("call", "a7")]["estimated_from"] == "a6"  # measured after the compaction c1
+    assert by_id[("call", "a3")]["measured"] is None  # zero usage
+    assert by_id[("overflow", "a4")]["window"] == 200_000
+    assert by_id[("call", "a5")]["compaction_id"] is None
+    assert by_id[("call", "a6")]["compaction_id"] == "c1"
+    assert by_id[("call", "a8")]["compaction_id"] == "c2"
+    assert by_id[("compaction", "c1")]["tokens_before"] == 9000
+
+
+def test_measured_follows_pi_usage_rules():
+    entries = [
+        msg("u1", None, user_msg("hi")),
+        msg("a1", "u1", asst_msg("ok", use=usage(100, 50))),
+        msg("a2", "a1", asst_msg("stop", stop="aborted", use=usage(100, 50))),
+        msg("a3", "a2", asst_msg("zero", use=usage(0, 0))),
+        msg("a4", "a3", asst_msg("total", use={**usage(1, 1), "totalTokens": 999})),
+        msg("a5", "a4", {**asst_msg("none"), "usage": None}),
+    ]
+    rows = assert_equal_to_engine(_session(entries), "a5")
+    assert [r["measured"] for r in rows] == [150, None, None, 999, None]
+    assert rows[1]["estimated"] == 150 + 0  # a1's usage; nothing came after it
+    assert rows[4]["estimated_from"] == "a4"
+
+
+def test_window_from_the_catalog():
+    entries = [
+        msg("u1", None, user_msg("hi")),
+        msg("a1", "u1", asst_msg("ok", model="gpt-4o-2024-08-06")),
+        msg("a2", "a1", asst_msg("ok", model="some-local-model")),
+        msg("a3", "a2", {**asst_msg("ok"), "model": ["not", "a", "string"]}),
+    ]
+    rows = context_timeline(_session(entries), "a3")
+    assert [(r["window"], r["model"]) for r in rows] == [(128_000, "gpt-4o-2024-08-06"), (None, "some-local-model"), (None, None)]
+
+
+def test_silent_overflow_by_usage_is_marked():
+    entries = [
+        msg("u1", None, user_msg("hi")),
+        msg("a1", "u1", asst_msg("cut", model="gpt-4o", use=usage(inp=130_000, out=10))),
+    ]
+    rows = context_timeline(_session(entries), "a1")
+    assert [r["kind"] for r in rows] == ["call", "overflow"]
+
+
+def test_empty_and_reset_leaf():
+    sm = SessionManager.in_memory("/repo")
+    assert context_timeline(sm) == []
+    sm.append_message(user_msg("hi"))
+    sm.reset_leaf()
+    assert context_timeline(sm) == []
+
+
+def test_edits_of_system_messages_before_and_after_a_compaction():
+    system = {"role": "system", "content": "base prompt " * 20, "timestamp": 1}
+    delta = {"role": "system", "content": "delta " * 30, "sections": {"s": "v" * 50}, "timestamp": 2}
+    entries = [
+        msg("s1", None, system),
+        msg("u1", "s1", user_msg("one")),
+        msg("a1", "u1", a("r1", 100)),
+        # omit s2 before it is written, then bring it back: its system text returns
+        entry("context_edit", "e1", "a1", targetId="s2", replacement=None),
+        msg("s2", "e1", delta),
+        msg("a2", "s2", a("r2", 0)),
+        entry("context_edit", "e2", "a2", targetId="s2", replacement={"content": "ignored for system"}),
+        msg("a3", "e2", a("r3", 0)),
+        msg("u2", "a3", user_msg("two")),
+        msg("s3", "u2", {**delta, "content": "kept delta " * 10}),
+        msg("a4", "s3", a("r4", 0)),
+        # keeps from u2: s3 lies in the kept region and is dropped (the snapshot carries it)
+        entry("compaction", "c1", "a4", summary="sum", firstKeptEntryId="u2", tokensBefore=10,
+              systemMessage={"role": "system", "content": "snap", "timestamp": 3}),
+        msg("a5", "c1", a("r5", 0)),
+        # an edit naming the dropped system delta must not bring it back
+        entry("context_edit", "e3", "a5", targetId="s3", replacement={"content": "x"}),
+        msg("a6", "e3", a("r6", 0)),
+    ]
+    assert_equal_to_engine(_session(entries), "a6")
