@@ -37,11 +37,18 @@ def js_clean(value: Any) -> Any:
     """What JSON.stringify would make of a value: NaN/Infinity become null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if type(value).__name__ == "NonObjectLine":  # a line like 7 or "x": JSON.stringify gives the value
+        return js_clean(value.value)
     if isinstance(value, dict):
         return {k: js_clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [js_clean(v) for v in value]
     return value
+
+
+def _projected(source: dict[str, Any], messages: int) -> dict[str, Any]:
+    """One projection row as run.mjs writes it (an entry without an id: the key is absent)."""
+    return {"id": source["id"], "messages": messages} if "id" in source else {"messages": messages}
 
 
 def tree_rows(roots: list[Any]) -> list[dict[str, Any]]:
@@ -137,13 +144,16 @@ def dump(path: str | os.PathLike[str], inplace: bool = False, keeps=DEFAULT_KEEP
         branch = sm.get_branch()
         out["header"] = sm.get_header()
         out["entries"] = sm.get_entries()
-        out["leafId"] = sm.leaf_id
+        if sm.leaf_id is not None or sm._leaf_id is None:
+            # pi's leaf is undefined (the key is then absent from its JSON) when the last line
+            # has no id, e.g. a line that is a JSON number; pi_lab keeps that state as UNSET.
+            out["leafId"] = sm.leaf_id
         out["branch"] = [e.get("id") for e in branch]
         out["sessionName"] = sm.get_session_name()
         out["tree"] = _guard(lambda: tree_rows(sm.get_tree()))
         out["contextEntries"] = _guard(lambda: [e.get("id") for e in sm.build_context_entries()])
         out["projection"] = _guard(lambda: [
-            {"id": _get(p, "source_entry", "source").get("id"), "messages": len(_get(p, "messages"))}
+            _projected(_get(p, "source_entry", "source"), len(_get(p, "messages")))
             for p in sm.build_session_projection().entries
         ])
         ctx = _guard(sm.build_session_context)
