@@ -9,11 +9,20 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["PiLabError", "ReadOnlySession", "ConcurrentWriteError", "NotARegularFile"]
+__all__ = ["PiLabError", "Refused", "ReadOnlySession", "ConcurrentWriteError", "NotARegularFile"]
 
 
 class PiLabError(Exception):
     """Root of the errors pi_lab raises on purpose (the message is meant for the user)."""
+
+
+class Refused(PiLabError, RuntimeError):
+    """pi_lab declined to do something in the current state; nothing changed.
+
+    The message says why and what to do (pi's own words where pi refuses the same thing, e.g.
+    "Wait for the current response to finish ..."). A viewer shows it as a refusal; any other
+    exception is a failure or a bug. Also a ``RuntimeError``, the type these refusals had before.
+    """
 
 
 class ReadOnlySession(PiLabError):
