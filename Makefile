@@ -14,11 +14,11 @@ PYTEST_ARGS ?=
 # apt-get needs root; use sudo when we are not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help lab test install venv frontend chromium typecheck pytest pi-reference clean
+.PHONY: help lab test install venv frontend chromium typecheck pytest ui-tests pi-reference clean
 
 help:
 	@echo "make lab      - install everything, then start JupyterLab on the tour notebook"
-	@echo "make test     - install everything (chromium, pi for the differential tests), typecheck, run pytest"
+	@echo "make test     - install everything (chromium, pi for the differential tests), typecheck, ui-tests, pytest"
 	@echo "make install  - .venv + pip install -e '.[test]' + front-end build + labextension develop"
 
 $(VENV)/bin/activate:
@@ -66,6 +66,13 @@ typecheck:
 pi-reference:
 	@bash bench/pi_runner/setup.sh || echo "pi reference not installed: the differential tests will skip"
 
+# JupyterLab-level UI tests (Galata, ui-tests/): its own Yarn project, Debian chromium, no browser
+# download. Run after `make install`. Under CI=true the install is immutable (ui-tests/yarn.lock).
+UI_PORT ?= 18888
+ui-tests:
+	@test -x $(VENV)/bin/jupyter || { echo "run 'make install' first"; exit 1; }
+	$(ACTIVATE) cd ui-tests && jlpm install >/dev/null && PI_LAB_UI_PORT=$(UI_PORT) jlpm playwright test --reporter=list
+
 # pytest's exit code 5 means "no tests collected"; treat that as a failure.
 pytest:
 	@$(ACTIVATE) { rc=0; python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) || rc=$$?; \
@@ -73,6 +80,7 @@ pytest:
 
 test: chromium install pi-reference
 	$(MAKE) --no-print-directory typecheck
+	$(MAKE) --no-print-directory ui-tests
 	$(MAKE) --no-print-directory pytest
 
 lab: install

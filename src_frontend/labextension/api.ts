@@ -61,11 +61,27 @@ export type PollReply =
   | (SessionState & { kind: 'layout' })
   | (SessionState & { kind: 'delta'; deltas: import('../core/transport').DeltaMessage[] });
 
+/** A piece of a matching message: `parts` are `[text, marked]` pairs, always written as text. */
+export interface SearchSnippet {
+  parts: [string, boolean][];
+  role: string;
+  entry_id: string | null;
+}
+
+export interface SearchHits {
+  /** How many messages match (at most 1000 are counted: `capped`). */
+  count: number;
+  capped: boolean;
+  snippets: SearchSnippet[];
+}
+
 export interface ListedSession {
   location: string;
   file: string;
   id: string;
   name: string | null;
+  /** The session's name, else its first user message (the server's `session_title`). */
+  title: string;
   cwd: string;
   first_message: string;
   message_count: number;
@@ -73,6 +89,8 @@ export interface ListedSession {
   modified: string;
   modified_ms: number;
   size: number;
+  /** With a search: what matched. */
+  hits?: SearchHits;
 }
 
 export interface SessionGroup {
@@ -90,6 +108,8 @@ export interface SessionListing {
   total: number;
   shown: number;
   query: string;
+  /** Files named like sessions that are not regular files (FIFOs, devices, folders): never opened. */
+  skipped?: { file: string; reason: string }[];
 }
 
 export class PiLabApi {

@@ -36,8 +36,18 @@ export class PiSessionWidgetFactory extends ABCWidgetFactory<PiSessionDocument, 
   }
 
   protected createNewWidget(context: DocumentRegistry.CodeContext): PiSessionDocument {
-    const content = new SessionViewerPanel(this.api, context.localPath);
-    const widget = new DocumentWidget({ content, context });
+    // The tab says what the session is (its name or first request), not its timestamp file name;
+    // the file name stays in the tab's tooltip.
+    let widget: PiSessionDocument | null = null;
+    const content = new SessionViewerPanel(this.api, context.localPath, {
+      onTitle: title => {
+        if (widget && widget.title.label !== title) {
+          widget.title.label = title;
+          widget.title.caption = `${title}\n${context.localPath}\n(read-only)`;
+        }
+      }
+    });
+    widget = new DocumentWidget({ content, context });
     widget.addClass('jp-PiSessionDocument');
     context.pathChanged.connect(() => content.setPath(context.localPath));
     return widget;

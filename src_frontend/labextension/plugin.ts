@@ -20,6 +20,7 @@ import { PiLabApi, SESSIONS_PREFIX } from './api';
 import { MetadataOnlyModelFactory, PiSessionDocument, PiSessionWidgetFactory } from './document';
 import { showCompactionPreview } from './preview';
 import { SessionsPanel } from './sessionsPanel';
+import { sessionTitle } from './title';
 import { SessionViewerPanel } from './viewerPanel';
 
 export const PI_SESSION_FILE_TYPE = 'pi-session';
@@ -105,20 +106,47 @@ export const piSessionPlugin: JupyterFrontEndPlugin<void> = {
         if (!path) {
           return;
         }
+        // `search` (and `select`, an entry id): open with that search applied, as the Pi
+        // Sessions panel does for a hit.
+        const search = typeof args.search === 'string' ? args.search : undefined;
+        const select = typeof args.select === 'string' && args.select ? args.select : null;
         if (!path.startsWith(SESSIONS_PREFIX)) {
-          return commands.execute('docmanager:open', { path, factory: PI_SESSION_FACTORY });
+          const opened = (await commands.execute('docmanager:open', { path, factory: PI_SESSION_FACTORY })) as
+            | PiSessionDocument
+            | undefined;
+          if (search !== undefined && opened?.content instanceof SessionViewerPanel) {
+            opened.content.applySearch(search, select);
+          }
+          return opened;
         }
         const existing = tracker.find(w => w.content.path === path);
         if (existing) {
+          if (search !== undefined) {
+            existing.content.applySearch(search, select);
+          }
           app.shell.activateById(existing.id);
           return existing;
         }
-        const content = new SessionViewerPanel(api, path);
-        const widget = new MainAreaWidget({ content });
+        const fileName = path.split('/').pop() || path;
+        const hint = typeof args.title === 'string' ? args.title : '';
+        let widget: MainAreaWidget<SessionViewerPanel> | null = null;
+        const caption = (title: string) => `${title}\n${path}\n(read-only; from pi's sessions folder)`;
+        const content = new SessionViewerPanel(api, path, {
+          search,
+          select,
+          title: hint || undefined,
+          onTitle: title => {
+            if (widget && widget.title.label !== title) {
+              widget.title.label = title;
+              widget.title.caption = caption(title);
+            }
+          }
+        });
+        widget = new MainAreaWidget({ content });
         widget.id = `pi-lab-session-${encodeURIComponent(path)}`;
         widget.addClass('jp-PiSessionDocument');
-        widget.title.label = String(args.title || path.split('/').pop() || path);
-        widget.title.caption = `${path}\n(read-only; from pi's sessions folder)`;
+        widget.title.label = sessionTitle({ title: hint }, fileName);
+        widget.title.caption = caption(widget.title.label);
         widget.title.icon = piSessionIcon;
         widget.title.closable = true;
         addToolbarItems(widget.toolbar, commands, content);
@@ -143,7 +171,9 @@ export const piSessionPlugin: JupyterFrontEndPlugin<void> = {
       }
     });
 
-    const sessions = new SessionsPanel(api, (path, title) => void commands.execute(COMMANDS.openSession, { path, title }));
+    const sessions = new SessionsPanel(api, (path, title, search, select) =>
+      void commands.execute(COMMANDS.openSession, { path, title, search, select })
+    );
     sessions.title.icon = piSessionIcon;
     sessions.title.caption = 'Pi Sessions';
     app.shell.add(sessions, 'left', { rank: 650 });

@@ -20,6 +20,7 @@ import type {
 import { readHeader } from '../core/row';
 
 import { ApiError, GaugeSettings, PiLabApi, PollReply, SessionState, ViewParams } from './api';
+import { sessionTitle, TitleSource } from './title';
 
 export const READ_ONLY_MESSAGE = 'read-only viewer — Open in notebook to navigate or compact';
 const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone']);
@@ -71,6 +72,24 @@ export class RestTransport implements Transport {
   /** The file, as the server names it (a path under the root or `@sessions/...`). */
   get location(): string {
     return this.path;
+  }
+
+  /**
+   * Start with this search (and selected entry) instead of the defaults: the Pi Sessions panel
+   * opens a hit with its query applied. Call before `load()`; later changes go through `set`.
+   */
+  preset(view: { search?: string; selected_id?: string | null }): void {
+    if (view.search !== undefined) {
+      this.state.search = view.search;
+    }
+    if (view.selected_id) {
+      this.state.selected_id = view.selected_id;
+    }
+  }
+
+  /** The name shown until the server's answer names the session (the panel's title for it). */
+  setTitleHint(title: string): void {
+    this.titleHint = title;
   }
 
   /** Follow a renamed document. */
@@ -227,7 +246,19 @@ export class RestTransport implements Transport {
     this.generation = state.generation;
     this.version = state.version;
     this.seen(state.version);
-    const session: SessionInfo = { ...state.session, file: state.location?.name ?? state.session.file };
+    // The header shows `name`: give it the session's title (its name, else its first user
+    // message; see title.ts), so it reads like the tab and the panel rather than a file name.
+    const named = state.session as SessionInfo & TitleSource;
+    const title = sessionTitle(
+      { title: named.title, name: named.name, first_message: named.first_message ?? this.titleHint },
+      '',
+      200
+    );
+    const session: SessionInfo = {
+      ...state.session,
+      name: title || state.session.name,
+      file: state.location?.name ?? state.session.file
+    };
     const changes: Partial<ViewState> = {
       // Until the reader picks an entry, the leaf is selected (what pi's /tree starts on).
       selected_id: this.state.selected_id ?? state.leaf_id,
@@ -300,6 +331,7 @@ export class RestTransport implements Transport {
   private maxSeen = 0;
   private polling = false;
   private layoutToken = 0;
+  private titleHint: string | null = null;
 }
 
 function sameValue(a: unknown, b: unknown): boolean {

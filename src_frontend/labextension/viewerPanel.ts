@@ -10,6 +10,7 @@ import { mountViewer, ViewerHandle } from '../core/viewer';
 
 import { ApiError, PiLabApi, SessionState } from './api';
 import { READ_ONLY_MESSAGE, RestTransport } from './restTransport';
+import { sessionTitle, TitleSource } from './title';
 
 const POLL_VISIBLE_MS = 1500;
 const POLL_HIDDEN_MS = 6000;
@@ -24,10 +25,20 @@ function element<K extends keyof HTMLElementTagNameMap>(tag: K, className: strin
   return node;
 }
 
+/** How a viewer starts: with a search applied (and an entry selected), named until it loads. */
+export interface ViewerOptions {
+  search?: string;
+  select?: string | null;
+  title?: string;
+  /** Told the session's title whenever an answer brings it (for the tab). */
+  onTitle?: (title: string) => void;
+}
+
 export class SessionViewerPanel extends Widget {
   constructor(
     private readonly api: PiLabApi,
-    path: string
+    path: string,
+    private readonly options: ViewerOptions = {}
   ) {
     super();
     this.addClass('jp-PiSessionView');
@@ -35,6 +46,10 @@ export class SessionViewerPanel extends Widget {
       state: state => this.onState(state),
       problem: error => this.onProblem(error)
     });
+    this.transport.preset({ search: options.search, selected_id: options.select });
+    if (options.title) {
+      this.transport.setTitleHint(options.title);
+    }
     this.note = element('div', 'jp-PiSessionView-note', this.node);
     this.note.textContent = `${READ_ONLY_MESSAGE}.`;
     this.message = element('div', 'jp-PiSessionView-message', this.node);
@@ -65,6 +80,15 @@ export class SessionViewerPanel extends Widget {
       this.transport.setLocation(path);
       void this.reload();
     }
+  }
+
+  /** Show the rows that match `search` (the viewer's own search box shows it), selecting `select`. */
+  applySearch(search: string, select?: string | null): void {
+    if (!this.viewer) {
+      this.transport.preset({ search, selected_id: select });
+      return;
+    }
+    this.transport.set(select ? { search, selected_id: select } : { search });
   }
 
   /** Read the file again from the server's cache (a new layout), or show why it cannot be. */
@@ -152,6 +176,15 @@ export class SessionViewerPanel extends Widget {
 
   private onState(state: SessionState): void {
     this.lastState = state;
+    const named = state.session as SessionState['session'] & TitleSource;
+    const title = sessionTitle(
+      { title: named.title, name: named.name, first_message: named.first_message ?? this.options.title },
+      state.location?.name ?? ''
+    );
+    if (title) {
+      this.title.label = title;
+      this.options.onTitle?.(title); // every answer: a renamed document's tab went back to the file name
+    }
     const file = state.file;
     const parts = [`${READ_ONLY_MESSAGE}.`];
     if (file.skipped_lines > 0) {
