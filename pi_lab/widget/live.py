@@ -155,3 +155,62 @@ async def follow_file(sm: Any, on_change: Callable[[], None], *, interval: float
             return
         if added:
             on_change()
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernel's parent header while a widget talks during "Run all"
+#
+# ipykernel 7 runs every main-shell request in ONE shared contextvars.Context, and the current
+# request (the parent header that every iopub message, the idle status included, is sent with)
+# is a ContextVar in it. A comm message that arrives while an async cell holds the shell lock is
+# dispatched at once in a copy of that context; when it is done, shell_main writes the parent it
+# saw at the start back into the shared context. A viewer sends requests whenever rows arrive, so
+# during "Run all" such a comm can start under cell N and finish after cell N+1 began: N's parent
+# is written back, and N+1 (then every cell after it that meets another comm) publishes its idle
+# status and its output under N's header. The notebook never sees N+1 finish: it stays [*] on an
+# idle kernel. The comm ran in its own copy, so the shared parent never needs restoring; only
+# ``_shell_context`` (the fallback threads read) was replaced, and is refreshed from the shared
+# context instead.
+
+_GUARDED_KERNELS: set[int] = set()
+
+
+def guard_kernel_parent(kernel: Any = None) -> bool:
+    """Keep the kernel's shell parent header right while comms are dispatched concurrently
+    (see above). Idempotent; returns True when the guard is in place."""
+    import contextvars
+    import inspect
+    import sys
+
+    if kernel is None:
+        try:
+            from ipykernel.kernelbase import Kernel
+        except ImportError:
+            return False
+        if not Kernel.initialized():
+            return False
+        kernel = Kernel.instance()
+    if id(kernel) in _GUARDED_KERNELS:
+        return True
+    shell_main = getattr(type(kernel), "shell_main", None)
+    try:
+        source = inspect.getsource(shell_main) if shell_main is not None else ""
+    except (OSError, TypeError):
+        source = ""
+    # Only the ipykernel code that restores a captured parent after a concurrent comm needs it.
+    if "concurrent=True" not in source or "set_parent(shell_ident, shell_parent" not in source:
+        return False
+    original = kernel.set_parent
+
+    def set_parent(ident: Any, parent: Any, channel: str = "shell") -> None:
+        caller = sys._getframe(1)
+        if channel == "shell" and caller.f_code is shell_main.__code__:
+            # shell_main restoring the parent it captured before a concurrent comm: the shared
+            # context already holds the right one (possibly a newer request's).
+            kernel._shell_context = contextvars.copy_context()
+            return
+        original(ident, parent, channel)
+
+    kernel.set_parent = set_parent
+    _GUARDED_KERNELS.add(id(kernel))
+    return True

@@ -25,7 +25,7 @@ import traitlets as t
 
 from pi_lab.widget.actions import ActionRefused, run_action
 from pi_lab.widget.gauge import gauge_after_entries, recorded_context_window
-from pi_lab.widget.live import LiveFeed, follow_file
+from pi_lab.widget.live import LiveFeed, follow_file, guard_kernel_parent
 from pi_lab.widget.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 
 __all__ = ["SessionWidget", "open_session"]
@@ -106,6 +106,7 @@ class SessionWidget(anywidget.AnyWidget):
         self._sync_deferred = False
         self._feed = LiveFeed(agent, sync=self.sync, stream=self._push_event, status=self._set_status)
         self.on_msg(self._on_msg)
+        guard_kernel_parent()  # the viewer's requests must not mislabel the cells that run meanwhile
         self._publish_layout()
 
     # ------------------------------------------------------------------ engine → traitlets

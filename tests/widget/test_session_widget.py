@@ -178,3 +178,109 @@ def test_agent_run_streams_and_appends_rows(tmp_path):
     assert [e["type"] for e in events][-1] == "stream_end"
     assert [r.text for r in w.view.rows.rows][-2:] == ["user: hello there", "assistant: a streamed answer with several words in it"]
     assert w.busy == "" and w.gauge["measured"] > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# "Run all" in a real kernel (issue 9: Q10/Q11 of the tour stayed [*] on an idle kernel)
+
+_RUN_ALL_CELLS = [
+    """
+import itertools
+from pi_lab.agent import AgentSession
+from pi_lab.llm import OfflineModel
+from pi_lab.session import SessionManager
+from pi_lab.widget import SessionWidget
+ids = itertools.count(1)
+def agent_widget(name):
+    sm = SessionManager.create(WORK, WORK + "/" + name, uuid_factory=lambda: f"{next(ids):08x}")
+    agent = AgentSession(sm, client=OfflineModel([]), record_startup=False)
+    return agent, SessionWidget(agent)
+a1, w1 = agent_widget("one")
+a2, w2 = agent_widget("two")
+print("cell-0")
+w1
+""",
+    *[f"""
+agent = (a1, a2)[{n} % 2]
+agent.client.push("answer {n} " * 20)
+await agent.prompt("question {n}")
+print("cell-{n}")
+""" for n in range(1, 9)],
+    """
+first = next(e["id"] for e in a1.session_manager.entries if e.get("message", {}).get("role") == "user")
+await a1.navigate_tree(first)
+print("cell-9")
+""",
+    """
+await a2.fork(next(e["id"] for e in a2.session_manager.entries if e.get("message", {}).get("role") == "user"))
+print("cell-10")
+""",
+]
+
+
+def test_run_all_with_a_viewer_talking_keeps_every_message_on_its_request(tmp_path):
+    """A raw kernel client plays the notebook: all cells are queued at once and, like the
+    viewer in the browser, every widget asks for its rows on open and after every delta. Every
+    execute must reach idle, and each message must carry the header of the request it
+    answers (a cell's output and status its own execute, a reply its own comm request)."""
+    import queue
+    import time
+
+    jupyter_client = pytest.importorskip("jupyter_client")
+    km = jupyter_client.KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(tmp_path))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        kc.execute(f"WORK = {str(tmp_path)!r}", silent=True)
+        execute_ids = {kc.execute(source): n for n, source in enumerate(_RUN_ALL_CELLS)}
+        requests: dict[str, int] = {}  # comm_msg id -> request id it carried
+        counter = iter(range(1, 1_000_000))
+
+        def ask(comm_id, op, **args):
+            request_id = next(counter)
+            msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {
+                "method": "custom", "content": {"kind": "request", "id": request_id, "op": op, "args": args}}})
+            kc.shell_channel.send(msg)
+            requests[msg["header"]["msg_id"]] = request_id
+
+        idle: dict[str, str] = {}
+        problems: list[str] = []
+        widgets = 0
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(idle) < len(execute_ids):
+            try:
+                msg = kc.get_iopub_msg(timeout=0.5)
+            except queue.Empty:
+                continue
+            parent = msg["parent_header"].get("msg_id")
+            kind = msg["msg_type"]
+            content = msg["content"]
+            if kind == "status" and content["execution_state"] == "idle" and parent in execute_ids:
+                idle[parent] = kind
+            elif kind == "stream":
+                for n in {int(w.split("-")[1]) for w in content["text"].split() if w.startswith("cell-")}:
+                    if execute_ids.get(parent) != n:
+                        problems.append(f"cell {n}'s output came under {execute_ids.get(parent, parent)}")
+            elif kind == "error":
+                problems.append(f"cell {execute_ids.get(parent)} failed: {content['evalue']}")
+            elif kind == "comm_open" and content["data"].get("state", {}).get("_anywidget_id", "").endswith("SessionWidget"):
+                widgets += 1
+                ask(content["comm_id"], "hello")
+                ask(content["comm_id"], "rows", start=0, end=50)
+            elif kind == "comm_msg" and content["data"].get("method") == "custom":
+                custom = content["data"]["content"]
+                if custom.get("kind") == "response" and requests.get(parent) != custom.get("id"):
+                    problems.append(f"reply {custom.get('id')} came under {execute_ids.get(parent, parent)}")
+                if custom.get("kind") == "delta":
+                    if parent not in execute_ids and parent not in requests:
+                        problems.append(f"a delta came under an unknown request {parent}")
+                    ask(content["comm_id"], "rows", start=0, end=50)
+        missing = sorted(n for msg_id, n in execute_ids.items() if msg_id not in idle)
+        assert widgets == 2
+        assert not missing, f"cells never reported idle: {missing}; {problems[:5]}"
+        assert not problems, problems[:10]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
