@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -38,6 +39,7 @@ from pi_lab.session.projection import (
 )
 from pi_lab.session._json import NonObjectLine, dumps_line
 from pi_lab.session.storage import (
+    TAIL_SETTLE_SECONDS,
     InvalidSessionFile,
     LoadResult,
     append_bytes,
@@ -752,15 +754,10 @@ class SessionManager:
     def _end_stale_line(self, *, wait: bool) -> bool:
         """Append ``\n`` after an unterminated last line that did not change across two
         reads; return whether it did (a growing line is left to its writer)."""
-        import time
-
-        from pi_lab.session.storage import TAIL_SETTLE_SECONDS
-
         if wait:
             time.sleep(TAIL_SETTLE_SECONDS)
-        fd = open_for_append(self._session_file)
+        fd, st = open_for_append(self._session_file)
         try:
-            st = os.fstat(fd)
             if (st.st_dev, st.st_ino) != self._identity or st.st_size != self._known_size:
                 return False
             start, end = append_bytes(fd, b"\n")
@@ -865,10 +862,9 @@ class SessionManager:
         path = self._session_file
         for _ in range(8):
             try:
-                fd = open_for_append(path)
+                fd, st = open_for_append(path)
             except FileNotFoundError:
                 raise ConcurrentWriteError(path, "the file was deleted") from None
-            st = os.fstat(fd)
             same_file = (st.st_dev, st.st_ino) == self._identity
             if same_file and st.st_size == self._known_size and self._consumed_bytes == self._known_size:
                 return fd
@@ -889,7 +885,12 @@ class SessionManager:
             else:
                 raise ConcurrentWriteError(path, f"it grew by {foreign} bytes" if foreign else "it changed", new)
             if self._consumed_bytes < self._known_size:
-                if not (self._stale_partial and self._end_stale_line(wait=True)):
+                # An unfinished last line: appending now would join it. Look again after a
+                # moment; a line that stayed the same was left by a writer that stopped.
+                if not self._stale_partial:
+                    time.sleep(TAIL_SETTLE_SECONDS)
+                    self._refresh()
+                if not (self._stale_partial and self._end_stale_line(wait=False)):
                     raise ConcurrentWriteError(path, "another writer is in the middle of a line", new)
         raise ConcurrentWriteError(path, "it keeps changing")
 
@@ -904,7 +905,7 @@ class SessionManager:
             return
         line = dumps_line(entry)
         if fd is None:  # not reached through _append (no guard): open plainly
-            fd = open_for_append(self._session_file)
+            fd, _ = open_for_append(self._session_file)
             try:
                 start, end = append_bytes(fd, line)
             finally:

@@ -332,22 +332,23 @@ def read_session_header(path: str | os.PathLike[str]) -> Entry | None:
 def append_line(path: str | os.PathLike[str], entry: Entry) -> None:
     """Append one entry as a single write, so a crash never leaves a half line in between."""
     line = dumps_line(entry)
-    fd = open_for_append(path)
+    fd, _ = open_for_append(path)
     try:
         _write_all(fd, line)
     finally:
         os.close(fd)
 
 
-def open_for_append(path: str | os.PathLike[str]) -> int:
-    """An ``O_APPEND`` descriptor on an existing regular file (``O_NONBLOCK``: a FIFO without
-    a reader fails at once instead of blocking; it has no effect on a regular file)."""
+def open_for_append(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """An ``O_APPEND`` descriptor on an existing regular file and its ``fstat`` (the only
+    one an append needs). ``O_NONBLOCK``: a FIFO without a reader fails at once instead of
+    blocking; it has no effect on a regular file."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise NotARegularFile(path, _kind_of(mode))
-    return fd
+        raise NotARegularFile(path, _kind_of(st.st_mode))
+    return fd, st
 
 
 def append_bytes(fd: int, payload: bytes) -> tuple[int, int]:
