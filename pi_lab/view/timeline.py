@@ -104,12 +104,19 @@ class _ContextWalk:
         elif kind == "context_edit":
             self._edit(index, entry)
         else:
-            edit = self._edit_for(entry)
+            edits = self.edits
+            edit = edits.get(entry_id) if edits and entry_id.__class__ is str else None
             messages = entry_to_messages(entry) if edit is None else project_with_edit(entry, edit)
             if call is not None and call[1] is not None and len(messages) == 1 and messages[0] is call[0]:
-                # an unedited assistant with valid usage: the new anchor, estimated only on demand
+                # an unedited assistant with valid usage: the new anchor (trusted when pi can
+                # find its entry by id, see _anchor), estimated only on demand
                 self.pending.add(index)
-                self._anchor(index, entry, messages, call)
+                if entry_id.__class__ is str and entry_id:
+                    self.anchor_tokens = call[1]
+                    self.anchor_id = entry_id
+                    self.trailing = 0
+                else:
+                    self.anchor_tokens = None
             elif messages:
                 total = nonsystem = 0
                 for message in messages:
@@ -279,22 +286,27 @@ def context_timeline(sm: Any, leaf_id: str | None = None) -> list[dict[str, Any]
     walk = _ContextWalk(path)
     rows: list[dict[str, Any]] = []
     windows: dict[str | None, int | None] = {}
+    # hot loop (one pass over a possibly 100,000-entry path): bound methods kept in locals
+    add, estimate, append = walk.add, walk.estimate, rows.append
     for index, entry in enumerate(path):
         kind = entry.get("type")
         message = entry.get("message") if kind == "message" else None
         if isinstance(message, dict) and message.get("role") == "assistant":
-            estimated, anchor_id = walk.estimate()
+            estimated, anchor_id = estimate()
             usage = usage_anchor(message)
             measured = calculate_context_tokens(usage) if usage is not None else None
-            model = model_id_of(message)
+            model = message.get("model")
+            if not (model.__class__ is str and model):
+                model = model_id_of(message)
             if model in windows:
                 window = windows[model]
             else:
                 window = windows[model] = context_window_for(model)
             stop = message.get("stopReason")
-            rows.append({
+            entry_id = entry.get("id")
+            append({
                 "kind": "call",
-                "entry_id": str_or_none(entry.get("id")),
+                "entry_id": entry_id if entry_id.__class__ is str else str_or_none(entry_id),
                 "measured": int(measured) if measured is not None else None,
                 "estimated": int(estimated),
                 "compaction_id": walk.compaction_id,
@@ -303,7 +315,7 @@ def context_timeline(sm: Any, leaf_id: str | None = None) -> list[dict[str, Any]
                 "estimated_from": anchor_id,
                 "stop_reason": stop if isinstance(stop, str) else None,
             })
-            walk.add(index, entry, (message, measured))
+            add(index, entry, (message, measured))
             # The classifier's three signals need an error, a stop or a length stop; skipping
             # the other stop reasons (toolUse, aborted) only saves its call on every turn.
             if stop in _OVERFLOW_STOPS and is_context_overflow(message, window):
@@ -315,7 +327,7 @@ def context_timeline(sm: Any, leaf_id: str | None = None) -> list[dict[str, Any]
                     "window": window,
                 })
             continue
-        walk.add(index, entry)
+        add(index, entry)
         if kind == "compaction":
             before = entry.get("tokensBefore")
             rows.append({

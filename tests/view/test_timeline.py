@@ -201,3 +201,30 @@ def test_edits_of_system_messages_before_and_after_a_compaction():
         msg("a6", "e3", a("r6", 0)),
     ]
     assert_equal_to_engine(_session(entries), "a6")
+
+
+def test_one_forward_walk_not_a_projection_per_call(monkeypatch):
+    """The timeline never projects from scratch: each message is estimated about once."""
+    import pi_lab.session.projection as projection
+    import pi_lab.view.timeline as timeline
+
+    sm = generated_session(3000, 5)
+    path = sm.get_branch()
+    messages = sum(len(projection.entry_to_messages(e)) for e in path)
+    calls = {"estimate": 0}
+    real = timeline.estimate_tokens
+
+    def counting(message):
+        calls["estimate"] += 1
+        return real(message)
+
+    def no_projection(*args, **kwargs):
+        raise AssertionError("context_timeline must not project a whole path")
+
+    monkeypatch.setattr(timeline, "estimate_tokens", counting)
+    monkeypatch.setattr(projection, "project_path", no_projection)
+    monkeypatch.setattr(projection, "build_session_projection", no_projection)
+    rows = context_timeline(sm)
+    assert sum(1 for r in rows if r["kind"] == "call") > 500
+    # kept regions are estimated again after each compaction, edited targets twice
+    assert calls["estimate"] <= 1.3 * messages
