@@ -14,7 +14,9 @@ every user and assistant message), over the whole session. The index keeps that 
 and zlib-compressed in chunks of whole entries, plus, for each entry, where its line starts in
 the file: a query decompresses the chunks of each session until every word was found, and the
 snippets shown for a hit are cut from the entry read back from the file, in its own letter case.
-A thousand sessions cost their compressed text (typically a fifth of it) and 12 bytes per message.
+Memory is the compressed text (about a third of it: 9.8 MB for the 26.9 MB of text of a folder of
+1,000 sessions copied from the real fixtures, 506 MB on disk) plus 12 bytes per message; a query
+over that folder takes 0.1-0.3 s. Nothing else of a session is kept (the summary is a few fields).
 """
 
 from __future__ import annotations
