@@ -160,15 +160,19 @@ print(four_states(agent))""")
 md("""## Step 7: fork and clone start new files
 
 `fork` copies the path *before* a user message into a new session file whose header names the old
-one as `parentSession`; `clone` copies the path up to an entry. The agent moves to the new file, and
-the widget above follows it there.""")
+one as `parentSession`; `clone` copies the path up to an entry. The agent that forks moves to the new
+file (a widget bound to it would follow). Here the fork gets an agent of its own on the same file, so
+the widget above keeps showing the session you watched.""")
 
 code("""old_file = sm.session_file
+fork_agent = AgentSession(SessionManager.open(old_file), client=model, tools=agent.agent.tools, settings=settings)
+fork_agent.subscribe(lambda e: events.append(e["type"]))
 first_user = next(e for e in sm.get_branch() if e["type"] == "message" and e["message"]["role"] == "user")
-forked = await agent.fork(first_user["id"])
+forked = await fork_agent.fork(first_user["id"])
+fork_sm = fork_agent.session_manager
 print("selected text:", repr(forked.selected_text))
-print("new file:", agent.session_manager.session_file != old_file, "| parentSession:", agent.session_manager.header.get("parentSession") == old_file)
-print("entries in the fork:", len(agent.session_manager.entries))
+print("new file:", fork_sm.session_file != old_file, "| parentSession:", fork_sm.header.get("parentSession") == old_file)
+print("entries in the fork:", len(fork_sm.entries))
 print("events seen so far:", sorted(set(events)))""")
 
 nb = nbf.v4.new_notebook()
