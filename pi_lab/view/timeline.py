@@ -273,8 +273,12 @@ def context_timeline(sm: Any, leaf_id: str | None = None) -> list[dict[str, Any]
     * ``{"kind": "overflow", "entry_id", "error", "window"}`` right after the call row of an
       assistant error that pi classifies as a context overflow.
     * ``{"kind": "compaction", "entry_id", "tokens_before", "first_kept_id", "estimated"}``
-      and ``{"kind": "branch_summary", "entry_id", "from_id", "estimated"}``, where
-      ``estimated`` is pi's estimate of the context right after that entry.
+      and ``{"kind": "branch_summary", "entry_id", "from_id", "estimated", "empty"}``, where
+      ``estimated`` is pi's estimate of the context right after that entry and ``empty`` marks
+      a summary with no text (pi projects nothing for it).
+
+    Unknown or non-string ``leaf_id`` raises :class:`~pi_lab.view.errors.UnknownEntry`; a
+    session without a leaf (empty, or the leaf reset) gives ``[]``.
     """
     sm = manager_of(sm)
     if leaf_id is None:
