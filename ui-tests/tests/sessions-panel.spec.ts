@@ -102,6 +102,7 @@ test.describe('Pi Sessions panel', () => {
       ['look at \u202Edlrow olleh', 'ok'], 2, name);
     await showPanel(page);
     await page.locator(`${PANEL} .jp-PiSessions-search`).fill(tag);
+    await expect(page.locator(`${PANEL} .jp-PiSessions-summary`)).toContainText('1 of');
     const item = page.locator(`${PANEL} .jp-PiSessions-item`, { hasText: tag });
     await expect(item.locator('.jp-PiSessions-name')).toHaveText(`invoice ⟨RLO⟩txt.exe⟨PDF⟩ for ${tag}`);
     await expect(item.locator('.jp-PiSessions-first')).toHaveText('look at ⟨RLO⟩dlrow olleh');
