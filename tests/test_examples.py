@@ -7,6 +7,7 @@ situation on the offline model; every answer ends with `check(n, ...)`, which pr
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -21,8 +22,21 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 FIXTURE = EXAMPLES.parent.parent / "shared" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
 
 
+_FILES_AROUND_RUN: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+
+
+def _snapshot(cwd: Path) -> dict[str, str]:
+    """Every file the tour might be tempted to write outside its WORK folder: the folder it runs in
+    and the session shipped with pi_lab."""
+    from pi_lab.data import TINY_AUTH
+
+    files = [TINY_AUTH.path, *(p for p in cwd.rglob("*") if p.is_file())]
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
 def _execute(cwd: Path):
     nbclient = pytest.importorskip("nbclient")
+    before = _snapshot(cwd)
     nb = nbformat.read(EXAMPLES / "tour.ipynb", as_version=4)
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": str(cwd)}})
@@ -35,6 +49,7 @@ def _execute(cwd: Path):
     finally:
         if marker is not None:
             os.environ["PYTEST_CURRENT_TEST"] = marker
+    _FILES_AROUND_RUN[str(cwd)] = (before, _snapshot(cwd))
     return nb
 
 
@@ -128,3 +143,11 @@ def test_tour_text_says_which_session_it_shows():
     for fact in ("before-compaction.jsonl", "tiny-auth.jsonl", "recorded by pi_lab's own `AgentSession`",
                  "tools/record_sample_session.py", "copy in `WORK`"):
         assert fact in text, fact
+
+
+@pytest.mark.parametrize("where", ["executed_tour", "executed_elsewhere"])
+def test_tour_writes_only_in_its_temporary_folder(where, request):
+    request.getfixturevalue(where)
+    cwd = str(EXAMPLES) if where == "executed_tour" else next(k for k in _FILES_AROUND_RUN if k != str(EXAMPLES))
+    before, after = _FILES_AROUND_RUN[cwd]
+    assert after == before  # nothing created, changed or removed beside the notebook or in pi_lab/data
