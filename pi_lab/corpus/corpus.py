@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from pi_lab.corpus.extract import TABLE_NAMES, FileUnreadable, extract_file
-from pi_lab.corpus.tables import columns_to_tables, concat_tables, finish_tables
+from pi_lab.corpus.tables import clear_copies, concat_tables, finish_tables
 
 __all__ = ["Corpus", "default_cache_dir", "default_session_paths", "list_session_files"]
 
 _USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 _BY = ("day", "session", "model", "project")
-_CACHE_FORMAT = "1"  # bump when the extractor's rows change, so old caches are rebuilt
+_CACHE_FORMAT = "3"  # bump when the extractor's rows change, so old caches are rebuilt
 # Below this many bytes to read, starting processes costs more than it saves.
 POOL_MIN_BYTES = 2_000_000
 
@@ -238,6 +238,7 @@ class Corpus:
             paths = default_session_paths()
         elif isinstance(paths, (str, os.PathLike)):
             paths = [paths]
+        paths = list(paths)
         errors: list[tuple[str, str]] = []
         files = list_session_files(paths, errors)
         stamps: dict[str, tuple[int, int, int]] = {}
@@ -253,7 +254,8 @@ class Corpus:
         cached_stamps: dict[str, tuple[int, int, int]] = {}
         cached_tables: dict[str, Any] | None = None
         if root is not None:
-            key = hashlib.sha256(("\0".join([_CACHE_FORMAT, *sorted(os.path.abspath(os.fspath(p)) for p in paths)])).encode()).hexdigest()[:20]
+            # One store per list of scanned paths (in order: the rows are kept in that order).
+            key = hashlib.sha256(("\0".join([_CACHE_FORMAT, *(os.path.abspath(os.fspath(p)) for p in paths)])).encode()).hexdigest()[:20]
             store = _Cache(root, key)
             cached_stamps, cached_tables = store.load()
             if cached_tables is None:
@@ -262,12 +264,16 @@ class Corpus:
         todo = [f for f in files if f not in fresh]
 
         parts: list[dict[str, Any]] = []
+        everything_cached = cached_tables is not None and set(cached_stamps) == fresh
         if cached_tables is not None and fresh:
             import pyarrow as pa
             import pyarrow.compute as pc
 
-            keep = pa.array(sorted(fresh), pa.string())
-            parts.append({n: t.filter(pc.is_in(t.column("file"), value_set=keep)) for n, t in cached_tables.items()})
+            if everything_cached:
+                parts.append(cached_tables)
+            else:
+                keep = pa.array(sorted(fresh), pa.string())
+                parts.append({n: t.filter(pc.is_in(t.column("file"), value_set=keep)) for n, t in cached_tables.items()})
         bar = _Progress(len(todo), progress)
         bar.advance(0)
         read_stamps: dict[str, tuple[int, int, int]] = {}
@@ -275,16 +281,24 @@ class Corpus:
             parts.append(tables)
             errors.extend(batch_errors)
             read_stamps.update(batch_stamps)
-        merged = concat_tables(parts) if parts else concat_tables([])
-        if store is not None and (todo or set(cached_stamps) != fresh):
-            kept = {f: cached_stamps[f] for f in fresh}
-            kept.update(read_stamps)
-            try:
-                store.save(kept, merged)
-            except OSError as error:
-                errors.append((str(store.dir), f"cache not written: {error.strerror or error}"))
         ok = set(fresh) | set(read_stamps)
-        corpus = cls(finish_tables(merged, [f for f in files if f in ok]), errors, [f for f in files if f in ok])
+        order = [f for f in files if f in ok]
+        if everything_cached and not read_stamps:
+            # The cache holds the finished tables of exactly these files (same listing, same
+            # order): nothing to recompute.
+            finished = cached_tables
+        else:
+            # Cached rows carry the copy marks of the corpus they were saved with; the marks
+            # are recomputed for the corpus as it is now.
+            if parts and cached_tables is not None and fresh:
+                parts[0] = clear_copies(parts[0])
+            finished = finish_tables(concat_tables(parts), order)
+            if store is not None:
+                try:
+                    store.save({f: (cached_stamps.get(f) if f in fresh else read_stamps[f]) for f in order}, finished)
+                except OSError as error:
+                    errors.append((str(store.dir), f"cache not written: {error.strerror or error}"))
+        corpus = cls(finished, errors, order)
         corpus.stats = {"files": len(files), "read": len(todo), "cached": len(fresh), "seconds": time.perf_counter() - started}
         return corpus
 

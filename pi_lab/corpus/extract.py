@@ -134,8 +134,8 @@ class _Context:
     """The projection of one path as parallel per-context-entry lists with running sums.
 
     ``cum_tokens[i]``: pi's estimate of every message of context entries 0..i;
-    ``anchors[i]``: (usage tokens, cum tokens through that message) of the last valid usage
-    anchor among them, so the context estimate of the whole list is O(1).
+    ``anchors[i]``: (usage tokens, cum tokens through that message, its entry) of the last
+    valid usage anchor among them, so the context estimate of the whole list is O(1).
     """
 
     __slots__ = ("entries", "counts", "cum_count", "cum_tokens", "anchors", "edits")
@@ -145,7 +145,7 @@ class _Context:
         self.counts: list[int] = []
         self.cum_count: list[int] = []
         self.cum_tokens: list[int] = []
-        self.anchors: list[tuple[Any, int] | None] = []
+        self.anchors: list[tuple[Any, int, Entry] | None] = []
         self.edits: dict[str, Entry] = {}
 
     def push(self, entry: Entry, stats: tuple[int, list[int], tuple[Any, int] | None]) -> None:
@@ -157,7 +157,7 @@ class _Context:
         self.cum_count.append(base_count + count)
         self.cum_tokens.append(base_tokens + (sum(_tokens) if count else 0))
         if local_anchor is not None:
-            self.anchors.append((local_anchor[0], base_tokens + local_anchor[1]))
+            self.anchors.append((local_anchor[0], base_tokens + local_anchor[1], entry))
         else:
             self.anchors.append(self.anchors[-1] if self.anchors else None)
 
@@ -186,6 +186,10 @@ class _Context:
         if anchor is None:
             return self.cum_tokens[-1]
         return anchor[0] + (self.cum_tokens[-1] - anchor[1])
+
+    def anchor_entry(self) -> Entry | None:
+        anchor = self.anchors[-1] if self.anchors else None
+        return anchor[2] if anchor is not None else None
 
 
 class _Stats:
@@ -340,8 +344,10 @@ class _Extractor:
 
         self.call_rows: dict[int, int] = {}  # id(assistant entry) -> model_calls row
         self.compaction_ids: list[Any] = []  # the compactions on the walked path, innermost last
+        self.invalidating: list[int] = []  # depths of the context_edits and compactions on the path
         self.pending_tools: dict[str, int] = {}  # toolCallId -> tool_calls row (current path)
         depth_of: dict[int, int] = {}
+        self.depth_of = depth_of
         visited: set[int] = set()
         # Roots in file order; then anything a parentId cycle made unreachable (hand edits).
         starts = list(roots)
@@ -373,6 +379,8 @@ class _Extractor:
                     ctx = saved
                 if entry.get("type") == "compaction":
                     self.compaction_ids.pop()
+                if entry.get("type") in ("compaction", "context_edit"):
+                    self.invalidating.pop()
                 for key, previous in reversed(tool_undo.pop()):
                     if previous is None:
                         self.pending_tools.pop(key, None)
@@ -388,10 +396,13 @@ class _Extractor:
             if fallback:
                 ctx = self._context_from_scratch(entry)
                 self.compaction_ids = [e.get("id") for e in ctx.entries[:1] if e.get("type") == "compaction"]
+                self.invalidating = []  # (cycle members: the gauge estimate falls back to the plain sum)
             self._visit(entry, ctx, path, changes)
             path.append(entry)
             kind = entry.get("type")
             entry_id = entry.get("id")
+            if kind == "compaction" or kind == "context_edit":
+                self.invalidating.append(len(path) - 1)
             if kind == "compaction":
                 self.compaction_ids.append(entry_id)
                 undo.append(ctx)
@@ -449,7 +460,8 @@ class _Extractor:
         window = context_window_for(model)
         measured = (inp + cr + cw) if usage_anchor(message) is not None else None
         estimate = ctx.estimate
-        seen = measured if measured is not None else estimate
+        projected = self._projected(ctx, path, estimate)
+        seen = measured if measured is not None else projected
         compaction_id = self.compaction_ids[-1] if self.compaction_ids else None
         self.call_rows[id(entry)] = len(mc["entry_id"])
         mc["file"].append(self.path)
@@ -463,6 +475,7 @@ class _Extractor:
         mc["context_messages"].append(ctx.message_count)
         mc["context_tokens_est"].append(float(estimate))
         mc["context_tokens_plain"].append(ctx.plain_tokens)
+        mc["context_tokens_projected"].append(float(projected))
         mc["input_tokens_measured"].append(float(measured) if measured is not None else None)
         mc["input"].append(float(inp))
         mc["output"].append(float(out))
@@ -504,6 +517,30 @@ class _Extractor:
                 tc["copied"].append(False)
                 tc["copied_from"].append(None)
                 tc["_start_ms"].append(start)
+
+    def _projected(self, ctx: _Context, path: list[Entry], estimate: Any) -> Any:
+        """pi's gauge estimate (``estimate_projected_context_tokens``): the usage anchor counts
+        only when it was measured after the last context_edit or compaction on the branch."""
+        anchor = ctx.anchor_entry()
+        invalid = self.invalidating[-1] if self.invalidating else -1
+        if anchor is not None and self.depth_of.get(id(anchor), -1) > invalid:
+            return estimate
+        if not self.has_system(ctx):
+            return ctx.plain_tokens  # without system messages the fallback is the plain sum
+        # The system messages are replayed into one state: rare (only right after an edit or
+        # a compaction), so the engine's function is used on the projection of this path.
+        from pi_lab.compaction.tokens import estimate_projected_context_tokens
+        from pi_lab.session.projection import project_path
+
+        return estimate_projected_context_tokens(project_path(path), path).tokens
+
+    def has_system(self, ctx: _Context) -> bool:
+        for entry in ctx.entries:
+            if entry.get("type") == "message" and isinstance(entry.get("message"), dict) and entry["message"].get("role") == "system":
+                return True
+            if entry.get("type") == "compaction" and entry.get("systemMessage"):
+                return True
+        return False
 
     def _compaction_after(self, entry: Entry, ctx: _Context, path: list[Entry]) -> None:
         cp = self.cols["compactions"]
@@ -548,7 +585,7 @@ class _Extractor:
         cp["summary_chars"].append(js_len(summary) if isinstance(summary, str) else 0)
         cp["kept_entries"].append(kept)
         cp["messages_after"].append(ctx.message_count)
-        cp["tokens_after"].append(float(ctx.estimate))
+        cp["tokens_after"].append(float(self._projected(ctx, path, ctx.estimate)))
         cp["trigger"].append("hook" if entry.get("fromHook") is True and trigger == "manual" else trigger)
         cp["from_hook"].append(entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None)
         cp["read_files"].append(_str_list(details.get("readFiles")))

@@ -35,7 +35,8 @@ def _fields() -> dict[str, list[tuple[str, str]]]:
         "model_calls": [
             ("file", "str"), ("session_id", "str"), ("entry_id", "str"), ("parent_id", "str"), ("timestamp", "ts"),
             ("provider", "str"), ("model", "str"), ("stop_reason", "str"), ("context_messages", "i64"),
-            ("context_tokens_est", "f64"), ("context_tokens_plain", "i64"), ("input_tokens_measured", "f64"),
+            ("context_tokens_est", "f64"), ("context_tokens_plain", "i64"), ("context_tokens_projected", "f64"),
+            ("input_tokens_measured", "f64"),
             *usage, ("compaction_id", "str"), ("context_window", "i64"), ("fill_ratio", "f64"),
             ("overflowed", "bool"), ("retried", "bool"), ("depth", "i64"), ("on_active_path", "bool"), *copied,
         ],

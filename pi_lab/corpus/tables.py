@@ -14,7 +14,7 @@ from pi_lab.corpus.schema import empty_table, schema_of, to_table
 
 __all__ = [
     "resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files",
-    "copy_map", "involved_files", "apply_copies", "session_totals",
+    "copy_map", "involved_files", "apply_copies", "session_totals", "clear_copies",
 ]
 
 _PER_ENTRY = ("entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
@@ -186,6 +186,23 @@ def session_totals(sessions: Any, model_calls: Any, entries: Any) -> Any:
         sessions.schema.get_field_index("copied_entries"), "copied_entries", pa.array([counts.get(f, 0) for f in files], pa.int64())
     )
     return sessions
+
+
+def clear_copies(tables: dict[str, Any]) -> dict[str, Any]:
+    """The per-file rows back as the extractor made them: no copy marks, no parent id."""
+    import pyarrow as pa
+
+    out = dict(tables)
+    for name in _PER_ENTRY:
+        table = tables[name]
+        n = table.num_rows
+        table = table.set_column(table.schema.get_field_index("copied"), "copied", pa.array([False] * n, pa.bool_()))
+        out[name] = table.set_column(table.schema.get_field_index("copied_from"), "copied_from", pa.nulls(n, pa.string()))
+    sessions = tables["sessions"]
+    out["sessions"] = sessions.set_column(
+        sessions.schema.get_field_index("parent_session_id"), "parent_session_id", pa.nulls(sessions.num_rows, pa.string())
+    )
+    return out
 
 
 def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, Any]:

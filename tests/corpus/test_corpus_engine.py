@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pi_lab.compaction.tokens import estimate_context_tokens
+from pi_lab.compaction.tokens import estimate_context_tokens, estimate_projected_context_tokens
 from pi_lab.corpus import Corpus
 from pi_lab.corpus.extract import extract_file
-from pi_lab.session.projection import build_session_context
+from pi_lab.session.projection import build_session_context, build_session_projection
 from pi_lab.session.readonly import session_from_bytes
 from pi_lab.session.tree import get_branch, index_by_id
 
@@ -67,6 +67,10 @@ def check_against_engine(path: Path) -> int:
         estimate = estimate_context_tokens(context.messages)
         assert (count, est) == (len(context.messages), float(estimate.tokens)), (path.name, eid)
         assert plain == sum(_estimate(m) for m in context.messages)
+    for eid, parent, gauge in zip(mc["entry_id"], mc["parent_id"], mc["context_tokens_projected"]):
+        projection = build_session_projection(entries, parent, by_id)
+        branch = get_branch(by_id, parent) if parent else []
+        assert gauge == float(estimate_projected_context_tokens(projection, branch).tokens), (path.name, eid)
     return len(mc["entry_id"])
 
 

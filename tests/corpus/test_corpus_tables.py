@@ -113,6 +113,10 @@ def test_model_calls_what_the_model_saw(corpus):
         row = one(mc, session_id=sid, entry_id=eid)
         assert (row["context_messages"], row["context_tokens_est"], row["compaction_id"]) == (count, est, comp), (sid, eid)
         assert row["context_window"] == 200_000
+    # pi's gauge (estimate_projected_context_tokens): usage measured before the last edit or
+    # compaction is not trusted, so right after them the messages are estimated one by one
+    gauge = {eid: one(mc, session_id="O", entry_id=eid)["context_tokens_projected"] for eid in ("a1", "e1", "a2", "e2", "a3")}
+    assert gauge == {"a1": 10, "e1": 1012, "a2": 7, "e2": 56, "a3": 9}
     a2 = one(mc, session_id="O", entry_id="a2")
     assert a2["input_tokens_measured"] == 50 and math.isclose(a2["fill_ratio"], 50 / 200_000)
     e1 = one(mc, session_id="O", entry_id="e1")
