@@ -257,7 +257,7 @@ export class Dialogs {
       const b = button(label, 'pi-menu-item', list, action);
       el('span', 'pi-muted', b, ` ${hint}`);
     };
-    if (this.transport.writable) {
+    if (this.transport.writable || this.transport.canAllowWrites) {
       item('Go here…', target.id === leafId ? '(already the leaf)' : 'move the leaf (pi /tree)', () => this.navigate(target, leafId));
       item('Compact…', 'summarize the older part of the current branch (pi /compact)', () => this.compact());
       item('Label…', target.label ? `now [${target.label}]` : 'bookmark this entry', () => this.label(target));
@@ -265,6 +265,9 @@ export class Dialogs {
         item('Fork before this message…', 'new session file up to its parent (pi /fork)', () => this.fork(target, 'fork'));
       }
       item('Clone up to here…', 'new session file with the path to this entry (pi /clone)', () => this.fork(target, 'clone'));
+      if (!this.transport.writable) {
+        this.readOnlyNote(body); // the items that would append say so when chosen
+      }
     } else {
       this.readOnlyNote(list);
     }
@@ -274,7 +277,10 @@ export class Dialogs {
   navigate(target: ActionTarget, leafId: string | null): void {
     const body = this.open('Go to this entry');
     el('div', 'pi-dialog-target', body, rowSafe(target.text));
-    if (!this.transport.writable) {
+    // The JupyterLab viewer cannot move the leaf at all; the read-only notebook widget moves it
+    // in memory (nothing is written), but a summary or a label would append to the file.
+    const inMemoryOnly = !this.transport.writable && Boolean(this.transport.canAllowWrites);
+    if (!this.transport.writable && !inMemoryOnly) {
       this.readOnlyNote(body);
       return;
     }
@@ -286,12 +292,16 @@ export class Dialogs {
     el('p', 'pi-muted', body, reedit
       ? 'A user message is re-edited: the leaf moves to its parent and its text is offered again.'
       : 'The leaf moves to this entry; the next message continues from here.');
-    el('p', 'pi-muted', body, 'Summarize the branch you are leaving?');
+    el('p', 'pi-muted', body, inMemoryOnly
+      ? 'Read-only: the leaf moves in this view only (nothing is written); a summary of the branch you leave needs writing.'
+      : 'Summarize the branch you are leaving?');
     const choices = el('div', 'pi-choices', body);
     const instructions = el('textarea', 'pi-textarea', body);
     instructions.placeholder = 'Custom instructions for the summary';
     instructions.hidden = true;
-    const labelInput = el('input', 'pi-input', el('label', 'pi-setting', body, 'label (optional) '));
+    const labelRow = el('label', 'pi-setting', body, 'label (optional) ');
+    const labelInput = el('input', 'pi-input', labelRow);
+    labelRow.hidden = inMemoryOnly;
     const error = this.errorBox(body);
     const progress = el('div', 'pi-progress', body);
     progress.hidden = true;
@@ -321,6 +331,10 @@ export class Dialogs {
       }
     };
     buttons.push(button('No summary', 'pi-primary', choices, () => void go(false)));
+    if (inMemoryOnly) {
+      this.readOnlyNote(body);
+      return;
+    }
     buttons.push(button('Summarize', '', choices, () => void go(true)));
     buttons.push(button('Summarize with instructions…', '', choices, () => {
       if (instructions.hidden) {
@@ -387,6 +401,11 @@ export class Dialogs {
     this.part(body, 'Kept as is', p.kept, 'pi-part-kept');
     if (p.files && (p.files.read.length || p.files.modified.length)) {
       el('div', 'pi-muted', body, `files read: ${p.files.read.length} · modified: ${p.files.modified.length}`);
+    }
+    if (!this.transport.writable) {
+      this.readOnlyNote(body); // a compaction appends its checkpoint to the file
+      this.focusFirst();
+      return;
     }
     const instructions = el('textarea', 'pi-textarea', body);
     instructions.placeholder = 'Optional instructions ("Additional focus") for the summary';
