@@ -10,7 +10,7 @@ from pi_lab.compaction.tokens import calculate_context_tokens, estimate_projecte
 from pi_lab.llm.errors import is_context_overflow
 from pi_lab.session import SessionManager
 from pi_lab.session.projection import project_path
-from pi_lab.view import context_timeline
+from pi_lab.view import context_diff, context_timeline
 from view.view_sessions import FIXTURE_NAMES, fixture_session, generated_session, needs_fixtures
 
 
@@ -228,3 +228,22 @@ def test_one_forward_walk_not_a_projection_per_call(monkeypatch):
     assert sum(1 for r in rows if r["kind"] == "call") > 500
     # kept regions are estimated again after each compaction, edited targets twice
     assert calls["estimate"] <= 1.3 * messages
+
+
+@pytest.mark.slow
+def test_100k_session_timeline_and_diff_stay_interactive():
+    """Generous bounds (a shared CI core): the figures are in tests/view/bench_views.py."""
+    import time
+
+    sm = generated_session(100_000, 1)
+    tips = [e["fromId"] for e in sm.entries if e.get("type") == "branch_summary" and sm.get_entry(e.get("fromId") or "")]
+    other = max(tips, key=lambda t: len(sm.get_branch(t)))
+    context_timeline(sm)
+    start = time.process_time()
+    rows = context_timeline(sm)
+    timeline_cpu = time.process_time() - start
+    start = time.process_time()
+    context_diff(sm, other, sm.leaf_id)
+    diff_cpu = time.process_time() - start
+    assert len(rows) > 20_000
+    assert timeline_cpu < 1.0 and diff_cpu < 0.2, (timeline_cpu, diff_cpu)
