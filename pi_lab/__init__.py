@@ -16,7 +16,11 @@ _LAZY = {
 
 
 def open(path: str, **options: Any) -> Any:  # noqa: A001  (pi_lab.open mirrors the built-in on purpose)
-    """Open a pi session file in a :class:`SessionWidget` (tree, context, gauge)."""
+    """Open a pi session file in a :class:`SessionWidget` (tree, context, gauge).
+
+    The file is only read (an old format is migrated in memory, nothing is repaired on disk);
+    pass ``writable=True``, or allow writes in the viewer, to navigate with summaries, label or
+    compact into it."""
     from pi_lab.widget import open_session
 
     return open_session(path, **options)

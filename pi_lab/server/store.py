@@ -34,7 +34,7 @@ from typing import Any
 
 from pi_lab.session.readonly import session_from_bytes
 from pi_lab.session.storage import InvalidSessionFile, parse_lines
-from pi_lab.widget.gauge import gauge_after_entries
+from pi_lab.widget.gauge import gauge_after_entries, recorded_model
 from pi_lab.widget.payload import SessionView, ViewSettings, gauge_payload
 
 __all__ = ["SessionStore", "LoadedSession", "SharedView", "ViewKey", "NotASession", "FileTooLarge", "view_key"]
@@ -151,14 +151,7 @@ def _tail_entry(tail: bytes) -> list[dict[str, Any]]:
 
 
 def _model_name(sm: Any) -> str:
-    for entry in reversed(sm.get_branch()):
-        kind = entry.get("type")
-        if kind == "model_change" and entry.get("modelId"):
-            return f"{entry.get('provider', '?')}/{entry.get('modelId')}"
-        message = entry.get("message") if kind == "message" else None
-        if isinstance(message, dict) and message.get("role") == "assistant" and message.get("model"):
-            return f"{message.get('provider', '?')}/{message.get('model')}"
-    return "model unknown"
+    return recorded_model(sm) or "model unknown"
 
 
 class SessionStore:

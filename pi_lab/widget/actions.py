@@ -2,26 +2,63 @@
 
 Each action is a coroutine taking the agent and the request arguments and returning a
 JSON-ready result. Refusals (pi's own messages: a response or tool call still running, a
-compaction in progress, nothing to compact...) raise :class:`ActionRefused`, which the
-viewer shows as is. Nothing here knows about widgets or HTTP.
+compaction in progress, nothing to compact...; a session opened read-only; another process
+writing the file) raise :class:`ActionRefused`, which the viewer shows as is. Only
+pi_lab's own errors (:class:`~pi_lab.errors.PiLabError`) become refusals: anything else is a
+bug and propagates with its traceback. Nothing here knows about widgets or HTTP.
+
+A session opened read-only (``pi_lab.open(path)``) still navigates (the leaf moves in memory
+only); whatever would append to its file (a branch summary, a label, a compaction) is refused
+with the file's name and the way to write. Fork and clone write a NEW file and leave the
+user's file alone, so they stay allowed, except where reading the source for the copy would
+rewrite it (an old format version).
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ActionRefused", "ACTIONS", "run_action", "TOOL_RUNNING"]
+from pi_lab.errors import ConcurrentWriteError, PiLabError, Refused
 
+__all__ = ["ActionRefused", "ACTIONS", "run_action", "TOOL_RUNNING", "read_only_refusal"]
+
+NAVIGATE_WHILE_RUNNING = "Wait for the current response to finish before navigating the session tree."
+NAVIGATE_WHILE_COMPACTING = (
+    "Wait for the current compaction or tree navigation to finish before navigating the session tree."
+)
 TOOL_RUNNING = (
     "A tool call is still running: its result would be attached to the wrong branch. "
     "Wait for it to finish before navigating the session tree."
 )
 
 
-class ActionRefused(RuntimeError):
-    """An action the engine refused, with the reason to show."""
+class ActionRefused(Refused):
+    """An action the engine refused, with the reason to show (still a ``RuntimeError``).
+
+    ``concurrent`` is True when another process had written the file: its entries are now in
+    the session, and the viewer should show them.
+    """
+
+    concurrent = False
+
+
+def read_only_refusal(sm: Any, what: str) -> ActionRefused:
+    """The refusal of an append on a read-only session: which file, and how to write."""
+    where = sm.session_file or "this session"
+    plan = sm.write_plan() if hasattr(sm, "write_plan") else ""
+    return ActionRefused(
+        f"{where} is open read-only: {what} would append to it. To write, allow writes in the viewer"
+        f"{f' ({plan})' if plan else ''} or open it with pi_lab.open(path, writable=True)."
+    )
+
+
+def _writable(agent: Any, what: str) -> None:
+    sm = agent.session_manager
+    if getattr(sm, "read_only", False):
+        raise read_only_refusal(sm, what)
 
 
 def _text(value: Any) -> str | None:
@@ -46,16 +83,26 @@ async def navigate(agent: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     _require_entry(agent, target)
     if getattr(agent, "has_pending_tool_calls", False):
         raise ActionRefused(TOOL_RUNNING)
-    if target == agent.session_manager.leaf_id:
+    if getattr(agent, "is_running", False):
+        raise ActionRefused(NAVIGATE_WHILE_RUNNING)
+    if getattr(agent, "is_compacting", False):
+        raise ActionRefused(NAVIGATE_WHILE_COMPACTING)
+    sm = agent.session_manager
+    if target == sm.leaf_id:
         return {"already_here": True, "leaf_id": target}
     summarize = bool(args.get("summarize"))
+    label_text = _text(args.get("label"))
+    # Going to a descendant of the leaf abandons nothing: pi then just moves the leaf.
+    nothing_to_summarize = summarize and not _abandoned(sm, target)
+    if (summarize and not nothing_to_summarize) or label_text:
+        _writable(agent, "a branch summary" if summarize and not nothing_to_summarize else "a label")
     instructions = _text(args.get("instructions")) if summarize else None
     result = await agent.navigate_tree(
         target,
         summarize=summarize,
         custom_instructions=instructions,
         replace_instructions=bool(args.get("replace_instructions")),
-        label=_text(args.get("label")),
+        label=label_text,
     )
     summary = result.summary_entry
     return {
@@ -64,12 +111,24 @@ async def navigate(agent: Any, args: Mapping[str, Any]) -> dict[str, Any]:
         "cancelled": result.cancelled,
         "aborted": result.aborted,
         "summary_id": summary.get("id") if isinstance(summary, Mapping) else None,
+        "nothing_to_summarize": bool(nothing_to_summarize and summary is None),
     }
+
+
+def _abandoned(sm: Any, target: str) -> bool:
+    """Whether moving the leaf to ``target`` leaves entries behind (pi summarises exactly those:
+    the old branch below the deepest common ancestor). False when ``target`` is the leaf or
+    one of its descendants."""
+    from pi_lab.compaction import collect_entries_for_branch_summary
+
+    entries, _ = collect_entries_for_branch_summary(sm, sm.leaf_id, target)
+    return bool(entries)
 
 
 async def compact(agent: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     """pi's /compact [instructions] on the current branch."""
     _idle(agent, "compacting")
+    _writable(agent, "a compaction")
     result = await agent.compact(_text(args.get("instructions")))
     return {
         "leaf_id": agent.session_manager.leaf_id,
@@ -94,6 +153,7 @@ async def label(agent: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     target = args.get("id")
     _require_entry(agent, target)
     _idle(agent, "editing a label")
+    _writable(agent, "a label")
     text = _text(args.get("label"))
     entry_id = agent.session_manager.append_label_change(target, text)
     return {"label_entry_id": entry_id, "label": text}
@@ -102,13 +162,23 @@ async def label(agent: Any, args: Mapping[str, Any]) -> dict[str, Any]:
 async def _fork(agent: Any, entry_id: Any, position: str) -> dict[str, Any]:
     _require_entry(agent, entry_id)
     _idle(agent, "forking")
-    previous = agent.session_manager.session_file
-    try:
-        result = agent.fork(entry_id, position=position)
-        if inspect.isawaitable(result):
-            result = await result
-    except ValueError as error:
-        raise ActionRefused(str(error)) from error
+    source = agent.session_manager
+    previous = source.session_file
+    if getattr(source, "read_only", False) and not source.write_plan().startswith("Append new entries"):
+        # The copy is made from the file as it would be opened for writing, which rewrites
+        # an old format in place: not without the user's say.
+        raise ActionRefused(f"Forking {previous} needs it rewritten first ({source.write_plan()}); allow writes "
+                            "in the viewer or open it with pi_lab.open(path, writable=True).")
+    entry = source.get_entry(entry_id)
+    message = entry.get("message") if entry.get("type") == "message" else None
+    if position == "before" and not (isinstance(message, dict) and message.get("role") == "user"):
+        raise ActionRefused("Invalid entry ID for forking")  # pi's words
+    copies_a_path = position == "at" or entry.get("parentId") is not None
+    if copies_a_path and getattr(source, "is_persisted", False) and previous and not os.path.exists(previous):
+        raise ActionRefused("This session has not been saved yet. Send a message before cloning or forking it.")
+    result = agent.fork(entry_id, position=position)
+    if inspect.isawaitable(result):
+        result = await result
     sm = agent.session_manager
     return {
         "cancelled": bool(getattr(result, "cancelled", False)),
@@ -136,7 +206,9 @@ ACTIONS = {"navigate": navigate, "compact": compact, "cancel": cancel, "label": 
 
 
 async def run_action(agent: Any, op: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Run one action; pi's refusals and engine errors come back as :class:`ActionRefused`."""
+    """Run one action. pi's refusals and pi_lab's own errors (:class:`~pi_lab.errors.PiLabError`:
+    a read-only session, another writer, a failed summary...) come back as
+    :class:`ActionRefused`; any other exception is a bug and propagates unchanged."""
     handler = ACTIONS.get(op)
     if handler is None:
         raise ActionRefused(f"unknown action {op!r}")
@@ -144,6 +216,7 @@ async def run_action(agent: Any, op: str, args: Mapping[str, Any] | None = None)
         return await handler(agent, args or {})
     except ActionRefused:
         raise
-    except (RuntimeError, ValueError, KeyError) as error:
-        message = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
-        raise ActionRefused(str(message)) from error
+    except PiLabError as error:
+        refused = ActionRefused(str(error))
+        refused.concurrent = isinstance(error, ConcurrentWriteError)
+        raise refused from error

@@ -24,7 +24,7 @@ from pi_lab.session.projection import (
     replay_system_state,
 )
 
-__all__ = ["gauge", "gauge_after_append", "gauge_after_entries", "compactions_on_branch", "recorded_context_window"]
+__all__ = ["gauge", "gauge_after_append", "gauge_after_entries", "compactions_on_branch", "recorded_context_window", "recorded_model"]
 
 Entry = Mapping[str, Any]
 
@@ -60,6 +60,15 @@ def recorded_context_window(sm: Any) -> int | None:
 
     model = sm.build_session_context().model or {}
     return context_window_for(model.get("modelId"))
+
+
+def recorded_model(sm: Any) -> str | None:
+    """``provider/modelId`` of the session's own model on the current branch (pi's rule: the
+    last assistant message or model change on the path), or None when the file names none."""
+    model = sm.build_session_context().model or {}
+    if not model.get("modelId"):
+        return None
+    return f"{model.get('provider') or '?'}/{model['modelId']}"
 
 
 def _after_compaction_estimate(branch: Sequence[Entry], i: int, position: Mapping[str, int],

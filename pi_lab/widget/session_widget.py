@@ -11,6 +11,24 @@ The whole Python-to-browser contract is on this page:
   responsive; the answer is ``{"kind": "response", "id", "ok", "result" | "error"}``;
 * live changes arrive as ``{"kind": "delta"}`` messages (see ``rows.py``) and
   ``{"kind": "event"}`` messages (streaming text, tool progress).
+
+Writing (issue 9). A widget on a path opens the file read-only (``pi_lab.open(path)``,
+``SessionWidget(path)``; ``writable=True`` opens it for writing): nothing is ever written to it.
+
+* traitlets ``writable`` (Bool) and ``write_plan`` (Unicode: what allowing writes will do to
+  which file, e.g. "Rewrite /p/x.jsonl in format v3 (it is v1), then append"; "" once writable);
+* request ``{"op": "allow_writes"}`` -> ``{"writable": true, "session_file", "done": <the plan
+  carried out>}``; after it ``writable`` is true and ``write_plan`` "";
+* a refused action answers ``{"kind": "response", "ok": false, "error": <message>,
+  "refused": true}``: the message names the file and the way to write (read-only), or says
+  that another process wrote the file (``"concurrent": true``; its entries are then shown);
+  an engine bug answers ``"refused": false`` with ``"error"`` and its traceback goes to the
+  kernel log. Navigation without a summary or label is allowed read-only (the leaf moves in
+  memory only); summaries, labels and compactions are refused; fork and clone write a new file
+  and stay allowed (unless the source would need rewriting first).
+* ``session`` carries ``model`` (the session's own recorded model, e.g.
+  ``anthropic/claude-opus-4-5``, or None) and ``answering_model`` (the model that answers in
+  this kernel — prompts, summaries, compactions — or None when nothing can answer here).
 """
 
 from __future__ import annotations
@@ -24,7 +42,7 @@ import anywidget
 import traitlets as t
 
 from pi_lab.widget.actions import ActionRefused, run_action
-from pi_lab.widget.gauge import gauge_after_entries, recorded_context_window
+from pi_lab.widget.gauge import gauge_after_entries, recorded_context_window, recorded_model
 from pi_lab.widget.live import LiveFeed, follow_file, guard_kernel_parent
 from pi_lab.widget.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 
@@ -35,11 +53,13 @@ STATE_DELAY_S = 0.5
 SNAPSHOT_DELAY_S = 5.0
 
 
-def _session_manager_and_agent(source: Any, **agent_options: Any) -> tuple[Any, Any]:
+def _session_manager_and_agent(source: Any, writable: bool = False, **agent_options: Any) -> tuple[Any, Any]:
     from pi_lab.session import SessionManager
 
     if isinstance(source, (str, os.PathLike)):
-        source = SessionManager.open(source)
+        # Inspection never writes the user's file (no migration or repair on disk); writing
+        # is asked for with writable=True or the viewer's "allow writes".
+        source = SessionManager.open(source, read_only=not writable)
     if hasattr(source, "session_manager") and hasattr(source, "navigate_tree"):
         return source.session_manager, source
     if not hasattr(source, "get_branch"):
@@ -77,11 +97,17 @@ class SessionWidget(anywidget.AnyWidget):
     busy = t.Unicode("").tag(sync=True)
     editor_text = t.Unicode("").tag(sync=True)
     height = t.Int(560).tag(sync=True)
+    writable = t.Bool(True).tag(sync=True)
+    write_plan = t.Unicode("").tag(sync=True)
 
     def __init__(self, source: Any, *, model: Any = None, client: Any = None, settings: Any = None,
-                 context_window: int | None = None, follow: bool = True, poll_interval: float = 1.0, **kwargs: Any):
+                 context_window: int | None = None, follow: bool = True, poll_interval: float = 1.0,
+                 writable: bool = False, **kwargs: Any):
         recorded = not hasattr(source, "navigate_tree")
-        sm, agent = _session_manager_and_agent(source, model=model, client=client, settings=settings)
+        # A model answers in this kernel when the caller brought one (an AgentSession, model=,
+        # client=); a recorded session's stand-in offline model answers only once writing is on.
+        self._brought_model = not recorded or model is not None or client is not None
+        sm, agent = _session_manager_and_agent(source, writable, model=model, client=client, settings=settings)
         self.agent = agent
         # A recorded session is drawn against the window of the model that answered it (when
         # known); a session this kernel drives, against its own model's window.
@@ -140,6 +166,7 @@ class SessionWidget(anywidget.AnyWidget):
             self.leaf_id = view.sm.leaf_id
             self._publish_gauge()
             self.session = self._session_info()
+            self._publish_access()
             if header_selected is not None and header_selected != self.selected_id:
                 self.selected_id = header_selected
 
@@ -154,9 +181,19 @@ class SessionWidget(anywidget.AnyWidget):
     def _session_info(self) -> dict[str, Any]:
         sm = self.view.sm
         model = self.agent.model
+        read_only = bool(getattr(sm, "read_only", False))
+        answering = None
+        if model is not None and (self._brought_model or not read_only):
+            answering = f"{getattr(model, 'provider', '?')}/{getattr(model, 'id', '?')}"
         return {"id": sm.session_id, "file": sm.session_file, "name": sm.session_name, "cwd": sm.cwd,
-                "entries": sm.get_entry_count(), "model": f"{getattr(model, 'provider', '?')}/{getattr(model, 'id', '?')}",
-                "following": bool(self._follow and sm.session_file)}
+                "entries": sm.get_entry_count(), "model": recorded_model(sm), "answering_model": answering,
+                "read_only": read_only, "following": bool(self._follow and sm.session_file)}
+
+    def _publish_access(self) -> None:
+        sm = self.view.sm
+        read_only = bool(getattr(sm, "read_only", False))
+        self.writable = not read_only
+        self.write_plan = sm.write_plan() if read_only else ""
 
     def sync(self) -> str:
         """Catch up with the session (appends, a moved leaf); returns ``none``, ``delta`` or ``layout``."""
@@ -266,8 +303,8 @@ class SessionWidget(anywidget.AnyWidget):
 
     @t.observe("filter_mode", "search")
     def _on_view_filter(self, change: dict[str, Any]) -> None:
-        if not hasattr(self, "view"):
-            return  # still in __init__: the view is built with these values
+        if not hasattr(self, "view") or getattr(self, "_resetting_view", False):
+            return  # still in __init__ (the view is built with these values), or a reset
         # Like pi, a new filter or search clears the folds.
         self._pending_view.update(filter_mode=self.filter_mode, search=self.search, folded=())
         self.folded = []
@@ -275,7 +312,7 @@ class SessionWidget(anywidget.AnyWidget):
 
     @t.observe("folded")
     def _on_folded(self, change: dict[str, Any]) -> None:
-        if not hasattr(self, "view"):
+        if not hasattr(self, "view") or getattr(self, "_resetting_view", False):
             return
         if "filter_mode" in self._pending_view or frozenset(self.folded) != self.view.rows.folded:
             self._pending_view["folded"] = tuple(self.folded)
@@ -342,6 +379,8 @@ class SessionWidget(anywidget.AnyWidget):
             self._reply(request_id, {"version": self.view.rows.version}, [blob])
         elif op in ("navigate", "compact", "cancel", "label", "fork", "clone"):
             self._spawn(self._act(request_id, op, args))
+        elif op == "allow_writes":
+            self._allow_writes(request_id)
         else:
             try:
                 self._reply(request_id, read_request(self.view, op, args))
@@ -351,8 +390,33 @@ class SessionWidget(anywidget.AnyWidget):
     def _reply(self, request_id: Any, result: Any, buffers: list[bytes] | None = None) -> None:
         self.send({"kind": "response", "id": request_id, "ok": True, "result": result}, buffers)
 
-    def _reply_error(self, request_id: Any, message: str) -> None:
-        self.send({"kind": "response", "id": request_id, "ok": False, "error": message})
+    def _reply_error(self, request_id: Any, message: str, **extra: Any) -> None:
+        self.send({"kind": "response", "id": request_id, "ok": False, "error": message, **extra})
+
+    def allow_writes(self) -> str:
+        """Make a read-only session writable (the viewer's button); returns what was done."""
+        sm = self.view.sm
+        plan = sm.write_plan() if getattr(sm, "read_only", False) else ""
+        if plan:
+            sm.make_writable()
+            self.sync()
+        with self.hold_sync():
+            self.session = self._session_info()
+            self._publish_access()
+        return plan
+
+    def _allow_writes(self, request_id: Any) -> None:
+        from pi_lab.errors import PiLabError
+
+        try:
+            done = self.allow_writes()
+        except (PiLabError, OSError) as error:  # another writer, a full disk: the file is as it was
+            self.sync()
+            self._set_status("", str(error))
+            self._reply_error(request_id, str(error), refused=True)
+            return
+        self._set_status("", f"Writes allowed: {done}" if done else "")
+        self._reply(request_id, {"writable": True, "session_file": self.view.sm.session_file, "done": done})
 
     def _spawn(self, coroutine: Any) -> None:
         try:
@@ -371,28 +435,55 @@ class SessionWidget(anywidget.AnyWidget):
         try:
             result = await run_action(self.agent, op, args)
         except ActionRefused as error:
+            # Another writer's entries (picked up before refusing) are shown at once.
+            await self._sync_off_loop()
             self._set_status("", str(error))
-            self._reply_error(request_id, str(error))
+            self._reply_error(request_id, str(error), refused=True, concurrent=error.concurrent)
             return
-        except Exception as error:  # an engine bug must not kill the kernel's task silently
-            self._set_status("", f"{op} failed: {error}")
-            self._reply_error(request_id, f"{op} failed: {error}")
+        except Exception as error:  # an engine bug: say so, with the traceback in the kernel log
+            self.log.exception("pi_lab: %s failed", op)
+            message = f"{op} failed with an internal error: {type(error).__name__}: {error} (traceback in the kernel log)"
+            self._set_status("", message)
+            self._reply_error(request_id, message, refused=False)
             return
         await self._sync_off_loop()
         if op == "navigate" and not result.get("already_here"):
             with self.hold_sync():
                 self.editor_text = result.get("editor_text") or ""
                 self.selected_id = self.view.sm.leaf_id or self.selected_id
-            self._set_status("", "Navigated" + (" with a branch summary" if result.get("summary_id") else ""))
+            if result.get("nothing_to_summarize"):
+                self._set_status("", "Nothing to summarize: no entries are left behind on the way there. Navigated")
+            else:
+                self._set_status("", "Navigated" + (" with a branch summary" if result.get("summary_id") else ""))
         elif op == "compact":
             self._set_status("", f"Compacted: {result['tokens_before']} tokens before")
         elif op in ("fork", "clone"):
+            self._reset_view_for_new_session()
             self._publish_layout()
+            with self.hold_sync():
+                # pi puts the forked message's text back in the editor (clone has none).
+                self.editor_text = result.get("selected_text") or ""
+                self.selected_id = self.view.sm.leaf_id
             done = "Forked" if op == "fork" else "Cloned"
             self._set_status("", f"{done} into {Path(result['session_file']).name if result.get('session_file') else 'a new session'}")
         elif op == "label":
             self._set_status("", "Label saved" if result.get("label") else "Label removed")
         self._reply(request_id, result)
+
+    def _reset_view_for_new_session(self) -> None:
+        """A fork or clone shows a new session: the filter, search and folds of the old one
+        go back to pi's defaults. A filter kept from the old session could hide every entry of
+        the new one ("No entries found" on a session that has entries), and the folds name
+        entries of the old file; pi's /tree also opens a new session unfiltered."""
+        self._pending_view = {}
+        self.view.rows.set_view(filter_mode="default", search="", folded=())
+        with self.hold_sync():
+            # Observers see the view already reset and have nothing left to re-filter.
+            self._resetting_view = True
+            try:
+                self.filter_mode, self.search, self.folded = "default", "", []
+            finally:
+                self._resetting_view = False
 
     # ------------------------------------------------------------------ following a file
 
@@ -433,6 +524,7 @@ class SessionWidget(anywidget.AnyWidget):
         self.selected_id = entry_id
 
 
-def open_session(path: str | os.PathLike[str], **kwargs: Any) -> SessionWidget:
-    """``pi_lab.open(path)``: a :class:`SessionWidget` on a session file."""
-    return SessionWidget(path, **kwargs)
+def open_session(path: str | os.PathLike[str], *, writable: bool = False, **kwargs: Any) -> SessionWidget:
+    """``pi_lab.open(path)``: a :class:`SessionWidget` on a session file, read-only unless
+    ``writable=True`` (the file is then migrated to the current format if it is older)."""
+    return SessionWidget(path, writable=writable, **kwargs)

@@ -101,7 +101,7 @@ def test_navigation_is_refused_while_a_tool_call_runs(seed_file, monkeypatch):
 
 
 def test_label_fork_and_clone(seed_file):
-    w = SessionWidget(seed_file)
+    w = SessionWidget(seed_file, writable=True)  # a label appends: writing is asked for
     sent = capture(w)
     reply, _ = request(w, sent, "label", id="U4", label="edge cases")
     assert reply["ok"] and w.session_manager.get_label("U4") == "edge cases"
@@ -137,7 +137,7 @@ def test_compact_action_appends_a_checkpoint(tmp_path):
 
 
 def test_live_append_sends_one_small_delta_then_the_traitlets(seed_file):
-    w = SessionWidget(seed_file)
+    w = SessionWidget(seed_file, writable=True)  # the test appends through the widget's manager
     sent = capture(w)
     version = w.structure_version
     w.session_manager.append_message(user_msg("one more question"))
@@ -284,3 +284,114 @@ def test_run_all_with_a_viewer_talking_keeps_every_message_on_its_request(tmp_pa
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Read-only by default (issue 9)
+
+
+def _v1_copy(fixture_copy):
+    return fixture_copy("public-whamp-v1-linear.jsonl")
+
+
+def test_open_never_writes_the_file_and_refuses_appends_with_the_way_to_write(fixture_copy):
+    import pi_lab
+
+    path = _v1_copy(fixture_copy)
+    before = path.read_bytes()
+    w = pi_lab.open(path)
+    sent = capture(w)
+    assert w.writable is False and w.write_plan.startswith(f"Rewrite {path}") and w.session["read_only"]
+    entries = w.session_manager.entries
+    users = [e["id"] for e in entries if e.get("message", {}).get("role") == "user"]
+    # Navigation moves the leaf in memory only.
+    reply, _ = request(w, sent, "navigate", id=entries[3]["id"])
+    assert reply["ok"], reply
+    for op, args in (("label", {"id": users[0], "label": "x"}), ("compact", {}),
+                     ("navigate", {"id": entries[1]["id"], "summarize": True}), ("fork", {"id": users[-1]})):
+        reply, _ = request(w, sent, op, **args)
+        assert reply["ok"] is False and reply["refused"] is True, (op, reply)
+        assert str(path) in reply["error"] and "writable=True" in reply["error"], reply
+    assert path.read_bytes() == before  # not migrated, not repaired, nothing appended
+    # The viewer's button: the plan is carried out, then appends go through.
+    reply, _ = request(w, sent, "allow_writes")
+    assert reply["ok"] and reply["result"]["done"].startswith(f"Rewrite {path}")
+    assert w.writable is True and w.write_plan == "" and not w.session["read_only"]
+    reply, _ = request(w, sent, "label", id=users[0], label="mine")
+    assert reply["ok"], reply
+    assert path.read_bytes() != before and b'"label":"mine"' in path.read_bytes()
+
+
+def test_writable_true_opens_for_writing(fixture_copy):
+    from pi_lab.widget import open_session
+
+    path = _v1_copy(fixture_copy)
+    w = open_session(path, writable=True)
+    assert w.writable is True and w.write_plan == "" and w.session["read_only"] is False
+
+
+def test_fork_and_clone_from_a_read_only_v3_session_write_only_a_new_file(seed_file):
+    before = seed_file.read_bytes()
+    w = SessionWidget(seed_file)
+    sent = capture(w)
+    reply, _ = request(w, sent, "clone", id="A4")
+    assert reply["ok"], reply
+    assert reply["result"]["session_file"] != str(seed_file) and seed_file.read_bytes() == before
+
+
+def test_a_second_writer_is_a_refusal_that_shows_its_entries(seed_file):
+    w = SessionWidget(seed_file, writable=True)
+    sent = capture(w)
+    with open(seed_file, "a", encoding="utf-8") as other:  # pi appends meanwhile
+        other.write(json.dumps({"type": "message", "id": "P1", "parentId": "C1", "timestamp": "2026-07-29T10:00:00Z",
+                                "message": {"role": "user", "content": "from pi", "timestamp": 9}}) + "\n")
+    reply, _ = request(w, sent, "label", id="U4", label="mine")
+    assert reply["ok"] is False and reply["refused"] is True and reply["concurrent"] is True, reply
+    assert "another writer" in reply["error"] and str(seed_file) in reply["error"]
+    assert w.session_manager.get_entry("P1") is not None and "P1" in w.view.rows.ids  # shown at once
+
+
+def test_an_engine_bug_is_an_error_not_a_refusal(seed_file, monkeypatch, caplog):
+    w = SessionWidget(seed_file, writable=True)
+    sent = capture(w)
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(w.session_manager, "append_label_change", broken)
+    reply, _ = request(w, sent, "label", id="U4", label="x")
+    assert reply["ok"] is False and reply["refused"] is False and "internal error" in reply["error"]
+    assert "KeyError" in reply["error"]
+
+
+def test_fork_before_a_message_puts_its_text_in_the_editor_and_resets_the_filter(seed_file):
+    w = SessionWidget(seed_file, writable=True)
+    sent = capture(w)
+    w.filter_mode = "labeled-only"  # nothing is labeled in the new session
+    w.search = "cookie"
+    reply, _ = request(w, sent, "fork", id="U3")
+    assert reply["ok"], reply
+    assert w.editor_text == "补充测试"
+    assert (w.filter_mode, w.search, w.folded) == ("default", "", [])
+    assert w.row_count > 0 and w.view.rows.filter_mode == "default"
+
+
+def test_summarize_towards_a_descendant_says_there_was_nothing_to_summarize(seed_file):
+    w = SessionWidget(seed_file, writable=True)
+    sent = capture(w)
+    w.session_manager.branch("U3")  # the leaf is an ancestor of A5
+    lines = seed_file.read_bytes()
+    reply, _ = request(w, sent, "navigate", id="A5", summarize=True)
+    assert reply["ok"] and reply["result"]["nothing_to_summarize"] is True and reply["result"]["summary_id"] is None
+    assert w.status.startswith("Nothing to summarize") and seed_file.read_bytes() == lines
+
+
+def test_header_model_is_the_sessions_own_and_answering_only_where_one_answers(tmp_path, fixture_copy):
+    recorded = SessionWidget(fixture_copy("before-compaction.jsonl"))
+    assert recorded.session["model"] and "offline" not in recorded.session["model"]
+    assert recorded.session["answering_model"] is None  # read-only: nothing answers here
+    sm = SessionManager.create(str(tmp_path), tmp_path / "s")
+    agent = AgentSession(sm, client=OfflineModel(["hi"]), record_startup=False)
+    live = SessionWidget(agent)
+    assert live.session["model"] is None and live.session["answering_model"].endswith("offline")
