@@ -1,13 +1,16 @@
 """AgentSession: the agent loop over a session file, with pi's compaction and recovery."""
 
-from pi_lab.agent.compaction_flow import LENGTH_RETRY_FAILED, OVERFLOW_RETRY_FAILED, ContextUsage
+from pi_lab.agent.compactor import LENGTH_RETRY_FAILED, OVERFLOW_RETRY_FAILED, CompactionCancelled
 from pi_lab.agent.session import ALREADY_PROCESSING, PROMPT_DURING_COMPACTION, AgentSession, SessionStats
 from pi_lab.agent.tools import Tool, ToolError, ToolOutput, demo_tools, tool
-from pi_lab.agent.tree_flow import NAVIGATE_WHILE_COMPACTING, NAVIGATE_WHILE_RUNNING, ForkResult, NavigateResult
+from pi_lab.agent.tree_flow import NAVIGATE_WHILE_COMPACTING, NAVIGATE_WHILE_RUNNING, ForkResult, InvalidEntry, NavigateResult
+from pi_lab.compaction.usage import ContextUsage
 
 __all__ = [
     "AgentSession",
     "ContextUsage",
+    "CompactionCancelled",
+    "InvalidEntry",
     "NavigateResult",
     "ForkResult",
     "SessionStats",

@@ -3,8 +3,13 @@
 It persists every finished message through the SessionManager, builds every model request
 from the session projection, retries transient failures, compacts at pi's three check
 points, recovers from context overflow once, navigates the tree and forks. The behaviour
-follows pi 1.6.0's ``agent-session.ts`` as specified in ``spec/agent-loop.md``; compaction
-and tree navigation live in the two mixins next to this file.
+follows pi 1.6.0's ``agent-session.ts`` as specified in ``spec/agent-loop.md``.
+
+The class is built from parts: :class:`~pi_lab.agent.run_state.RunState` (what is running and
+the one registry of cancellable operations), :class:`~pi_lab.agent.transcript.Transcript`
+(message ↔ entry identity), :class:`~pi_lab.agent.compactor.Compactor` (the check points and
+every compaction) and :class:`~pi_lab.agent.tree_flow.TreeNavigator` (``/tree``, ``/fork``).
+The parts read this object's public configuration and never its private state.
 """
 
 from __future__ import annotations
@@ -15,12 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pi_lab.agent.compaction_flow import CompactionFlow
+from pi_lab.agent.compactor import Compactor, context_window, message_model
 from pi_lab.agent.loop import Agent, AgentHooks
+from pi_lab.agent.run_state import AUTO_COMPACTION, BRANCH_SUMMARY, COMPACTIONS, MANUAL_COMPACTION, RETRY, RunState
 from pi_lab.agent.tools import Tool
-from pi_lab.agent.tree_flow import TreeFlow
-from pi_lab.compaction import CompactionSettings, RetryPolicy
+from pi_lab.agent.transcript import Transcript
+from pi_lab.agent.tree_flow import ForkResult, NavigateResult, TreeNavigator
+from pi_lab.compaction import CompactionResult, CompactionSettings, RetryPolicy
 from pi_lab.compaction.retry import retry_delay_ms, server_retry_delay_ms
+from pi_lab.compaction.usage import ContextUsage, context_usage
+from pi_lab.errors import Refused
 from pi_lab.llm import OfflineModel, is_context_overflow, is_retryable_assistant_error
 from pi_lab.llm.convert import convert_to_llm, prepare_request_messages
 from pi_lab.llm.model import Model
@@ -62,7 +71,7 @@ class SessionStats:
     cost: float
 
 
-class AgentSession(CompactionFlow, TreeFlow):
+class AgentSession:
     """Drive a model over a session, as pi's AgentSession does.
 
     ``client`` is any :class:`pi_lab.llm.ModelClient`; without one the embedded
@@ -103,19 +112,10 @@ class AgentSession(CompactionFlow, TreeFlow):
         self.before_compact = before_compact
         self.before_tree = before_tree
         self._listeners: list[Listener] = []
-        self._entry_of: dict[int, tuple[Message, str]] = {}
-        self._last_assistant: Message | None = None
-        self._overflow_recovery_attempted = False
-        self._retry_attempt = 0
-        self._retry_cancel: asyncio.Event | None = None
-        self._auto_compaction_cancel: asyncio.Event | None = None
-        self._manual_compaction_cancel: asyncio.Event | None = None
-        self._branch_summary_cancel: asyncio.Event | None = None
-        self._abort_requested = False
-        self._run_active = False
-        self._preflight = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self._run = RunState()
+        self._transcript = Transcript(self, self._emit)
+        self._compactor = Compactor(self, self._run, self._transcript, self._emit)
+        self._navigator = TreeNavigator(self, self._run, self._transcript, self._emit)
         self.agent = Agent(
             AgentHooks(stream=self._stream, prepare_request=self._prepare_request,
                        prepare_next_turn=self._prepare_next_turn),
@@ -149,14 +149,12 @@ class AgentSession(CompactionFlow, TreeFlow):
     @property
     def is_running(self) -> bool:
         """A run (model calls, tools, retries, continuations) is in progress."""
-        return self._run_active or self.agent.is_running
+        return self._run.active or self.agent.is_running
 
     @property
     def is_compacting(self) -> bool:
-        return any(
-            c is not None
-            for c in (self._auto_compaction_cancel, self._manual_compaction_cancel, self._branch_summary_cancel)
-        )
+        """A compaction (automatic or manual) or a branch summary is in progress."""
+        return self._run.running(*COMPACTIONS)
 
     @property
     def has_pending_tool_calls(self) -> bool:
@@ -168,53 +166,17 @@ class AgentSession(CompactionFlow, TreeFlow):
         """What the agent will work from: the projection of the current branch."""
         return list(self.agent.messages)
 
-    def _window(self, model: Model | None = None) -> int:
-        model = model or self.model
-        return getattr(model, "context_window", 0) or 0
-
-    # ------------------------------------------------------------------ projection <-> agent
-
-    def _remember(self, message: Message, entry_id: str) -> None:
-        self._entry_of[id(message)] = (message, entry_id)
-
-    def _entry_id_of(self, message: Message) -> str | None:
-        """``_findPersistedMessageEntryId``: identity map, then the branch, then position."""
-        known = self._entry_of.get(id(message))
-        if known is not None and known[0] is message:
-            return known[1]
-        for entry in reversed(self.session_manager.get_branch()):
-            if entry.get("type") == "message" and entry.get("message") is message:
-                return entry["id"]
-        try:
-            position = next(i for i, m in enumerate(self.agent.messages) if m is message)
-        except StopIteration:
-            return None
-        projection = self.session_manager.build_session_projection()
-        flat: list[str] = []
-        for item in projection.entries:
-            flat.extend(item.source.get("id") for _ in item.messages)
-        if position < len(flat):
-            return flat[position]
-        return None
-
     def _refresh_finalized_context(self) -> None:
-        projection = self.session_manager.build_session_projection()
-        for item in projection.entries:
-            for message in item.messages:
-                self._remember(message, item.source.get("id"))
-        self.agent.messages = list(projection.messages)
+        """The agent continues from the current projection (after any write to the branch)."""
+        self._transcript.refresh()
 
     async def _prepare_request(self, messages: list[Message]) -> list[Message]:
         # Every request is built from a fresh projection: edits and compactions appended
         # mid-run take effect on the very next call.
-        projection = self.session_manager.build_session_projection()
-        for item in projection.entries:
-            for message in item.messages:
-                self._remember(message, item.source.get("id"))
-        return list(projection.messages)
+        return self._transcript.project()
 
     async def _prepare_next_turn(self, messages: list[Message]) -> list[Message]:
-        await self._compact_before_next_assistant_response()
+        await self._compactor.before_next_response()
         self._refresh_finalized_context()
         return self.agent.messages
 
@@ -233,10 +195,11 @@ class AgentSession(CompactionFlow, TreeFlow):
     async def _handle_agent_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         message = event.get("message")
-        if kind == "agent_start" and self._abort_requested:
+        run = self._run
+        if kind == "agent_start" and run.abort_requested:
             self.agent.abort()
         if kind == "message_start" and isinstance(message, dict) and message.get("role") == "user":
-            self._overflow_recovery_attempted = False
+            run.overflow_recovery_attempted = False
         if kind == "agent_end":
             event = {**event, "willRetry": self._will_retry()}
         self._emit(event)
@@ -251,43 +214,38 @@ class AgentSession(CompactionFlow, TreeFlow):
             elif role in ("system", "user", "assistant", "toolResult"):
                 entry_id = self.session_manager.append_message(message)
             if entry_id is not None:
-                self._remember(message, entry_id)
+                self._transcript.remember(message, entry_id)
             if role == "assistant":
-                self._last_assistant = message
+                run.last_assistant = message
                 stop = message.get("stopReason")
                 if stop not in ("error", "length"):
-                    self._overflow_recovery_attempted = False
-                if stop != "error" and self._retry_attempt > 0:
-                    self._emit({"type": "auto_retry_end", "success": True, "attempt": self._retry_attempt})
-                    self._retry_attempt = 0
+                    run.overflow_recovery_attempted = False
+                if stop != "error" and run.retry_attempt > 0:
+                    self._emit({"type": "auto_retry_end", "success": True, "attempt": run.retry_attempt})
+                    run.retry_attempt = 0
 
     def _will_retry(self) -> bool:
-        last = self._last_assistant
+        last = self._run.last_assistant
         return (
-            not self._abort_requested
+            not self._run.abort_requested
             and self.retry.enabled
-            and self._retry_attempt < self.retry.max_retries
+            and self._run.retry_attempt < self.retry.max_retries
             and last is not None
             and self._is_retryable_error(last)
         )
 
     def _is_retryable_error(self, message: Message) -> bool:
-        if is_context_overflow(message, self._window(self._message_model(message))):
+        if is_context_overflow(message, context_window(message_model(message, self.model))):
             return False  # the same input would overflow again
         return is_retryable_assistant_error(message)
-
-    def _message_model(self, message: Message) -> Model | None:
-        if message.get("provider") == self.model.provider and message.get("model") == self.model.id:
-            return self.model
-        return None
 
     # ------------------------------------------------------------------ prompting
 
     async def prompt(self, text: str, *, images: list[dict[str, Any]] | None = None,
                      streaming_behavior: str | None = None) -> None:
         """Send a user message and run until the model stops (retries and compactions included)."""
-        if self._manual_compaction_cancel is not None or self._branch_summary_cancel is not None:
-            raise RuntimeError(PROMPT_DURING_COMPACTION)
+        if self._run.running(MANUAL_COMPACTION, BRANCH_SUMMARY):
+            raise Refused(PROMPT_DURING_COMPACTION)
         content: list[dict[str, Any]] = [{"type": "text", "text": text}, *(images or [])]
         user: Message = {"role": "user", "content": content, "timestamp": now_ms()}
         if self.is_running:
@@ -296,14 +254,14 @@ class AgentSession(CompactionFlow, TreeFlow):
             elif streaming_behavior == "followUp":
                 self.agent.follow_up(user)
             else:
-                raise RuntimeError(ALREADY_PROCESSING)
+                raise Refused(ALREADY_PROCESSING)
             self._emit({"type": "queue_update"})
             return
-        self._preflight += 1
+        self._run.preflight += 1
         try:
             await self._start_run([user])
         finally:
-            self._preflight -= 1
+            self._run.preflight -= 1
 
     def start(self, text: str, **options: Any) -> asyncio.Task[None]:
         """Run :meth:`prompt` in the background (the notebook cell returns at once)."""
@@ -321,16 +279,13 @@ class AgentSession(CompactionFlow, TreeFlow):
 
     async def abort(self) -> None:
         """Stop the run, retries and compactions, then wait until idle."""
-        self._abort_requested = True
+        self._run.abort_requested = True
         self.agent.abort()
-        for cancel in (self._retry_cancel, self._auto_compaction_cancel, self._manual_compaction_cancel,
-                       self._branch_summary_cancel):
-            if cancel is not None:
-                cancel.set()
+        self._run.cancel()  # every operation: retry back-off, compactions, branch summary
         await self.wait_idle()
 
     async def wait_idle(self) -> None:
-        await self._idle.wait()
+        await self._run.idle.wait()
 
     def _system_delta(self) -> Message | None:
         """A system message when the prompt or tool set differs from the transcript's."""
@@ -354,15 +309,16 @@ class AgentSession(CompactionFlow, TreeFlow):
         return delta if patch or added or removed else None
 
     async def _start_run(self, messages: list[Message]) -> None:
-        self._run_active = True
-        self._idle.clear()
-        self._abort_requested = False
+        run = self._run
+        run.active = True
+        run.idle.clear()
+        run.abort_requested = False
         aborted = False
         try:
             # check point 1: before new input (never continues the old task)
             last = next((m for m in reversed(self.agent.messages) if m.get("role") == "assistant"), None)
             if last is not None:
-                await self._check_compaction(last, skip_aborted_check=False)
+                await self._compactor.check(last, skip_aborted_check=False)
             delta = self._system_delta()
             if delta is not None:
                 messages = [delta, *messages]
@@ -371,9 +327,9 @@ class AgentSession(CompactionFlow, TreeFlow):
                 self.session_manager.append_thinking_level_change(self.thinking_level)
             self._refresh_finalized_context()
             await self.agent.prompt(messages)
-            while not self._abort_requested:
+            while not run.abort_requested:
                 if await self._handle_post_agent_run():
-                    if self._abort_requested:
+                    if run.abort_requested:
                         break
                     await self.agent.continue_()
                     continue
@@ -382,90 +338,116 @@ class AgentSession(CompactionFlow, TreeFlow):
                     await self.agent.continue_()
                     continue
                 break
-            aborted = self._abort_requested
+            aborted = run.abort_requested
         finally:
-            if self._abort_requested and self._retry_attempt > 0:
-                self._emit({"type": "auto_retry_end", "success": False, "attempt": self._retry_attempt,
+            if run.abort_requested and run.retry_attempt > 0:
+                self._emit({"type": "auto_retry_end", "success": False, "attempt": run.retry_attempt,
                             "finalError": "Retry cancelled"})
-                self._retry_attempt = 0
-            self._run_active = False
-            self._idle.set()
+                run.retry_attempt = 0
+            run.active = False
+            run.idle.set()
             self._emit({"type": "agent_settled", "aborted": aborted})
 
     async def _handle_post_agent_run(self) -> bool:
-        message, self._last_assistant = self._last_assistant, None
-        if self._abort_requested:
+        run = self._run
+        message, run.last_assistant = run.last_assistant, None
+        if run.abort_requested:
             return False
         if message is None:
             return self.agent.has_queued_messages()
         if self._is_retryable_error(message) and await self._prepare_retry(message):
-            return not self._abort_requested
-        if self._abort_requested:
+            return not run.abort_requested
+        if run.abort_requested:
             return False
-        if message.get("stopReason") == "error" and self._retry_attempt > 0:
-            self._emit({"type": "auto_retry_end", "success": False, "attempt": self._retry_attempt,
+        if message.get("stopReason") == "error" and run.retry_attempt > 0:
+            self._emit({"type": "auto_retry_end", "success": False, "attempt": run.retry_attempt,
                         "finalError": message.get("errorMessage")})
-            self._retry_attempt = 0
-        if await self._check_compaction(message):
-            return not self._abort_requested
+            run.retry_attempt = 0
+        if await self._compactor.check(message):
+            return not run.abort_requested
         return self.agent.has_queued_messages()
 
     async def _prepare_retry(self, message: Message) -> bool:
+        run = self._run
         if not self.retry.enabled:
             return False
-        self._retry_attempt += 1
-        if self._retry_attempt > self.retry.max_retries:
-            self._retry_attempt -= 1
+        run.retry_attempt += 1
+        if run.retry_attempt > self.retry.max_retries:
+            run.retry_attempt -= 1
             return False
-        delay = retry_delay_ms(self.retry, self._retry_attempt, server_retry_delay_ms(message))
-        self._emit({"type": "auto_retry_start", "attempt": self._retry_attempt, "maxAttempts": self.retry.max_retries,
+        delay = retry_delay_ms(self.retry, run.retry_attempt, server_retry_delay_ms(message))
+        self._emit({"type": "auto_retry_start", "attempt": run.retry_attempt, "maxAttempts": self.retry.max_retries,
                     "delayMs": delay, "errorMessage": message.get("errorMessage") or "Unknown error"})
-        self._omit_recovery_attempt(message)
-        self._retry_cancel = asyncio.Event()
+        self._transcript.omit_recovery_attempt(message)
+        operation = run.begin(RETRY)
         try:
-            await asyncio.wait_for(self._retry_cancel.wait(), timeout=delay / 1000)
+            await asyncio.wait_for(operation.signal.wait(), timeout=delay / 1000)
             cancelled = True
         except asyncio.TimeoutError:
             cancelled = False
         finally:
-            self._retry_cancel = None
+            run.end(operation)
         if cancelled:
-            self._emit({"type": "auto_retry_end", "success": False, "attempt": self._retry_attempt,
+            self._emit({"type": "auto_retry_end", "success": False, "attempt": run.retry_attempt,
                         "finalError": "Retry cancelled"})
-            self._retry_attempt = 0
+            run.retry_attempt = 0
             return False
         return True
 
     def abort_retry(self) -> None:
-        if self._retry_cancel is not None:
-            self._retry_cancel.set()
+        """Stop a retry back-off (the run then ends with ``Retry cancelled``)."""
+        self._run.cancel(RETRY)
 
-    def _omit_recovery_attempt(self, assistant: Message) -> None:
-        """Persistently drop a failed attempt (and its tool results) from the model's view."""
-        call_ids = {b.get("id") for b in assistant.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall"}
-        assistant_id = self._entry_id_of(assistant)
-        messages = self.agent.messages
-        start = next((i for i, m in enumerate(messages)
-                      if m is assistant or (assistant_id is not None and self._entry_id_of(m) == assistant_id)), None)
-        targets: list[Message] = [assistant]
-        if start is not None:
-            for message in messages[start + 1:]:
-                if message.get("role") == "assistant":
-                    break
-                if message.get("role") == "toolResult" and message.get("toolCallId") in call_ids:
-                    targets.append(message)
-        resolved: list[str] = []
-        for target in targets:
-            entry_id = self._entry_id_of(target)
-            if entry_id is None:
-                if any(m is target for m in messages):
-                    raise RuntimeError("Cannot persist recovery omission because a projected message has no source entry")
-                continue
-            resolved.append(entry_id)
-        for entry_id in resolved:
-            edit_id = self.session_manager.append_context_edit(entry_id, None)
-            self._emit({"type": "entry_appended", "entry": self.session_manager.get_entry(edit_id)})
-        self._refresh_finalized_context()
+    # ------------------------------------------------------------------ compaction and the gauge
+
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
+        """Manual compaction (pi's ``/compact [instructions]``); raises on every failure.
+
+        Stops a running response first. :class:`~pi_lab.errors.Refused` when there is nothing
+        to compact, :class:`~pi_lab.agent.compactor.CompactionCancelled` when cancelled."""
+        await self.abort()
+        self._run.abort_requested = False
+        return await self._compactor.compact(custom_instructions)
+
+    def abort_compaction(self) -> None:
+        """Stop a manual or automatic compaction: nothing is appended."""
+        self._run.cancel(MANUAL_COMPACTION, AUTO_COMPACTION)
+
+    def get_context_usage(self) -> ContextUsage | None:
+        """pi's ``getContextUsage()``: None without a context window; tokens None right after a
+        compaction (see :func:`pi_lab.compaction.usage.context_usage`)."""
+        window = context_window(self.model)
+        if window <= 0:
+            return None
+        sm = self.session_manager
+        return context_usage(sm.get_branch(), window, projection=sm.build_session_projection(),
+                             settings=self.settings.for_model(self.model))
+
+    # ------------------------------------------------------------------ the tree
+
+    async def navigate_tree(self, target_id: str, summarize: bool = False, custom_instructions: str | None = None,
+                            replace_instructions: bool = False, label: str | None = None) -> NavigateResult:
+        """Move the leaf to ``target_id`` (pi's ``/tree``), optionally summarising what is left.
+
+        Selecting a user (or custom) message moves the leaf to its parent and returns its text
+        for re-editing. Nothing changes when the summary fails or is cancelled. Refused
+        (:class:`~pi_lab.errors.Refused`) while a response, a tool call or a compaction is
+        running: pi would attach the result to the wrong branch.
+        """
+        return await self._navigator.navigate_tree(target_id, summarize, custom_instructions,
+                                                    replace_instructions, label)
+
+    def abort_branch_summary(self) -> None:
+        """Stop a branch summary of :meth:`navigate_tree`: the leaf stays where it was."""
+        self._run.cancel(BRANCH_SUMMARY)
+
+    async def fork(self, entry_id: str, position: str = "before") -> ForkResult:
+        """pi's ``/fork`` (``before`` a user message) and ``/clone`` (``at`` an entry).
+
+        Both produce a new session (a new file with ``parentSession``) and rebind this
+        AgentSession to it; the old file is left as it was.
+        """
+        return await self._navigator.fork(entry_id, position)
 
     # ------------------------------------------------------------------ other writes
 
@@ -488,7 +470,7 @@ class AgentSession(CompactionFlow, TreeFlow):
     def send_custom_message(self, custom_type: str, content: Any, display: bool = True, details: Any = None) -> str:
         """Append an extension message the model will see (idle sessions only)."""
         if self.is_running:
-            raise RuntimeError("Custom messages can only be appended while the session is idle")
+            raise Refused("Custom messages can only be appended while the session is idle")
         entry_id = self.session_manager.append_custom_message_entry(custom_type, [] if content is None else content,
                                                                     display, details)
         self._refresh_finalized_context()

@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_lab.errors import PiLabError
+
 __all__ = ["Tool", "ToolOutput", "tool", "demo_tools", "ToolError"]
 
 
-class ToolError(Exception):
+class ToolError(PiLabError):
     """Raise from a tool to report a failure to the model without a traceback."""
 
 

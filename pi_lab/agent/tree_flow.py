@@ -1,27 +1,44 @@
 """Tree navigation with optional branch summaries, and fork/clone into a new file
-(tree-and-context.md §10.2, §11)."""
+(tree-and-context.md §10.2, §11). A component of :class:`~pi_lab.agent.session.AgentSession`."""
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pi_lab.compaction import collect_entries_for_branch_summary, generate_branch_summary
+from pi_lab.agent.compactor import call_hook, summary_retry_callbacks
+from pi_lab.agent.run_state import BRANCH_SUMMARY, RunState
+from pi_lab.compaction import SummarizationError, collect_entries_for_branch_summary, generate_branch_summary
+from pi_lab.errors import Refused
 from pi_lab.session import SessionManager
 from pi_lab.session._text import content_text
 
 if TYPE_CHECKING:
     from pi_lab.agent.session import AgentSession
+    from pi_lab.agent.transcript import Transcript
 
-__all__ = ["TreeFlow", "NavigateResult", "ForkResult", "NAVIGATE_WHILE_RUNNING", "NAVIGATE_WHILE_COMPACTING"]
+__all__ = ["TreeNavigator", "NavigateResult", "ForkResult", "InvalidEntry", "NAVIGATE_WHILE_RUNNING",
+           "NAVIGATE_WHILE_COMPACTING", "INVALID_FORK_ENTRY"]
 
 NAVIGATE_WHILE_RUNNING = "Wait for the current response to finish before navigating the session tree."
 NAVIGATE_WHILE_COMPACTING = (
     "Wait for the current compaction or tree navigation to finish before navigating the session tree."
 )
+INVALID_FORK_ENTRY = "Invalid entry ID for forking"
+NOT_SAVED_YET = "This session has not been saved yet. Send a message before cloning or forking it."
+
+
+class InvalidEntry(Refused, KeyError, ValueError):
+    """The entry named does not exist or cannot be used here (e.g. forking before a non-user entry).
+
+    Also a ``KeyError`` (navigating to an unknown id raised one) and a ``ValueError`` (forking
+    at a wrong entry raised one); its text is the message itself, not ``KeyError``'s quoted repr.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,51 +55,50 @@ class ForkResult:
     selected_text: str | None = None
 
 
-class TreeFlow:
-    """Mixin for :class:`~pi_lab.agent.session.AgentSession`."""
+class TreeNavigator:
+    """``navigate_tree`` and ``fork`` for one AgentSession (reads its public configuration)."""
+
+    def __init__(self, owner: AgentSession, run: RunState, transcript: Transcript,
+                 emit: Callable[[dict[str, Any]], None]):
+        self._owner = owner
+        self._run_state = run
+        self._transcript = transcript
+        self._emit = emit
 
     async def navigate_tree(
-        self: AgentSession,
+        self,
         target_id: str,
         summarize: bool = False,
         custom_instructions: str | None = None,
         replace_instructions: bool = False,
         label: str | None = None,
     ) -> NavigateResult:
-        """Move the leaf to ``target_id`` (pi's ``/tree``), optionally summarising what is left.
-
-        Selecting a user (or custom) message moves the leaf to its parent and returns its text
-        for re-editing. Nothing changes when the summary fails or is cancelled. Refused while
-        a response or a tool call is running: pi would attach the result to the wrong branch.
-        """
-        if self.is_running or self._preflight > 0 or self.has_pending_tool_calls:
-            raise RuntimeError(NAVIGATE_WHILE_RUNNING)
-        if self.is_compacting:
-            raise RuntimeError(NAVIGATE_WHILE_COMPACTING)
-        sm = self.session_manager
+        owner, run = self._owner, self._run_state
+        if owner.is_running or run.preflight > 0 or owner.has_pending_tool_calls:
+            raise Refused(NAVIGATE_WHILE_RUNNING)
+        if owner.is_compacting:
+            raise Refused(NAVIGATE_WHILE_COMPACTING)
+        sm = owner.session_manager
         old_leaf = sm.leaf_id
         if target_id == old_leaf:
             return NavigateResult()
-        if summarize and self.model is None:
-            raise RuntimeError("No model available for summarization")
+        if summarize and owner.model is None:
+            raise Refused("No model available for summarization")
         target = sm.get_entry(target_id)
         if target is None:
-            raise KeyError(f"Entry {target_id} not found")
+            raise InvalidEntry(f"Entry {target_id} not found")
         entries, common_ancestor = collect_entries_for_branch_summary(sm, old_leaf, target_id)
-        cancel = asyncio.Event()
-        self._branch_summary_cancel = cancel
+        operation = run.begin(BRANCH_SUMMARY)
         try:
             supplied: dict[str, Any] | None = None
-            if self.before_tree is not None:
+            if owner.before_tree is not None:
                 preparation = {"targetId": target_id, "oldLeafId": old_leaf, "commonAncestorId": common_ancestor,
                                "entriesToSummarize": entries, "userWantsSummary": summarize,
                                "customInstructions": custom_instructions, "replaceInstructions": replace_instructions,
                                "label": label}
                 try:
-                    answer = self.before_tree(preparation=preparation, signal=cancel)
-                    if inspect.isawaitable(answer):
-                        answer = await answer
-                except Exception as error:
+                    answer = await call_hook(owner.before_tree, preparation=preparation, signal=operation.signal)
+                except Exception as error:  # an extension error is reported, navigation proceeds
                     self._emit({"type": "extension_error", "hook": "before_tree", "error": str(error)})
                     answer = None
                 if answer:
@@ -103,15 +119,15 @@ class TreeFlow:
                     supplied.get("summary"), supplied.get("details"), supplied.get("usage"), True)
             elif summarize and entries:
                 result = await generate_branch_summary(
-                    entries, self.client, self.model, custom_instructions=custom_instructions,
-                    replace_instructions=replace_instructions, reserve_tokens=self.branch_summary_reserve_tokens,
-                    thinking_level=self.thinking_level, retry=self.retry, callbacks=self._retry_callbacks(None),
-                    signal=cancel,
+                    entries, owner.client, owner.model, custom_instructions=custom_instructions,
+                    replace_instructions=replace_instructions, reserve_tokens=owner.branch_summary_reserve_tokens,
+                    thinking_level=owner.thinking_level, retry=owner.retry,
+                    callbacks=summary_retry_callbacks(self._emit, None), signal=operation.signal,
                 )
-                if result.aborted or cancel.is_set():
+                if result.aborted or operation.cancelled:
                     return NavigateResult(cancelled=True, aborted=True)
                 if result.error:
-                    raise RuntimeError(result.error)
+                    raise SummarizationError(result.error)
                 summary_text, usage = result.summary, result.usage
                 details = {"readFiles": list(result.read_files or []), "modifiedFiles": list(result.modified_files or [])}
 
@@ -135,52 +151,44 @@ class TreeFlow:
                     sm.branch(new_leaf)
                 if label:
                     sm.append_label_change(target_id, label)
-            self._refresh_finalized_context()
-            self._branch_summary_cancel = None
+            self._transcript.refresh()
+            run.end(operation)  # listeners of session_tree see the navigation finished
             event = {"type": "session_tree", "newLeafId": sm.leaf_id, "oldLeafId": old_leaf, "summaryEntry": summary_entry}
             if summary_entry is not None:
                 event["fromExtension"] = from_extension
             self._emit(event)
             return NavigateResult(editor_text=editor_text, summary_entry=summary_entry)
         finally:
-            self._branch_summary_cancel = None
+            run.end(operation)
 
-    def abort_branch_summary(self: AgentSession) -> None:
-        if self._branch_summary_cancel is not None:
-            self._branch_summary_cancel.set()
-
-    async def fork(self: AgentSession, entry_id: str, position: str = "before") -> ForkResult:
-        """pi's ``/fork`` (``before`` a user message) and ``/clone`` (``at`` an entry).
-
-        Both produce a new session (a new file with ``parentSession``) and rebind this
-        AgentSession to it; the old file is left as it was.
-        """
-        sm = self.session_manager
+    async def fork(self, entry_id: str, position: str = "before") -> ForkResult:
+        owner = self._owner
+        sm = owner.session_manager
         selected = sm.get_entry(entry_id)
         if selected is None:
-            raise ValueError("Invalid entry ID for forking")
+            raise InvalidEntry(INVALID_FORK_ENTRY)
         selected_text = None
         if position == "before":
             message = selected.get("message") if selected.get("type") == "message" else None
             if not isinstance(message, dict) or message.get("role") != "user":
-                raise ValueError("Invalid entry ID for forking")
+                raise InvalidEntry(INVALID_FORK_ENTRY)
             target_leaf = selected.get("parentId")
             selected_text = content_text(message.get("content"))
         elif position == "at":
             target_leaf = entry_id
         else:
-            raise ValueError(f"position must be 'before' or 'at', not {position!r}")
-        if self.is_running:
-            await self.abort()
+            raise ValueError(f"position must be 'before' or 'at', not {position!r}")  # a caller's bug
+        if owner.is_running:
+            await owner.abort()
         previous_file = sm.session_file
         if sm.is_persisted:
             if not previous_file:
-                raise RuntimeError("Persisted session is missing a session file")
+                raise RuntimeError("Persisted session is missing a session file")  # a broken manager: a bug
             if target_leaf is None:
                 new_sm = SessionManager.create(sm.cwd, sm.session_dir, parent_session=previous_file)
             else:
                 if not os.path.exists(previous_file):
-                    raise RuntimeError("This session has not been saved yet. Send a message before cloning or forking it.")
+                    raise Refused(NOT_SAVED_YET)
                 new_sm = SessionManager.open(previous_file)
                 if new_sm.create_branched_session(target_leaf) is None:
                     raise RuntimeError("Failed to create forked session")
@@ -190,15 +198,14 @@ class TreeFlow:
                 sm.new_session()
             else:
                 sm.create_branched_session(target_leaf)
-        self._rebind(new_sm)
+        self.rebind(new_sm)
         self._emit({"type": "session_switch", "reason": "fork", "previousSessionFile": previous_file,
                     "sessionFile": new_sm.session_file})
         return ForkResult(selected_text=selected_text)
 
-    def _rebind(self: AgentSession, session_manager: SessionManager) -> None:
-        self.session_manager = session_manager
-        self._entry_of.clear()
-        self._last_assistant = None
-        self._overflow_recovery_attempted = False
-        self._retry_attempt = 0
-        self._refresh_finalized_context()
+    def rebind(self, session_manager: SessionManager) -> None:
+        """Continue on another session: nothing of the old file's run state carries over."""
+        self._owner.session_manager = session_manager
+        self._transcript.forget_all()
+        self._run_state.reset_for_new_session()
+        self._transcript.refresh()

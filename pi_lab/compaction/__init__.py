@@ -67,12 +67,20 @@ from pi_lab.compaction.prompts import (
     TURN_PREFIX_SUMMARIZATION_PROMPT,
     UPDATE_SUMMARIZATION_PROMPT,
 )
-from pi_lab.compaction.retry import RetryCallbacks, RetryPolicy, retry_assistant_call, retry_delay_ms
+from pi_lab.compaction.retry import (
+    DEFAULT_MAX_RETRY_DELAY_MS,
+    RetryCallbacks,
+    RetryPolicy,
+    retry_assistant_call,
+    retry_delay_ms,
+    server_retry_delay_ms,
+)
 from pi_lab.compaction.serialization import serialize_conversation
 from pi_lab.compaction.settings import (
     DEFAULT_COMPACTION_SETTINGS,
     BranchSummarySettings,
     CompactionSettings,
+    InvalidSetting,
     resolve_compaction_settings,
 )
 from pi_lab.compaction.summarize import (
@@ -94,6 +102,7 @@ from pi_lab.compaction.tokens import (
     get_last_assistant_usage,
     should_compact,
 )
+from pi_lab.compaction.usage import ContextUsage, context_usage
 
 __all__ = [
     # tokens
@@ -104,15 +113,20 @@ __all__ = [
     "get_last_assistant_usage",
     "calculate_context_tokens",
     "should_compact",
+    "ContextUsage",
+    "context_usage",
     # settings
     "CompactionSettings",
     "DEFAULT_COMPACTION_SETTINGS",
     "BranchSummarySettings",
     "resolve_compaction_settings",
+    "InvalidSetting",
     "RetryPolicy",
     "RetryCallbacks",
     "retry_assistant_call",
     "retry_delay_ms",
+    "server_retry_delay_ms",
+    "DEFAULT_MAX_RETRY_DELAY_MS",
     # cut points and preparation
     "CutPointResult",
     "find_cut_point",

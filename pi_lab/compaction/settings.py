@@ -14,7 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pi_lab.errors import PiLabError
+
 __all__ = [
+    "InvalidSetting",
     "DEFAULT_RESERVE_TOKENS",
     "DEFAULT_KEEP_RECENT_TOKENS",
     "DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS",
@@ -31,6 +34,11 @@ DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
 DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS = 16384
 MAX_SAFE_INTEGER = 2**53 - 1
+
+
+class InvalidSetting(PiLabError, ValueError):
+    """A compaction setting in pi's settings JSON that pi would reject too (pi's message)."""
+
 
 # settings JSON key ↔ dataclass attribute
 _FIELDS = (("reserveTokens", "reserve_tokens"), ("keepRecentTokens", "keep_recent_tokens"))
@@ -63,7 +71,7 @@ class CompactionSettings:
         override = self.model_overrides[key]
         label = f"compaction.modelOverrides[{json.dumps(key, ensure_ascii=False)}]"
         if not isinstance(override, Mapping):
-            raise ValueError(f"Invalid {label} setting: {_js_string(override)}. Expected an object.")
+            raise InvalidSetting(f"Invalid {label} setting: {_js_string(override)}. Expected an object.")
         changes: dict[str, int] = {}
         for json_key, attr in _FIELDS:
             if json_key in override:
@@ -135,13 +143,13 @@ def settings_value(settings: Any, attr: str, json_key: str, default: Any) -> Any
 
 def _check_token_value(value: Any, label: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"Invalid {label} setting: {_js_string(value)}. Expected a non-negative safe integer.")
+        raise InvalidSetting(f"Invalid {label} setting: {_js_string(value)}. Expected a non-negative safe integer.")
     if isinstance(value, float):
         if not math.isfinite(value) or value != int(value):
-            raise ValueError(f"Invalid {label} setting: {_js_string(value)}. Expected a non-negative safe integer.")
+            raise InvalidSetting(f"Invalid {label} setting: {_js_string(value)}. Expected a non-negative safe integer.")
         value = int(value)
     if value < 0 or value > MAX_SAFE_INTEGER:
-        raise ValueError(f"Invalid {label} setting: {_js_string(value)}. Expected a non-negative safe integer.")
+        raise InvalidSetting(f"Invalid {label} setting: {_js_string(value)}. Expected a non-negative safe integer.")
     return value
 
 

@@ -30,6 +30,7 @@ from pi_lab.compaction.prompts import (
 )
 from pi_lab.compaction.retry import retry_assistant_call
 from pi_lab.compaction.serialization import serialize_conversation
+from pi_lab.errors import PiLabError
 
 __all__ = [
     "SummarizationError",
@@ -54,8 +55,10 @@ __all__ = [
 FIRST_KEPT_ENTRY_MISSING = "First kept entry has no UUID - session may need migration"
 
 
-class SummarizationError(RuntimeError):
-    """A summary request failed, was truncated, or tried to call a tool."""
+class SummarizationError(PiLabError, RuntimeError):
+    """A summary request (compaction or branch summary) failed, was truncated, or tried to call a tool.
+
+    Also a ``RuntimeError``, the type it had before."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ that becomes the assistant message's `errorMessage`:
 * `TransportFailure` — no connection, a timeout, or the connection dropped mid-stream; the
   texts contain words (`Connection error`, `timed out`, `terminated`) that
   `is_retryable_assistant_error` accepts, as pi's own transport errors do;
-* `Cancelled` — the caller's cancel flag was set.
+* `Cancelled` (protocol.py) — the caller's cancel flag was set.
 
 Every call has two limits of its own besides httpx's socket timeouts: an overall `deadline`
 and an `idle_timeout` between events. Keep-alives (SSE comments, Anthropic `ping` events) do not
@@ -34,8 +34,10 @@ from typing import Any, Protocol, TypeVar
 import httpx
 import orjson
 
+from pi_lab.errors import PiLabError
+
 from ._assistant import AssistantBuilder, Clock, now_ms
-from .protocol import Cancel, CompleteFromStream, StreamEvent
+from .protocol import Cancel, Cancelled, CompleteFromStream, StreamEvent
 from .redact import redact
 
 T = TypeVar("T")
@@ -89,15 +91,15 @@ class KeyedClient(CompleteFromStream):
         return os.environ.get(self.env_key) or None
 
 
-class Cancelled(Exception):
-    pass
+class ProviderFailure(PiLabError):
+    """A request that did not produce an answer; its text becomes the message's ``errorMessage``."""
 
 
-class TransportFailure(Exception):
-    pass
+class TransportFailure(ProviderFailure):
+    """No connection, a timeout, or a connection that dropped mid-stream."""
 
 
-class HttpStatusFailure(Exception):
+class HttpStatusFailure(ProviderFailure):
     def __init__(self, status: int, body: str, headers: httpx.Headers | None = None) -> None:
         super().__init__(f"HTTP {status}")  # never the body: it may hold the key
         self.status = status

@@ -34,7 +34,7 @@ from typing import Any, Union
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .model import Model, make_usage
 from .offline_summary import summarise_request
-from .protocol import Cancel, CompleteFromStream, Context, StreamEvent
+from .protocol import Cancel, Cancelled, CompleteFromStream, Context, StreamEvent
 from .request import build_request
 from .tokens import compact_json, estimate_request_tokens, estimate_text_tokens, utf16_len
 from pi_lab.session._text import content_text
@@ -165,7 +165,7 @@ class OfflineModel(CompleteFromStream):
             index = builder.begin_text()
             for piece in _pieces(text):
                 if cancel is not None and cancel.is_set():
-                    raise _Aborted
+                    raise Cancelled
                 await asyncio.sleep(0)
                 yield builder.append_text(index, piece)
 
@@ -188,14 +188,14 @@ class OfflineModel(CompleteFromStream):
                 index = builder.begin_tool_call(call_id, reply.name)
                 builder.append_tool_arguments(index, compact_json(reply.arguments))
                 if cancel is not None and cancel.is_set():
-                    raise _Aborted
+                    raise Cancelled
                 await asyncio.sleep(0)
                 yield builder.end_tool_call(index)
                 output += math.ceil((utf16_len(reply.name) + utf16_len(compact_json(reply.arguments))) / 4)
                 stop = "toolUse"
             builder.set_usage(make_usage(model, input=input_tokens, output=output))
             yield builder.finish(stop)
-        except _Aborted:
+        except Cancelled:
             yield builder.fail("Request was aborted", aborted=True)
 
     def _next_reply(self, messages: list[dict[str, Any]]) -> ScriptedReply:
@@ -232,10 +232,6 @@ class OfflineModel(CompleteFromStream):
         else:
             default = "500 Internal server error (scripted)"
         yield builder.fail(reply.message or default)
-
-
-class _Aborted(Exception):
-    pass
 
 
 def _pieces(text: str, parts: int = 3) -> list[str]:

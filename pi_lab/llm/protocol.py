@@ -26,10 +26,13 @@ from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict, TypeVar, Union, runtime_checkable
 
+from pi_lab.errors import PiLabError
+
 from .model import Model
 
 __all__ = [
     "Cancel",
+    "Cancelled",
     "CompleteFromStream",
     "Context",
     "StreamDone",
@@ -117,6 +120,17 @@ class Cancel(Protocol):
     """Anything with `is_set()`: an `asyncio.Event`, a `threading.Event`, or your own flag."""
 
     def is_set(self) -> bool: ...
+
+
+class Cancelled(PiLabError):
+    """A model call stopped because its cancel flag was set.
+
+    Raised and caught inside the clients (offline and HTTP), which then end the message with
+    ``stopReason: "aborted"``; a caller of ``stream`` never sees it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("Request was aborted")
 
 
 # --- the client interface ---------------------------------------------------------------------

@@ -25,12 +25,12 @@ def session_of(entries, *, window=100, max_tokens=100, reserve=10, keep=1):
         calls.append((reason, will_retry))
         return False
 
-    agent._run_auto_compaction = fake_auto
+    agent._compactor.run_automatic = fake_auto
     return sm, agent, calls
 
 
 def check(agent, message, **kw):
-    return asyncio.run(agent._check_compaction(message, **kw))
+    return asyncio.run(agent._compactor.check(message, **kw))
 
 
 def test_zero_usage_stop_uses_the_pure_estimate():
@@ -129,7 +129,7 @@ def test_omit_recovery_attempt_takes_only_its_own_tool_results():
     sm.append_message(tool_result("c1", "read", "after the next assistant"))
     agent = AgentSession(sm, client=OfflineModel(), record_startup=False)
     attempt_in_state = next(m for m in agent.messages if m.get("stopReason") == "toolUse")
-    agent._omit_recovery_attempt(attempt_in_state)
+    agent._transcript.omit_recovery_attempt(attempt_in_state)
     edits = [e for e in sm.entries if e["type"] == "context_edit"]
     targets = [sm.get_entry(e["targetId"])["message"] for e in edits]
     assert [t.get("toolCallId", "assistant") for t in targets] == ["assistant", "c1", "c2"]
