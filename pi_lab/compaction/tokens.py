@@ -26,6 +26,7 @@ __all__ = [
     "ContextUsageEstimate",
     "estimate_context_tokens",
     "estimate_projected_context_tokens",
+    "source_entry_id",
     "should_compact",
 ]
 
@@ -224,21 +225,26 @@ def _messages_of(projected: Any) -> list[Mapping[str, Any]]:
     return messages or []
 
 
+def source_entry_id(projection: Any, message_index: int | None) -> Any:
+    """The id of the entry that produced ``projection.messages[message_index]`` (None if out of range)."""
+    if message_index is None:
+        return None
+    seen = 0
+    for projected in projection.entries:
+        messages_of = getattr(projected, "messages", None)
+        count = len(messages_of) if messages_of is not None else len(_messages_of(projected))
+        if message_index < seen + count:
+            return _source_of(projected).get("id")
+        seen += count
+    return None
+
+
 def estimate_projected_context_tokens(projection: Any, branch_entries: Sequence[Mapping[str, Any]]) -> ContextUsageEstimate:
     """Context estimate that trusts usage only if measured after the last edit/compaction (§2.5)."""
     messages = projection.messages
     estimate = estimate_context_tokens(messages)
     if estimate.last_usage_index is not None:
-        usage_entry_id = None
-        seen = 0
-        target = estimate.last_usage_index
-        for projected in projection.entries:
-            messages_of = getattr(projected, "messages", None)
-            count = len(messages_of) if messages_of is not None else len(_messages_of(projected))
-            if target < seen + count:
-                usage_entry_id = _source_of(projected).get("id")
-                break
-            seen += count
+        usage_entry_id = source_entry_id(projection, estimate.last_usage_index)
         usage_index = -1
         if usage_entry_id:
             # ids on a branch are unique; the anchor is near the leaf, so search from there

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_lab.compaction.settings import settings_value
-from pi_lab.compaction.tokens import estimate_projected_context_tokens, usage_anchor
+from pi_lab.compaction.tokens import (
+    _messages_of,
+    _source_of,
+    estimate_projected_context_tokens,
+    source_entry_id,
+    usage_anchor,
+)
 
 __all__ = ["ContextUsage", "context_usage", "unknown_after_compaction"]
 
@@ -47,11 +53,6 @@ class ContextUsage:
     would_compact: bool = False
 
 
-def _source_id(item: Any) -> Any:
-    source = getattr(item, "source", None)
-    return source.get("id") if isinstance(source, Mapping) else None
-
-
 def unknown_after_compaction(branch: Sequence[Mapping[str, Any]], projection: Any) -> bool:
     """True when the branch has a compaction and no projected, trusted assistant after it."""
     compaction_index = None
@@ -62,24 +63,12 @@ def unknown_after_compaction(branch: Sequence[Mapping[str, Any]], projection: An
     if compaction_index is None:
         return False
     anchored = {
-        _source_id(item)
+        _source_of(item).get("id")
         for item in projection.entries
-        if any(usage_anchor(m) is not None for m in item.messages)
+        if any(usage_anchor(m) is not None for m in _messages_of(item))
     }
     anchored.discard(None)
     return not any(branch[i].get("id") in anchored for i in range(compaction_index + 1, len(branch)))
-
-
-def _anchor_entry_id(projection: Any, message_index: int | None) -> str | None:
-    if message_index is None:
-        return None
-    seen = 0
-    for item in projection.entries:
-        count = len(item.messages)
-        if message_index < seen + count:
-            return _source_id(item)
-        seen += count
-    return None
 
 
 def context_usage(
@@ -119,7 +108,7 @@ def context_usage(
         measured=estimate.usage_tokens,
         estimated=estimate.trailing_tokens,
         estimate_total=total,
-        anchor_entry_id=_anchor_entry_id(projection, estimate.last_usage_index),
+        anchor_entry_id=source_entry_id(projection, estimate.last_usage_index),
         threshold=threshold,
         would_compact=would_compact,
     )
