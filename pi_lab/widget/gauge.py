@@ -71,16 +71,26 @@ def recorded_model(sm: Any) -> str | None:
     return f"{model.get('provider') or '?'}/{model['modelId']}"
 
 
+def _kept_tokens(entry: Entry, edit: Entry | None = None) -> int:
+    """What ``entry`` adds to the context when it lies in a compaction's kept range."""
+    kind = entry.get("type")
+    if kind == "compaction":
+        return 0  # an older checkpoint inside the kept range contributes nothing
+    if kind == "message" and isinstance(entry.get("message"), dict) and entry["message"].get("role") == "system":
+        return 0  # carried by the checkpoint's systemMessage snapshot
+    return sum(int(estimate_tokens(m)) for m in project_with_edit(entry, edit))
+
+
 def _after_compaction_estimate(branch: Sequence[Entry], i: int, position: Mapping[str, int],
-                               edits: Sequence[int]) -> int:
+                               edits: Sequence[int], prefix: Sequence[int]) -> int:
     """pi's estimate of the context right after the compaction at ``branch[i]``.
 
     The same number as ``estimate_projected_context_tokens(project_path(branch[:i+1]), ...)``
     (with the compaction as the leaf no usage is trusted, so every message is estimated), but
-    computed from the compaction and its kept range only: the prefix before ``firstKeptEntryId``
-    is never looked at, so a session with many compactions is not re-projected once per
-    compaction. ``position`` maps the ids before ``i`` to their (last) index on the branch;
-    ``edits`` lists the indexes of the context edits before ``i`` in order.
+    without projecting the prefix again: ``prefix[j]`` is the kept-range tokens of
+    ``branch[:j]`` unedited, so a kept range costs one subtraction plus its context edits.
+    ``position`` maps the ids before ``i`` to their (last) index; ``edits`` lists the indexes
+    of the context edits before ``i``.
     """
     entry = branch[i]
     first_kept = entry.get("firstKeptEntryId")
@@ -93,32 +103,31 @@ def _after_compaction_estimate(branch: Sequence[Entry], i: int, position: Mappin
         if isinstance(edit.get("targetId"), str):
             latest[edit["targetId"]] = edit
     own_id = entry.get("id")
-    messages: list[dict[str, Any]] = list(project_with_edit(entry, latest.get(own_id) if isinstance(own_id, str) else None))
-    if kept_from < i:
-        for j in range(kept_from, i):
-            kept = branch[j]
-            kind = kept.get("type")
-            if kind == "compaction":
-                continue  # an older checkpoint inside the kept range contributes nothing
-            if kind == "message" and isinstance(kept.get("message"), dict) and kept["message"].get("role") == "system":
-                continue  # carried by the checkpoint's systemMessage snapshot
-            kept_id = kept.get("id")
-            messages.extend(project_with_edit(kept, latest.get(kept_id) if isinstance(kept_id, str) else None))
+    messages = project_with_edit(entry, latest.pop(own_id, None) if isinstance(own_id, str) else None)
     system = replay_system_state(messages)
-    tokens = estimate_tokens(system) if system is not None else 0
-    return int(tokens + sum(estimate_tokens(m) for m in messages if m.get("role") != "system"))
+    tokens = (estimate_tokens(system) if system is not None else 0)
+    tokens += sum(estimate_tokens(m) for m in messages if m.get("role") != "system")
+    tokens += prefix[i] - prefix[kept_from]
+    for target_id, edit in latest.items():
+        j = position.get(target_id, -1)
+        if kept_from <= j < i:
+            tokens += _kept_tokens(branch[j], edit) - (prefix[j + 1] - prefix[j])
+    return int(tokens)
 
 
 def compactions_on_branch(branch: Sequence[Entry]) -> list[dict[str, Any]]:
     """Every compaction on ``branch`` with tokens before and after, oldest first.
 
-    One forward pass: the "after" of a compaction is the first trusted usage before the next
-    compaction (measured), else the estimate of its own kept range (estimated), taken when the
-    pass reaches it, so that only the entries before it are known.
+    One forward pass, linear in the branch: the "after" of a compaction is the first trusted
+    usage before the next compaction (measured), else the estimate of its own kept range
+    (estimated), taken when the pass reaches it, from running sums of the entries before it.
     """
     found: list[dict[str, Any]] = []
+    if not any(entry.get("type") == "compaction" for entry in branch):
+        return found
     position: dict[str, int] = {}
     edits: list[int] = []
+    prefix = [0]
     waiting: dict[str, Any] | None = None  # the last compaction, until a measured usage follows
     for i, entry in enumerate(branch):
         kind = entry.get("type")
@@ -129,7 +138,7 @@ def compactions_on_branch(branch: Sequence[Entry]) -> list[dict[str, Any]]:
                 "id": entry.get("id"),
                 "timestamp": entry.get("timestamp"),
                 "tokens_before": before if isinstance(before, (int, float)) and not isinstance(before, bool) else None,
-                "after": _after_compaction_estimate(branch, i, position, edits),
+                "after": _after_compaction_estimate(branch, i, position, edits, prefix),
                 "after_kind": "estimated",
                 "after_entry_id": None,
                 "first_kept_id": entry.get("firstKeptEntryId"),
@@ -148,6 +157,7 @@ def compactions_on_branch(branch: Sequence[Entry]) -> list[dict[str, Any]]:
         entry_id = entry.get("id")
         if isinstance(entry_id, str):
             position[entry_id] = i
+        prefix.append(prefix[-1] + _kept_tokens(entry))
     return found
 
 

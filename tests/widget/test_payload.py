@@ -274,3 +274,28 @@ def test_gauge_with_ten_thousand_compactions_is_one_pass(monkeypatch):
     assert result["compactions"][-1]["after"] == _compactions_by_reprojection(entries[-2:])[0][1]
     assert calls <= 3 * 10_000  # the summary and the one kept message of each compaction
     assert elapsed < 1.0, f"{elapsed:.2f} s of CPU for the gauge of 10,000 compactions"
+
+
+def test_compactions_that_all_keep_from_the_first_entry_stay_linear():
+    """A hostile file: every compaction names the session's first entry as its first kept one,
+    so each kept range is the whole prefix (re-summing it per compaction is quadratic)."""
+    import time
+
+    from pi_lab.widget.gauge import compactions_on_branch
+
+    entries = []
+    parent = None
+    for k in range(10_000):
+        user = {"type": "message", "id": f"u{k}", "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": "hello " * 10, "timestamp": 1}}
+        compaction = {"type": "compaction", "id": f"c{k}", "parentId": user["id"], "timestamp": "2026-01-01T00:00:01.000Z",
+                      "summary": "s", "firstKeptEntryId": "u0", "tokensBefore": 100}
+        entries += [user, compaction]
+        parent = compaction["id"]
+    started = time.process_time()
+    found = compactions_on_branch(entries)
+    elapsed = time.process_time() - started
+    for n in (0, 1, 17, 500):
+        head = entries[: 2 * n + 2]
+        assert found[n]["after"] == _compactions_by_reprojection(head)[-1][1]
+    assert elapsed < 1.0, f"{elapsed:.2f} s of CPU"
