@@ -44,9 +44,36 @@ class FileUnreadable(Exception):
     """A file that yields no session (its reason goes to ``Corpus.errors``)."""
 
 
+_DAY_MS: dict[str, int | None] = {}
+
+
 def _ms(value: Any) -> int | None:
+    """Epoch ms of an ISO timestamp (``parse_iso_ms``), with a fast path for the shape pi
+    writes (``2026-03-02T09:00:00.000Z``): a session has thousands, over a few days."""
+    if value.__class__ is str and len(value) == 24 and value[23] == "Z" and value[10] == "T" and value[19] == ".":
+        day = value[:10]
+        base = _DAY_MS.get(day, -1)
+        if base == -1:
+            day_ms = parse_iso_ms(day + "T00:00:00.000Z")
+            base = None if day_ms != day_ms else int(day_ms)
+            _DAY_MS[day] = base
+        tail = value[11:13] + value[14:16] + value[17:19] + value[20:23]
+        if base is not None and tail.isdigit() and value[13] == ":" and value[16] == ":":
+            h, mi, sec, frac = int(tail[0:2]), int(tail[2:4]), int(tail[4:6]), int(tail[6:9])
+            if h < 24 and mi < 60 and sec < 60:
+                return base + ((h * 60 + mi) * 60 + sec) * 1000 + frac
     ms = parse_iso_ms(value)
     return None if ms != ms else int(ms)
+
+
+_WINDOWS: dict[Any, int | None] = {}
+
+
+def _window(model: str | None) -> int | None:
+    found = _WINDOWS.get(model, -1)
+    if found == -1:
+        found = _WINDOWS[model] = context_window_for(model)
+    return found
 
 
 def _num(value: Any) -> float:
@@ -457,7 +484,7 @@ class _Extractor:
         usage = message.get("usage")
         inp, out, cr, cw, total, cost = _usage_row(usage)
         model = message.get("model") if isinstance(message.get("model"), str) else None
-        window = context_window_for(model)
+        window = _window(model)
         measured = (inp + cr + cw) if usage_anchor(message) is not None else None
         estimate = ctx.estimate
         projected = self._projected(ctx, path, estimate)
@@ -569,7 +596,7 @@ class _Extractor:
                 if row is not None:
                     self.cols["model_calls"]["overflowed"][row] = True
             else:
-                window = context_window_for(prev_msg.get("model") if isinstance(prev_msg.get("model"), str) else None)
+                window = _window(prev_msg.get("model") if isinstance(prev_msg.get("model"), str) else None)
                 before = _num(entry.get("tokensBefore"))
                 trigger = "threshold" if window and before > window - _DEFAULT_RESERVE else "manual"
         details = entry.get("details") if isinstance(entry.get("details"), dict) else {}

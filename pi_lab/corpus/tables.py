@@ -218,8 +218,12 @@ def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, An
             table = table.select(schema_of(name).names).cast(schema_of(name))
             rank = pc.index_in(table.column("file"), value_set=order)
             keep = pc.is_valid(rank)
-            table, rank = table.filter(keep), rank.filter(keep)
-            table = table.take(pc.sort_indices(pa.table({"r": rank}), sort_keys=[("r", "ascending")]))
+            if pc.min(keep).as_py() is False:
+                table, rank = table.filter(keep), rank.filter(keep)
+            # Rows read in one process are in order already; only pooled batches need the sort.
+            flat = rank.combine_chunks() if hasattr(rank, "combine_chunks") else rank
+            if len(flat) > 1 and pc.min(pc.pairwise_diff(flat)).as_py() < 0:
+                table = table.take(pc.sort_indices(pa.table({"r": rank}), sort_keys=[("r", "ascending")]))
         else:
             table = empty_table(name)
         out[name] = table
