@@ -215,10 +215,18 @@ def loads_object(line: bytes | str) -> dict[str, Any] | None:
         value = orjson.loads(line)
     except orjson.JSONDecodeError:
         # orjson refuses lone surrogate escapes and nesting past 1024 levels that JSON.parse
-        # accepts; the iterative parser takes them (and refuses NaN/Infinity, as JSON does).
+        # accepts. The standard library takes lone surrogates (told to refuse NaN/Infinity);
+        # past its recursion limit the iterative parser takes over (any depth).
+        if isinstance(line, memoryview):
+            line = line.tobytes()
         try:
-            value = loads_iterative(line.decode("utf-8") if isinstance(line, (bytes, bytearray, memoryview)) else line)
-        except (ValueError, UnicodeDecodeError):
+            value = json.loads(line, parse_constant=_reject_constant)
+        except RecursionError:
+            try:
+                value = loads_iterative(line.decode("utf-8") if not isinstance(line, str) else line)
+            except (ValueError, UnicodeDecodeError):
+                return None
+        except ValueError:
             return None
     if isinstance(value, dict):
         return value

@@ -207,7 +207,14 @@ class SessionManager:
             check_regular_file(resolved)
         except FileNotFoundError:
             raise SessionNotFound(f"No session file at {resolved}") from None
-        hasher = hashlib.sha256()
+        # Ids are only made for a version-1 file; hash its bytes (while reading) only then.
+        from pi_lab.session.migration import js_to_number
+        from pi_lab.session.storage import read_session_header
+
+        first = read_session_header(resolved)
+        version = first.get("version") if first is not None else None
+        needs_ids = first is None or (1.0 if version is None else js_to_number(version)) < 2
+        hasher = hashlib.sha256() if needs_ids else None
         loaded = load_entries_from_file(resolved, repair=False, hasher=hasher)
         if loaded.invalid_reason or (not loaded.entries and loaded.skipped_lines):
             raise InvalidSessionFile(resolved, loaded.invalid_reason)
@@ -218,7 +225,7 @@ class SessionManager:
         if cwd is None:
             cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
         directory = str(session_dir) if session_dir is not None else str(Path(resolved).parent)
-        factory = uuid_factory or stable_uuid_factory_from_digest(hasher.digest())
+        factory = uuid_factory or (stable_uuid_factory_from_digest(hasher.digest()) if hasher else None)
         sm = cls(cwd, directory, None, True, uuid_factory=factory, clock=clock, preloaded=[])
         sm._read_only = True
         sm._session_file = resolved

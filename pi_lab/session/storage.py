@@ -387,6 +387,7 @@ def _write_temp(path: str, payload: bytes, mode: int | None = None) -> str:
 
     The name does not end in ``.jsonl``, so no listing ever shows an unfinished file."""
     directory, name = os.path.split(os.path.abspath(path))
+    _remove_abandoned_temps(directory, name)
     temp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -400,6 +401,26 @@ def _write_temp(path: str, payload: bytes, mode: int | None = None) -> str:
         raise
     os.close(fd)
     return temp
+
+
+def _remove_abandoned_temps(directory: str, name: str) -> None:
+    """Delete temporary files for ``name`` left by a process that was killed mid-write (its
+    pid no longer runs); one of a live process may still become the file, so it stays."""
+    prefix = f".{name}."
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for leftover in names:
+        pid_text = leftover[len(prefix):].split(".", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            _unlink_quietly(os.path.join(directory, leftover))
+        except (PermissionError, OverflowError, ValueError):
+            continue  # a process of another user: alive
 
 
 def _unlink_quietly(path: str) -> None:

@@ -519,3 +519,27 @@ def test_an_unwritable_entry_fails_create_branched_session_before_anything_chang
         sm.create_branched_session(entry_id)
     assert (sm.session_file, sm.session_id, sm.leaf_id, len(sm.entries)) == before
     assert sorted(os.listdir(tmp_path)) == listing
+
+
+def test_a_temp_file_left_by_a_killed_writer_is_removed_by_the_next_write(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    path = tmp_path / "old.jsonl"
+    path.write_text(V1)
+    leftover = tmp_path / f".old.jsonl.{pid}.abcd1234.tmp"
+    leftover.write_bytes(b'{"type":"sess')
+    alive = tmp_path / f".old.jsonl.{os.getpid()}.abcd1234.tmp"  # a live writer's: kept
+    alive.write_bytes(b"")
+    SessionManager.open(path)  # migrates: a whole-file write
+    assert not leftover.exists() and alive.exists()
+
+
+def test_read_only_open_of_a_current_file_does_not_hash_it(tmp_path, monkeypatch):
+    import hashlib
+
+    sm = make_session(tmp_path)
+    made = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", lambda *a: made.append(1) or real(*a))
+    SessionManager.open(sm.session_file, read_only=True)
+    assert made == []
