@@ -1045,9 +1045,10 @@ class SessionManager:
         Label entries are dropped from the path and re-created after it; the new header
         names the old file as ``parentSession``. Returns the new file path (its first write
         is deferred when the path holds no conversation yet), or ``None`` in memory.
+        The old file is never written, so this works on a read-only manager too (forking a
+        session one only inspects): the manager then holds the new file and may write it.
+        Nothing changes if the new file cannot be written (the error says why).
         """
-        if self._read_only:
-            raise ReadOnlySession(self._session_file, "create a branched session")
         path = self.get_branch(leaf_id)
         if not path:
             raise EntryNotFound(leaf_id)
@@ -1116,6 +1117,7 @@ class SessionManager:
         self._tail = None
         self._partial_seen = None
         self._pending_rewrite = False
+        self._read_only = False  # the new file is pi_lab's own
         if not self._persist:
             return None
         self._session_file = new_file

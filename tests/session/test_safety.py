@@ -88,13 +88,26 @@ def test_read_only_appends_raise_and_leaf_moves_still_work(tmp_path):
     ro.reset_leaf()
     assert ro.leaf_id is None
     for call in (lambda: ro.append_message(user_msg("x")), lambda: ro.append_session_info("n"),
-                 lambda: ro.append_label_change(first, "l"), lambda: ro.branch_with_summary(first, "s"),
-                 lambda: ro.create_branched_session(first)):
+                 lambda: ro.append_label_change(first, "l"), lambda: ro.branch_with_summary(first, "s")):
         with pytest.raises(ReadOnlySession) as caught:
             call()
         assert sm.session_file in str(caught.value) and "make_writable" in str(caught.value)
     assert ro.leaf_id is None and len(ro.entries) == len(sm.entries)
     assert open(sm.session_file, "rb").read() == data
+
+
+def test_create_branched_session_from_a_read_only_v1_file_leaves_it_untouched(tmp_path):
+    path = tmp_path / "old.jsonl"
+    path.write_text(V1)
+    ro = SessionManager.open(path, read_only=True)
+    ids = [e["id"] for e in ro.entries]
+    new_file = ro.create_branched_session(ids[-1])
+    assert path.read_text() == V1
+    assert not ro.read_only and ro.session_file == new_file
+    branched = SessionManager.open(new_file)
+    assert [e["id"] for e in branched.entries] == ids and branched.header["parentSession"] == str(path)
+    ro.append_message(user_msg("on the copy"))
+    assert SessionManager.open(new_file).leaf_id == ro.leaf_id
 
 
 def test_write_plan_and_make_writable_rewrite_a_v1_file_atomically(tmp_path):
