@@ -1,4 +1,13 @@
-"""AgentSession: the agent loop over a session file, with pi's compaction and recovery."""
+"""AgentSession: the agent loop over a session file, with pi's compaction and recovery.
+
+``session.py`` holds :class:`AgentSession` (prompting, persistence, retries, the public API);
+it is composed of ``run_state.py`` (what runs now; one registry of cancellable operations),
+``transcript.py`` (which entry each message came from), ``compactor.py`` (the three check
+points, overflow recovery, automatic and manual compaction) and ``tree_flow.py`` (``/tree`` and
+``/fork``). ``loop.py`` is the session-free model/tool loop, ``tools.py`` the tool helpers.
+Refusals raise :class:`pi_lab.errors.Refused`; the context gauge rule is
+:func:`pi_lab.compaction.context_usage`.
+"""
 
 from pi_lab.agent.compactor import LENGTH_RETRY_FAILED, OVERFLOW_RETRY_FAILED, CompactionCancelled
 from pi_lab.agent.session import ALREADY_PROCESSING, PROMPT_DURING_COMPACTION, AgentSession, SessionStats
