@@ -215,7 +215,9 @@ export class Dialogs {
       const result = await this.run('allow_writes', {}, error, [go, cancel]);
       if (result) {
         this.close();
-        this.hooks.notify(typeof result.message === 'string' && result.message ? result.message : 'Writing allowed');
+        // The kernel says what it did (e.g. "Append new entries to /p/x.jsonl").
+        const done = [result.message, result.done].find(v => typeof v === 'string' && v) as string | undefined;
+        this.hooks.notify(done ? `Writing allowed: ${done}` : 'Writing allowed');
       }
     });
     const cancel = button('Cancel', '', row, () => this.close());
