@@ -192,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pi_lab.corpus.cli import register as register_corpus_commands
 
     register_corpus_commands(commands)  # corpus, usage (pi_lab/corpus/cli.py)
+    from pi_lab.export.cli import register as register_export_command
+
+    register_export_command(commands)  # export (pi_lab/export/cli.py)
     return parser
 
 

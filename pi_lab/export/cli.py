@@ -1,0 +1,38 @@
+"""``pi-lab export FILE -o out.html [--leaf ID]``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, TextIO
+
+__all__ = ["register"]
+
+
+def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
+    import sys
+
+    from pi_lab.export.html import ExportError, export_html
+
+    try:
+        written = export_html(args.file, args.output, leaf_id=args.leaf)
+    except ExportError as error:
+        print(f"pi-lab export: {error}", file=sys.stderr)
+        return 1
+    size = written.stat().st_size
+    out.write(f"wrote {written} ({size:,} bytes)\n")
+    return 0
+
+
+def register(commands: Any) -> None:
+    """Add the ``export`` subcommand to ``pi-lab``'s subparsers."""
+    export = commands.add_parser(
+        "export",
+        help="write a self-contained HTML viewer of a session",
+        description="Write one HTML file that shows the session read-only in any browser, "
+        "without a kernel or network: tree with filters, search and folds, entry detail, what "
+        "the model sees at any entry, the gauge and compactions. The session file is only read.",
+    )
+    export.add_argument("file", metavar="FILE", help="session file (.jsonl)")
+    export.add_argument("-o", "--output", metavar="OUT", required=True, help="HTML file to write")
+    export.add_argument("--leaf", metavar="ID", help="show the session with entry ID as the leaf")
+    export.set_defaults(func=_cmd_export)

@@ -1,0 +1,115 @@
+""""What the model sees" at every entry of a session, delta-encoded, without a kernel.
+
+``context_at`` (pi_lab/widget/context.py) projects a whole root→entry path; doing that for
+every entry costs O(n·depth). Here the tree is walked once in pi's flattened order (a
+pre-order walk: each entry's ancestors are the entries on the stack), and for most entries
+the context is the parent's plus the entry's own projected messages:
+
+* the token estimate (pi's estimateProjectedContextTokens) comes from the incremental walker
+  of ``pi_lab.view.timeline`` (``_ContextWalk``), snapshotted at branch points so a sibling
+  branch resumes from its parent's state;
+* the entry's own message rows are ``context_at([entry])`` — the same function on a one-entry
+  path, so there is no second copy of the row format.
+
+An entry whose projection is not an append (a compaction, a context edit, a branch summary,
+an entry an earlier context edit targets, a system message) stores ``context_at`` of its
+whole path instead. ``tests/export/test_export_context.py`` checks every scalar against
+``context_at`` on every entry.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
+from pi_lab.session.projection import entry_to_messages
+from pi_lab.view.timeline import _ContextWalk
+from pi_lab.widget.context import context_at
+
+__all__ = ["ContextRecord", "context_records", "SCALARS"]
+
+Entry = dict[str, Any]
+
+# The per-entry numbers, in the order they travel (see staticTransport.ts).
+SCALARS = ("message_count", "estimated_total", "context_tokens", "measured_tokens", "trailing_tokens",
+           "thinking_level", "model", "system_tokens", "compaction_id")
+
+_FULL_TYPES = frozenset({"compaction", "context_edit", "branch_summary"})
+
+ContextRecord = dict[str, Any]  # {"b": base flat index or -1 (full), "m": rows, "s": scalars}
+
+
+def _snapshot(walk: _ContextWalk) -> _ContextWalk:
+    """A copy of the walker's state that later additions on another branch do not touch."""
+    twin = copy.copy(walk)
+    twin.position = dict(walk.position)
+    twin.edits = dict(walk.edits)
+    twin.pending = set(walk.pending)
+    twin.system_sources = list(walk.system_sources)
+    return twin
+
+
+def _call(entry: Entry) -> tuple[dict[str, Any], Any] | None:
+    message = entry.get("message") if entry.get("type") == "message" else None
+    if isinstance(message, dict) and message.get("role") == "assistant":
+        usage = usage_anchor(message)
+        return message, (calculate_context_tokens(usage) if usage is not None else None)
+    return None
+
+
+def context_records(entries: Sequence[Entry], parents: Sequence[int]) -> list[ContextRecord]:
+    """One record per entry of a flattened tree (``FlatTree.entries`` / ``parents``)."""
+    count = len(entries)
+    children = [0] * count
+    for p in parents:
+        if p >= 0:
+            children[p] += 1
+    records: list[ContextRecord] = []
+    path: list[Entry] = []
+    depth = [0] * count
+    saved: dict[int, _ContextWalk] = {}
+    walk = _ContextWalk(path)
+    roots_left = sum(1 for p in parents if p < 0)
+    fresh_root = _snapshot(walk) if roots_left > 1 else None
+    for i in range(count):
+        entry = entries[i]
+        p = parents[i]
+        if i > 0 and p != i - 1:
+            # Back up to the parent (pre-order: the previous entry ended another branch).
+            if p < 0:
+                walk = _snapshot(fresh_root) if fresh_root is not None else _ContextWalk(path)
+                del path[:]
+            else:
+                walk = _snapshot(saved[p])
+                del path[depth[p] + 1:]
+            walk.path = path
+        depth[i] = depth[p] + 1 if p >= 0 else 0
+        index = len(path)
+        path.append(entry)
+        edited = walk._edit_for(entry) if isinstance(entry.get("id"), str) else None
+        own_messages = entry_to_messages(entry)
+        full = (p < 0 or entry.get("type") in _FULL_TYPES or edited is not None
+                or any(m.get("role") == "system" for m in own_messages))
+        call = _call(entry)
+        walk.add(index, entry, call) if call is not None else walk.add(index, entry)
+        if full:
+            result = context_at(path)
+            records.append({"b": -1, "m": result["messages"], "s": [result[k] for k in SCALARS]})
+        else:
+            own = context_at([entry])
+            base = records[p]["s"]
+            anchored = walk.anchor_tokens is not None
+            tokens, _ = walk.estimate()
+            tokens = int(tokens)
+            measured = int(walk.anchor_tokens) if anchored else 0
+            trailing = int(walk.trailing) if anchored else tokens
+            thinking = own["thinking_level"] if entry.get("type") == "thinking_level_change" else base[5]
+            model = own["model"] if own["model"] is not None else base[6]
+            records.append({"b": p, "m": own["messages"],
+                            "s": [base[0] + own["message_count"], base[1] + own["estimated_total"], tokens,
+                                  measured, trailing, thinking, model, base[7], base[8]]})
+        if children[i] > 1:
+            saved[i] = _snapshot(walk)
+    return records

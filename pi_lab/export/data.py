@@ -1,0 +1,158 @@
+"""The data an export embeds: per-entry columns for the tree, and chunks for everything else.
+
+The leaf is fixed in an export, so pi's flattened tree (display order, active branch first)
+is computed once here; the page lays rows out from it for any filter, search and folds with
+a port of ``navigation._visible_rows`` (src_frontend/export/layout.ts). What travels:
+
+* ``main``: ``PIX1`` | uint32 header length | header JSON | little-endian columns, one item
+  per flattened entry: ``parent`` (i32, flat index), ``category`` (u8, the filter category),
+  ``kind`` (u8), ``tokens`` (u32), ``entry`` (u32, position in the file) and ``flags`` (u16,
+  the flags that do not depend on the layout). The header holds the strings: ids, labels,
+  label times, display texts and search texts, plus the session facts and the gauge.
+* ``chunks``: for each run of ``CHUNK`` flattened entries, a JSON list of
+  ``{"d": entry detail, "f": full detail when it differs, "c": context record}``.
+
+Each part is gzip-compressed and base64-encoded by ``html.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+from array import array
+from typing import Any
+
+from pi_lab.export.context import context_records
+from pi_lab.server.listing import title_fields
+from pi_lab.widget.gauge import recorded_context_window, recorded_model
+from pi_lab.widget.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_error_entry
+from pi_lab.widget.payload import SessionView, ViewSettings, entry_payload
+from pi_lab.widget.rows import RowState
+
+__all__ = ["CHUNK", "MAGIC", "export_data"]
+
+CHUNK = 256
+MAGIC = b"PIX1"
+_COLUMNS = (("parent", "i", "i32"), ("category", "B", "u8"), ("kind", "B", "u8"), ("tokens", "I", "u32"),
+            ("entry", "I", "u32"), ("flags", "H", "u16"))
+
+
+def _pad4(data: bytes, fill: bytes) -> bytes:
+    return data + fill * ((-len(data)) % 4)
+
+
+def _pack(header: dict[str, Any], columns: dict[str, list[int]]) -> bytes:
+    blocks = []
+    for name, code, dtype in _COLUMNS:
+        arr = array(code, columns[name])
+        if sys.byteorder != "little":
+            arr.byteswap()
+        blocks.append((name, dtype, len(columns[name]), _pad4(arr.tobytes(), b"\0")))
+    described: list[dict[str, Any]] = []
+    while True:  # the header's length decides where the columns start
+        head = _pad4(json.dumps(dict(header, columns=described), separators=(",", ":"),
+                                ensure_ascii=False).encode("utf-8"), b" ")
+        offset = 8 + len(head)
+        new = []
+        for name, dtype, count, data in blocks:
+            new.append({"name": name, "dtype": dtype, "offset": offset, "count": count})
+            offset += len(data)
+        if new == described:
+            break
+        described = new
+    return b"".join([MAGIC, struct.pack("<I", len(head)), head, *(b[3] for b in blocks)])
+
+
+def _static_flags(rows: RowState, entry: dict[str, Any], entry_id: Any, label: Any, on_path: bool) -> int:
+    # The layout-independent part of RowState._flags; the page adds the layout bits.
+    marks = rows.marks
+    f = 0
+    if on_path:
+        f |= FLAG["on_active_path"]
+    if label:
+        f |= FLAG["has_label"]
+    if entry_id in marks.out_of_context:
+        f |= FLAG["out_of_context"]
+    if entry_id is not None and entry_id == marks.first_kept_id:
+        f |= FLAG["first_kept"]
+    if entry_id in marks.omitted:
+        f |= FLAG["omitted"]
+    if entry_id in marks.replaced:
+        f |= FLAG["replaced"]
+    if is_error_entry(entry):
+        f |= FLAG["error"]
+    return f
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
+
+
+def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes, list[bytes]]:
+    """``(main, chunks)`` for the session at its current leaf (see the module docstring)."""
+    if settings is None:
+        window = recorded_context_window(sm)
+        settings = ViewSettings(context_window=window) if window else ViewSettings()
+    view = SessionView.open(sm, settings)
+    rows = view.rows
+    flat = rows.flat
+    home = rows.home
+    count = len(flat.entries)
+    columns: dict[str, list[int]] = {name: [] for name, _, _ in _COLUMNS}
+    texts: list[str] = []
+    search: list[str] = []
+    for i, entry in enumerate(flat.entries):
+        entry_id = flat.ids[i]
+        columns["parent"].append(flat.parents[i])
+        columns["category"].append(flat._categories[i])
+        columns["kind"].append(entry_kind(entry))
+        columns["tokens"].append(min(rows._tokens(entry), 0xFFFFFFFF))
+        columns["entry"].append(rows.entry_pos.get(entry_id, 0) if isinstance(entry_id, str) else 0)
+        columns["flags"].append(_static_flags(rows, entry, entry_id, flat.labels[i], flat.on_active_path[i]))
+        texts.append(flat.display_text(i, home))
+        search.append(flat.search_text(i))
+    info = {
+        "id": sm.session_id,
+        "file": sm.session_file,
+        "name": sm.session_name,
+        "cwd": sm.cwd,
+        "entries": sm.get_entry_count(),
+        "model": recorded_model(sm),
+        "following": False,
+        **title_fields(sm.session_name, sm.entries),
+    }
+    header = {
+        "kinds": list(KIND_NAMES),
+        "flags": list(FLAG_BITS),
+        "count": count,
+        "chunk": CHUNK,
+        "leaf_id": sm.leaf_id,
+        "entry_count": rows._entry_count,
+        "session": info,
+        "gauge": view.gauge,
+        "settings": {"context_window": settings.context_window, "reserve_tokens": settings.reserve_tokens,
+                     "keep_recent_tokens": settings.keep_recent_tokens},
+        "ids": flat.ids,
+        "labels": flat.labels,
+        "label_times": flat.label_timestamps,
+        "texts": texts,
+        "search": search,
+    }
+    main = _pack(header, columns)
+    contexts = context_records(flat.entries, flat.parents)
+    chunks: list[bytes] = []
+    for start in range(0, count, CHUNK):
+        part = []
+        for i in range(start, min(count, start + CHUNK)):
+            entry_id = flat.ids[i]
+            record: dict[str, Any] = {"c": contexts[i]}
+            if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
+                short = entry_payload(view, entry_id, False)
+                record["d"] = short
+                full = entry_payload(view, entry_id, True)
+                if full != short:
+                    record["f"] = full
+            part.append(record)
+        chunks.append(_dumps(part))
+    return main, chunks

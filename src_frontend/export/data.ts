@@ -1,0 +1,98 @@
+// Reading what pi_lab/export/data.py embeds: the PIX1 columns + header, and the entry chunks.
+
+import type { FlatData } from './layout';
+
+export interface ExportHeader {
+  count: number;
+  chunk: number;
+  leaf_id: string | null;
+  entry_count: number;
+  session: Record<string, unknown>;
+  gauge: Record<string, unknown>;
+  settings: { context_window: number; reserve_tokens: number; keep_recent_tokens: number };
+  ids: (string | null)[];
+  labels: (string | null)[];
+  label_times: (string | null)[];
+  texts: string[];
+  search: string[];
+  columns: { name: string; dtype: string; offset: number; count: number }[];
+}
+
+/** One flattened entry's embedded record: detail, full detail (when it differs), context. */
+export interface EntryRecord {
+  d?: Record<string, unknown>;
+  f?: Record<string, unknown>;
+  c: { b: number; m: unknown[]; s: unknown[] };
+}
+
+function base64Bytes(text: string): Uint8Array {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) {
+    bytes[i] = binary.charCodeAt(i);
+  }
+  return bytes;
+}
+
+/** gunzip with the browser's (or node's) DecompressionStream. */
+export async function inflate(text: string): Promise<ArrayBuffer> {
+  const stream = new Blob([base64Bytes(text)]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Response(stream).arrayBuffer();
+}
+
+const TYPED: Record<string, new (buffer: ArrayBuffer) => ArrayLike<number>> = {
+  u32: Uint32Array,
+  i32: Int32Array,
+  u16: Uint16Array,
+  u8: Uint8Array
+};
+const BYTES: Record<string, number> = { u32: 4, i32: 4, u16: 2, u8: 1 };
+
+export function decodeMain(buffer: ArrayBuffer): { header: ExportHeader; flat: FlatData } {
+  const bytes = new Uint8Array(buffer);
+  if (String.fromCharCode(bytes[0], bytes[1], bytes[2], bytes[3]) !== 'PIX1') {
+    throw new Error('not a pi_lab export');
+  }
+  const length = new DataView(buffer).getUint32(4, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length))) as ExportHeader;
+  const col: Record<string, ArrayLike<number>> = {};
+  for (const spec of header.columns) {
+    const copy = bytes.slice(spec.offset, spec.offset + spec.count * BYTES[spec.dtype]);
+    col[spec.name] = new TYPED[spec.dtype](copy.buffer);
+  }
+  const flat: FlatData = {
+    count: header.count,
+    parent: col.parent as Int32Array,
+    category: col.category as Uint8Array,
+    kind: col.kind as Uint8Array,
+    tokens: col.tokens as Uint32Array,
+    entry: col.entry as Uint32Array,
+    flags: col.flags as Uint16Array,
+    ids: header.ids,
+    labels: header.labels,
+    search: header.search,
+    leafId: header.leaf_id
+  };
+  return { header, flat };
+}
+
+/** The chunks of entry records, inflated on first use and kept. */
+export class ChunkStore {
+  private readonly cache = new Map<number, Promise<EntryRecord[]>>();
+  constructor(
+    private readonly text: string,
+    private readonly offsets: number[],
+    private readonly size: number
+  ) {}
+
+  record(index: number): Promise<EntryRecord> {
+    const chunk = Math.floor(index / this.size);
+    let found = this.cache.get(chunk);
+    if (!found) {
+      const part = this.text.slice(this.offsets[chunk], this.offsets[chunk + 1]);
+      found = inflate(part).then(buffer => JSON.parse(new TextDecoder().decode(buffer)) as EntryRecord[]);
+      this.cache.set(chunk, found);
+    }
+    return found.then(records => records[index - chunk * this.size]);
+  }
+}

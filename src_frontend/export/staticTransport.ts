@@ -1,0 +1,281 @@
+// The viewer core's Transport over the data an HTML export embeds (pi_lab/export/): a
+// read-only viewer like the JupyterLab one, but with no server. Filters, search and folds are
+// laid out here (layout.ts); entry details and "what the model sees" come from the embedded
+// chunks; the gauge is recomputed here when the reader changes the window or the reserve.
+
+import { FLAG_BITS, KIND_NAMES } from '../core/row';
+import type { DeltaMessage, FilterMode, Gauge, LiveEvent, Reply, SessionInfo, Transport, ViewState } from '../core/transport';
+
+import { ChunkStore, ExportHeader } from './data';
+import { encodeStructure, FlatData, Layout, layoutRows, locateRow } from './layout';
+
+export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
+const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone', 'compact_preview', 'allow_writes']);
+const VIEW_KEYS = new Set<keyof ViewState>(['filter_mode', 'search', 'folded']);
+const SETTINGS_KEYS = new Set<keyof ViewState>(['context_window', 'reserve_tokens', 'keep_recent_tokens']);
+const SCALARS = ['message_count', 'estimated_total', 'context_tokens', 'measured_tokens', 'trailing_tokens',
+  'thinking_level', 'model', 'system_tokens', 'compaction_id'];
+
+/** pi_lab/widget/gauge.py `_finish`: the numbers derived from the window and the reserve. */
+export function finishGauge(g: Record<string, unknown>): Gauge {
+  const window = Number(g.context_window) || 0;
+  const measured = Number(g.measured) || 0;
+  const estimated = Number(g.estimated) || 0;
+  const threshold = window - (Number(g.reserve_tokens) || 0);
+  const total = measured + estimated;
+  const tokens = g.unknown ? null : total;
+  return {
+    ...(g as unknown as Gauge),
+    threshold,
+    estimate_total: total,
+    tokens,
+    headroom: threshold - total,
+    percent: tokens !== null && window > 0 ? (tokens / window) * 100 : null,
+    estimate_percent: window > 0 ? (total / window) * 100 : null,
+    would_compact: Boolean(g.enabled && window > 0 && total > threshold)
+  };
+}
+
+export class StaticTransport implements Transport {
+  readonly writable = false;
+  readonly canAllowWrites = false;
+
+  constructor(
+    private readonly header: ExportHeader,
+    private readonly flat: FlatData,
+    private readonly chunks: ChunkStore
+  ) {
+    const settings = header.settings;
+    this.state = {
+      leaf_id: header.leaf_id,
+      selected_id: header.leaf_id,
+      filter_mode: 'default',
+      search: '',
+      folded: [],
+      show_label_times: false,
+      tool_output: 'preview',
+      side_pane: 'detail',
+      structure: null,
+      structure_version: 1,
+      row_count: 0,
+      gauge: header.gauge as unknown as Gauge,
+      context_window: settings.context_window,
+      reserve_tokens: settings.reserve_tokens,
+      keep_recent_tokens: settings.keep_recent_tokens,
+      session: header.session as unknown as SessionInfo,
+      status: '',
+      busy: '',
+      editor_text: '',
+      height: 0
+    };
+    this.indexOf = new Map();
+    header.ids.forEach((id, i) => {
+      if (id !== null) {
+        this.indexOf.set(id, i);
+      }
+    });
+    this.current = this.layout();
+    this.state.row_count = this.current.rowIndex.length;
+  }
+
+  /** The flat index of an entry id, or -1. */
+  index(id: string | null | undefined): number {
+    return id ? this.indexOf.get(id) ?? -1 : -1;
+  }
+
+  // ------------------------------------------------------------------ Transport
+
+  get<K extends keyof ViewState>(key: K): ViewState[K] {
+    return this.state[key];
+  }
+
+  set(changes: Partial<ViewState>): void {
+    const next = { ...changes };
+    // Like pi (and the other views), a new filter or search clears the folds.
+    if (
+      (next.filter_mode !== undefined && next.filter_mode !== this.state.filter_mode) ||
+      (next.search !== undefined && next.search !== this.state.search)
+    ) {
+      next.folded = [];
+    }
+    const changed: (keyof ViewState)[] = [];
+    for (const [key, value] of Object.entries(next) as [keyof ViewState, unknown][]) {
+      if (!sameValue(this.state[key], value)) {
+        (this.state as unknown as Record<string, unknown>)[key] = value;
+        changed.push(key);
+      }
+    }
+    if (changed.some(key => VIEW_KEYS.has(key))) {
+      this.current = this.layout();
+      this.state.row_count = this.current.rowIndex.length;
+      this.state.structure_version = this.version;
+      changed.push('row_count', 'structure_version');
+    }
+    if (changed.some(key => SETTINGS_KEYS.has(key))) {
+      this.state.gauge = this.gauge();
+      changed.push('gauge');
+    }
+    changed.forEach(key => this.listeners.get(key)?.forEach(cb => cb()));
+  }
+
+  on(key: keyof ViewState, callback: () => void): () => void {
+    let set = this.listeners.get(key);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(key, set);
+    }
+    set.add(callback);
+    return () => set!.delete(callback);
+  }
+
+  onDelta(_callback: (delta: DeltaMessage) => void): () => void {
+    return () => undefined; // an export never grows
+  }
+
+  onEvent(_callback: (event: LiveEvent) => void): () => void {
+    return () => undefined;
+  }
+
+  async request<T = unknown>(op: string, args: Record<string, unknown> = {}): Promise<Reply<T>> {
+    const reply = (result: unknown, buffers: DataView[] = []): Reply<T> => ({ result: result as T, buffers });
+    if (WRITE_OPS.has(op)) {
+      throw new Error(READ_ONLY_MESSAGE);
+    }
+    switch (op) {
+      case 'hello':
+        return reply({});
+      case 'structure':
+        return reply({}, [new DataView(this.structure())]);
+      case 'rows':
+        return reply(this.rows(Number(args.start) || 0, Number(args.end) || 0, args.version as number | undefined));
+      case 'locate': {
+        const row = locateRow(this.flat, this.current, this.index(args.id as string), false);
+        return reply({ row, version: this.version, id: row >= 0 ? this.flat.ids[this.current.rowIndex[row]] : null });
+      }
+      case 'entry':
+        return reply(await this.entry(args.id as string, Boolean(args.full)));
+      case 'context_at':
+        return reply(await this.contextAt((args.id as string | undefined) ?? this.header.leaf_id));
+      case 'gauge':
+        return reply(this.state.gauge);
+      default:
+        throw new Error(`unknown request ${JSON.stringify(op)}`);
+    }
+  }
+
+  // ------------------------------------------------------------------ answers
+
+  private layout(): Layout {
+    this.version += 1;
+    return layoutRows(this.flat, this.state.filter_mode as FilterMode, this.state.search, this.state.folded);
+  }
+
+  /** The structure blob, with the selection resolved by pi's nearest-visible rule. */
+  structure(): ArrayBuffer {
+    const layout = this.current;
+    const wanted = this.state.selected_id;
+    const selected = wanted !== null ? locateRow(this.flat, layout, this.index(wanted), true) : layout.anchorRow;
+    const session = this.header.session;
+    return encodeStructure(layout, {
+      version: this.version,
+      kinds: KIND_NAMES,
+      flags: FLAG_BITS,
+      leaf_id: this.header.leaf_id,
+      leaf_row: layout.leafRow,
+      anchor_row: layout.anchorRow,
+      filter_mode: this.state.filter_mode,
+      search: this.state.search,
+      multiple_roots: layout.multipleRoots,
+      entry_count: this.header.entry_count,
+      selected_row: selected,
+      selected_id: selected >= 0 ? this.flat.ids[layout.rowIndex[selected]] : null,
+      session_id: session.id,
+      session_file: session.file,
+      session_name: session.name
+    });
+  }
+
+  private rows(start: number, end: number, version?: number): unknown {
+    if (version !== undefined && version !== null && version !== this.version) {
+      return { stale: true, version: this.version };
+    }
+    const layout = this.current;
+    const from = Math.max(0, start);
+    const to = Math.min(layout.rowIndex.length, end, from + 2000);
+    const rows = [];
+    for (let r = from; r < to; r++) {
+      const i = layout.rowIndex[r];
+      const label = this.header.labels[i];
+      rows.push({ id: this.flat.ids[i], text: this.header.texts[i], label, label_time: label !== null ? this.header.label_times[i] : null });
+    }
+    return { version: this.version, start: from, rows };
+  }
+
+  private async entry(id: string, full: boolean): Promise<unknown> {
+    const index = this.index(id);
+    if (index < 0) {
+      throw new Error(`Entry ${id} not found`);
+    }
+    const record = await this.chunks.record(index);
+    const detail = (full && record.f) || record.d;
+    if (!detail) {
+      throw new Error(`Entry ${id} not found`);
+    }
+    return detail;
+  }
+
+  /** "What the model sees" at an entry: its own messages after those of the entries it extends. */
+  async contextAt(id: string | null): Promise<Record<string, unknown>> {
+    const index = this.index(id);
+    if (index < 0) {
+      throw new Error(`Entry ${id} not found`);
+    }
+    const first = await this.chunks.record(index);
+    const parts: unknown[][] = [];
+    let record = first;
+    for (;;) {
+      parts.push(record.c.m);
+      if (record.c.b < 0) {
+        break;
+      }
+      record = await this.chunks.record(record.c.b);
+    }
+    const messages: unknown[] = [];
+    for (let k = parts.length - 1; k >= 0; k--) {
+      for (const m of parts[k]) {
+        messages.push(m);
+      }
+    }
+    const result: Record<string, unknown> = { at: id, messages };
+    SCALARS.forEach((name, k) => {
+      result[name] = first.c.s[k];
+    });
+    result.is_leaf = id === this.header.leaf_id;
+    return result;
+  }
+
+  private gauge(): Gauge {
+    return finishGauge({
+      ...(this.header.gauge as Record<string, unknown>),
+      context_window: this.state.context_window,
+      reserve_tokens: this.state.reserve_tokens,
+      keep_recent_tokens: this.state.keep_recent_tokens
+    });
+  }
+
+  private readonly state: ViewState;
+  private readonly listeners = new Map<keyof ViewState, Set<() => void>>();
+  private readonly indexOf: Map<string, number>;
+  private current: Layout;
+  private version = 0;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) {
+    return true;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((item, i) => item === b[i]);
+  }
+  return false;
+}
