@@ -123,6 +123,11 @@ def test_without_pi_fixtures_the_tour_shows_the_recorded_session(executed_elsewh
     # two compactions, one branch summary, and the gauge on the window it was recorded with
     assert "compactions 2, branch summaries 1; model pi-lab/offline;" in shown
     assert re.search(r"gauge [\d,]+ of 4,000 tokens", shown), shown
+    # the widget shows a copy in the tour's temporary folder, read-only as every session opened from a path
+    state = executed_elsewhere.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    shown_files = [m["state"] for m in state.values() if str(m["state"].get("session", {}).get("file", "")).endswith("tiny-auth.jsonl")]
+    assert len(shown_files) == 1 and shown_files[0]["writable"] is False
+    assert Path(shown_files[0]["session"]["file"]).parent.name.startswith("pi-lab-tour-")
     answered = {int(n) for n in re.findall(r"^✓ Q(\d+):", _stream(executed_elsewhere), flags=re.M)}
     assert answered == set(range(1, 23))
 
@@ -141,7 +146,7 @@ def test_tour_text_says_which_session_it_shows():
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "written by pi" not in text.split("before-compaction.jsonl")[0]  # no claim before naming the file
     for fact in ("before-compaction.jsonl", "tiny-auth.jsonl", "recorded by pi_lab's own `AgentSession`",
-                 "tools/record_sample_session.py", "copy in `WORK`"):
+                 "tools/record_sample_session.py", "copy in `WORK`", "only reads it", "writable=True"):
         assert fact in text, fact
 
 
