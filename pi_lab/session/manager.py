@@ -59,6 +59,8 @@ __all__ = ["SessionManager", "SessionNotFound", "EntryNotFound"]
 Entry = dict[str, Any]
 
 _NEWLINES = re.compile(r"[\r\n]+")
+_GUARD_ATTEMPTS = 32  # with allow_concurrent_writes: tries to find the file between two lines
+STALE_LINE_SECONDS = 2.0  # an unfinished last line unchanged this long was left by a dead writer
 _EDITABLE_MESSAGE_ROLES = frozenset({"user", "assistant", "toolResult"})
 
 
@@ -128,9 +130,12 @@ class SessionManager:
         self._consumed_bytes = 0  # every byte before this offset is in memory
         self._known_size = 0  # the file's size when pi_lab last read or wrote it
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of that file
-        self._own_spans: list[tuple[int, int]] = []  # own lines past _consumed_bytes (after a gap)
+        # Own lines past _consumed_bytes (written after another writer's unread bytes):
+        # (start, end, entry), in file order.
+        self._own_spans: list[tuple[int, int, Entry]] = []
         self._tail: bytes | None = None  # an unterminated last line already parsed (read-only)
-        self._partial_seen: tuple[int, int] | None = None  # (offset, size) of a partial line last read
+        # (offset, size, monotonic time first seen) of an unfinished last line
+        self._partial_seen: tuple[int, int, float] | None = None
         self._stale_partial = False  # that partial line was the same at the previous read
         self._line_count = 0  # lines before _consumed_bytes (numbers for skipped_lines)
         self._read_only = False
@@ -242,7 +247,7 @@ class SessionManager:
             with open(resolved, "rb") as handle:
                 handle.seek(loaded.tail_start)
                 sm._tail = handle.read(loaded.size - loaded.tail_start) if loaded.tail_parsed else None
-            sm._partial_seen = (loaded.tail_start, loaded.size)
+            sm._partial_seen = (loaded.tail_start, loaded.size, time.monotonic())
         return sm
 
     @classmethod
@@ -867,7 +872,7 @@ class SessionManager:
         if not self._persist or not self._session_file or not self._flushed:
             return None
         path = self._session_file
-        for _ in range(8):
+        for _ in range(_GUARD_ATTEMPTS):
             try:
                 fd, st = open_for_append(path)
             except FileNotFoundError:
@@ -880,7 +885,7 @@ class SessionManager:
                 raise ConcurrentWriteError(path, "the file was replaced by another one")
             if st.st_size < self._known_size:
                 raise ConcurrentWriteError(path, f"it shrank by {self._known_size - st.st_size} bytes")
-            own = sum(end - start for start, end in self._own_spans)
+            own = sum(end - start for start, end, _ in self._own_spans)
             foreign = st.st_size - self._consumed_bytes - own
             keep = self._leaf_id if self.allow_concurrent_writes else None
             new = self._refresh()
@@ -892,14 +897,18 @@ class SessionManager:
             else:
                 raise ConcurrentWriteError(path, f"it grew by {foreign} bytes" if foreign else "it changed", new)
             if self._consumed_bytes < self._known_size:
-                # An unfinished last line: appending now would join it. Look again after a
-                # moment; a line that stayed the same was left by a writer that stopped.
+                # An unfinished last line: appending now would join it. It is usually a write
+                # in progress (finished a moment later); one unchanged for STALE_LINE_SECONDS
+                # was left by a writer that died and is ended with a newline (pi's repair).
                 if not self._stale_partial:
                     time.sleep(TAIL_SETTLE_SECONDS)
                     self._refresh()
-                if not (self._stale_partial and self._end_stale_line(wait=False)):
+                if self._consumed_bytes < self._known_size and self._stale_partial:
+                    self._end_stale_line(wait=False)
+                if self._consumed_bytes < self._known_size:
                     raise ConcurrentWriteError(path, "another writer is in the middle of a line", new)
-        raise ConcurrentWriteError(path, "it keeps changing")
+        raise ConcurrentWriteError(path, f"it kept changing ({_GUARD_ATTEMPTS} attempts to append)")
+
 
     def _persist_entry(self, entry: Entry, fd: int | None = None) -> None:
         if not self._persist or not self._session_file:
@@ -925,7 +934,7 @@ class SessionManager:
         else:
             # Another process wrote between the check and this write: its bytes are unread;
             # remember where this line is so a refresh reads theirs and skips ours.
-            self._own_spans.append((start, end))
+            self._own_spans.append((start, end, entry))
             self._known_size = max(self._known_size, end)
 
     def append_message(self, message: dict[str, Any]) -> str:
@@ -1177,29 +1186,76 @@ class SessionManager:
             else:
                 self._tail = None
                 self._drop_last_line_entry()
-        for start, end in self._own_spans:
+        # Pieces in file order: lists of the other writer's entries, and own entries (already
+        # in memory) where they landed between them.
+        pieces: list[Any] = []
+        own = [span[2] for span in self._own_spans]
+        for start, end, entry in self._own_spans:
             segment = data[pos:start - base]
             part = parse_lines(segment, self._line_count + 1)
-            loaded.extend(part.entries)
+            pieces.append(part.entries)
+            pieces.append(entry)
             self.skipped_lines.extend(part.skipped_lines)
             self._line_count += segment.count(b"\n") + 1
             pos = end - base
         self._own_spans = []
         rest = data[pos:] if pos else data
         part = parse_lines(rest, self._line_count + 1, complete_only=True)
+        self._finish_read(part, rest, base, pos, size)
+        if own and any(pieces[0::2]):
+            return self._take_interleaved(own, pieces, part.entries)
+        for piece in pieces[0::2]:
+            loaded.extend(piece)
         loaded.extend(part.entries)
+        return self.add_loaded_entries(loaded)
+
+    def _finish_read(self, part: LoadResult, rest: bytes, base: int, pos: int, size: int) -> None:
         self.skipped_lines.extend(part.skipped_lines)
         self._line_count += rest.count(b"\n", 0, part.consumed_bytes)
         self._consumed_bytes = base + pos + part.consumed_bytes
         self._known_size = size
         if self._consumed_bytes < size:
-            seen = (self._consumed_bytes, size)
-            self._stale_partial = self._partial_seen == seen
-            self._partial_seen = seen
+            # Stale: the same unfinished line at reads STALE_LINE_SECONDS apart. pi writes a
+            # line in one call, so its unfinished line is visible only for an instant; one
+            # that stays is a writer that died.
+            now = time.monotonic()
+            previous = self._partial_seen
+            if previous is not None and previous[:2] == (self._consumed_bytes, size):
+                self._stale_partial = now - previous[2] >= STALE_LINE_SECONDS
+            else:
+                self._stale_partial = False
+                self._partial_seen = (self._consumed_bytes, size, now)
         else:
             self._partial_seen = None
             self._stale_partial = False
-        return self.add_loaded_entries(loaded)
+
+    def _take_interleaved(self, own: list[Entry], pieces: list[Any], after: list[Entry]) -> list[Entry]:
+        """Another writer's lines landed before own lines on disk (it wrote between the
+        guard's check and the write): put memory in file order, so that the last line, label
+        order and a fresh open all agree with the file."""
+        count = len(own)
+        tail = self._file_entries[-count:]
+        if len(tail) != count or any(a is not b for a, b in zip(tail, own)):
+            # Own entries are not the last in memory (cannot happen through the append path):
+            # fall back to reading the other lines after them.
+            return self.add_loaded_entries([e for piece in pieces[0::2] for e in piece] + after)
+        del self._file_entries[-count:]
+        self._entries_cache = None
+        leaf = self._leaf_id
+        added: list[Entry] = []
+        for index, piece in enumerate(pieces):
+            if index % 2 == 0:
+                added.extend(self.add_loaded_entries(piece))
+            else:
+                self._file_entries.append(piece)
+        added.extend(self.add_loaded_entries(after))
+        self._entries_cache = None
+        self._tree = None
+        self._branch_cache.clear()
+        if any(e.get("type") == "label" for e in self._file_entries[-(len(added) + count):]):
+            self._rebuild_index()  # label order decides which label wins
+        self._leaf_id = leaf if self._leaf_pinned else self._file_leaf()
+        return added
 
     def _drop_last_line_entry(self) -> None:
         """Forget the entry parsed from an unterminated line that then changed."""

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -234,8 +235,11 @@ def test_guard_never_joins_a_line_another_writer_is_still_writing(tmp_path):
     original_sleep = storage.time.sleep
 
     def writer_continues(seconds):  # the other writer adds bytes while pi_lab waits
-        append_raw(sm.session_file, line[20:40])
+        if os.path.getsize(sm.session_file) == size_before:
+            append_raw(sm.session_file, line[20:40])
         original_sleep(seconds)
+
+    size_before = os.path.getsize(sm.session_file)
 
     storage.time.sleep = writer_continues
     try:
@@ -249,10 +253,17 @@ def test_guard_never_joins_a_line_another_writer_is_still_writing(tmp_path):
     assert lines[-2] == line[:-1] and json.loads(lines[-1])["id"] == mine
 
 
-def test_guard_ends_a_stale_unfinished_line_before_appending(tmp_path):
+def test_guard_ends_a_stale_unfinished_line_before_appending(tmp_path, monkeypatch):
+    from pi_lab.session import manager as manager_module
+
+    monkeypatch.setattr(manager_module, "STALE_LINE_SECONDS", 0.1)
     sm = make_session(tmp_path)
     sm.allow_concurrent_writes = True
     append_raw(sm.session_file, b'{"type":"message","id":"cut')  # its writer died
+    with pytest.raises(ConcurrentWriteError, match="middle of a line"):
+        sm.append_message(user_msg("too early"))  # it may still be written: not ours to end
+    assert open(sm.session_file, "rb").read().endswith(b'"id":"cut')
+    time.sleep(0.12)
     mine = sm.append_message(user_msg("mine"))
     data = open(sm.session_file, "rb").read()
     assert data.endswith(b'{"type":"message","id":"cut\n' + dumps(sm.get_entry(mine)) + b"\n")
