@@ -9,7 +9,6 @@ or by hand with ``jupyter server extension enable pi_lab.server``.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pi_lab.server.config import PiLabConfig
@@ -29,12 +28,22 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     config = PiLabConfig(parent=serverapp)
     store = SessionStore(cache_bytes=config.cache_bytes, max_sessions=config.max_cached_sessions,
                          max_views=config.max_views, max_file_bytes=config.max_file_bytes)
-    executor = ThreadPoolExecutor(max_workers=max(1, config.workers), thread_name_prefix="pi-lab")
+    from pi_lab.server.workers import DaemonExecutor
+
+    # Daemon threads: a request stuck on a huge file must not keep the server from exiting.
+    executor = DaemonExecutor(max(1, config.workers), thread_name_prefix="pi-lab")
     web_app = serverapp.web_app
     web_app.settings["pi_lab"] = PiLabState(config, store, SessionListing(), executor)
     web_app.add_handlers(".*$", make_handlers(web_app.settings["base_url"]))
     serverapp.log.info("pi_lab: session viewer API at %spi-lab/api/ (sessions folder %s)",
                        web_app.settings["base_url"], config.sessions_dir)
+
+
+def _unload_jupyter_server_extension(serverapp: Any) -> None:
+    """Server shutdown: cancel queued requests, do not wait for running ones."""
+    state = serverapp.web_app.settings.get("pi_lab")
+    if state is not None:
+        state.executor.shutdown(wait=False, cancel_futures=True)
 
 
 # jupyter_server < 2 looked for this name.

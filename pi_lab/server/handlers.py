@@ -45,8 +45,9 @@ from pi_lab.server.store import (
     SharedView,
     view_key,
 )
+from pi_lab.errors import NotARegularFile, PiLabError
 from pi_lab.session.navigation import FILTER_MODES
-from pi_lab.session.storage import read_session_header
+from pi_lab.session.storage import check_regular_file, read_session_header
 from pi_lab.widget.gauge import recorded_context_window
 from pi_lab.widget.payload import (
     READ_OPS,
@@ -67,6 +68,8 @@ SESSION_OPS = frozenset({"state", "structure", "poll", "gauge", "compact_preview
 _LIMITS = {"context_window": (1_000, 100_000_000), "reserve_tokens": (0, 100_000_000),
            "keep_recent_tokens": (0, 100_000_000)}
 
+MAX_FOLDS = 10_000
+MAX_SEARCH_CHARS = 1_000
 T = TypeVar("T")
 _DEFAULT_SETTINGS = ViewSettings()
 
@@ -132,6 +135,12 @@ class PiLabHandler(APIHandler):
             raise web.HTTPError(403, f"{name}: permission denied", reason="permission-denied") from None
         except IsADirectoryError:
             raise web.HTTPError(422, f"{name} is a folder, not a session file", reason="not-a-session") from None
+        except NotARegularFile as error:
+            raise web.HTTPError(422, f"{name} is a {error.kind}, not a session file", reason="not-a-regular-file") from None
+        except PiLabError as error:  # pi_lab's own errors carry a message meant for the user
+            raise web.HTTPError(422, f"{name}: {error}", reason="not-a-session") from None
+        except OSError as error:
+            raise web.HTTPError(500, f"{name}: {error.strerror or error}", reason="os-error") from None
 
     def send_json(self, value: Any) -> None:
         self.set_header("Cache-Control", "no-store")
@@ -167,6 +176,11 @@ def _view(raw: Any) -> tuple[str, str, tuple[str, ...]]:
     folded = raw.get("folded") or []
     if not isinstance(folded, list):
         raise RequestError("view.folded must be a list of entry ids")
+    # Bounded work per request: a layout is linear in the session, and so must be its inputs.
+    if len(folded) > MAX_FOLDS:
+        raise RequestError(f"view.folded may name at most {MAX_FOLDS} entries")
+    if isinstance(raw.get("search"), str) and len(raw["search"]) > MAX_SEARCH_CHARS:
+        raise RequestError(f"view.search may have at most {MAX_SEARCH_CHARS} characters")
     try:
         return view_key(filter_mode, raw.get("search", ""), folded)
     except ValueError as error:
@@ -282,7 +296,12 @@ class OpenInNotebookHandler(PiLabHandler):
     @authorized(action="write")
     async def post(self) -> None:
         location = self.location(self.body().get("path"))
-        header = await self.in_thread(lambda: read_session_header(location.real), location)
+
+        def header_of() -> Any:
+            check_regular_file(location.real)  # a FIFO would block the open; say what it is
+            return read_session_header(location.real)
+
+        header = await self.in_thread(header_of, location)
         if header is None:
             raise web.HTTPError(422, f"{location.key} is not a pi session (its first line is not a session header)",
                                 reason="not-a-session")

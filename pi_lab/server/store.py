@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 import threading
 import time
 from collections import OrderedDict, deque
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lab.session.readonly import session_from_bytes
-from pi_lab.session.storage import InvalidSessionFile, parse_lines
+from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines
 from pi_lab.widget.gauge import gauge_after_entries, recorded_model
 from pi_lab.widget.payload import SessionView, ViewSettings, gauge_payload
 
@@ -216,6 +217,10 @@ class SessionStore:
             total -= self._sessions.pop(path).size
 
     def _load(self, path: str) -> LoadedSession:
+        if os.path.isdir(path):
+            raise NotASession("it is a folder, not a session file")
+        # A FIFO or device must never be opened: the open itself blocks the worker.
+        check_regular_file(path)
         try:
             handle = open(path, "rb")
         except IsADirectoryError:
@@ -253,6 +258,8 @@ class SessionStore:
         stamp = FileStamp.of(st)
         if stamp == loaded.stamp:
             return loaded
+        if not stat.S_ISREG(st.st_mode):
+            return self._load(loaded.path)  # replaced by a FIFO or a folder: refused there
         grew = (stamp.inode, stamp.device) == (loaded.stamp.inode, loaded.stamp.device) and stamp.size > loaded.stamp.size
         header = loaded.sm.header or {}
         if not grew or header.get("version", 1) != 3:
