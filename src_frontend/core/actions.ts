@@ -329,7 +329,9 @@ export class Dialogs {
         this.close();
         // The engine says why no summary was written (nothing abandoned): show its words.
         const said = typeof result.message === 'string' ? result.message : '';
-        this.hooks.notify(said || (result.summary_id ? 'Moved the leaf and added a branch summary' : 'Moved the leaf'));
+        this.hooks.notify(said || (result.nothing_to_summarize
+          ? 'Nothing to summarize: no entries are left behind on the way there. Moved the leaf.'
+          : result.summary_id ? 'Moved the leaf and added a branch summary' : 'Moved the leaf'));
       }
     };
     buttons.push(button('No summary', 'pi-primary', choices, () => void go(false)));
