@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,18 @@ def test_progress_bar_only_when_asked(tmp_path, capsys):
     assert capsys.readouterr().err == ""
     Corpus.scan(tmp_path / "s", cache=False, workers=1, progress=True)
     assert "5/5" in capsys.readouterr().err
+
+
+def test_unchanged_thousand_sessions_scan_again_well_under_a_second(tmp_path):
+    for i in range(200):
+        build_corpus(tmp_path / "s" / f"d{i:03}")
+    cache = tmp_path / "cache"
+    cold = Corpus.scan(tmp_path / "s", cache=cache)
+    assert cold.stats["files"] == 1000 and cold.sessions.num_rows == 1000
+    Corpus.scan(tmp_path / "s", cache=cache)  # the first call in a process also imports lazily
+    started = time.perf_counter()
+    again = Corpus.scan(tmp_path / "s", cache=cache)
+    elapsed = time.perf_counter() - started
+    assert again.stats["read"] == 0 and again.stats["cached"] == 1000
+    assert same_tables(cold, again)
+    assert elapsed < 1.0, elapsed  # 0.05 s here
