@@ -10,7 +10,7 @@ a port of ``navigation._visible_rows`` (src_frontend/export/layout.ts). What tra
   the flags that do not depend on the layout). The header holds the strings: ids, labels,
   label times, display texts and search texts, plus the session facts and the gauge.
 * ``chunks``: for each run of ``CHUNK`` flattened entries, a JSON list of
-  ``{"d": entry detail, "f": full detail when it differs, "c": context record}``.
+  ``{"f": full entry detail, "p": how the preview detail differs, "c": context record}``.
 
 Each part is gzip-compressed and base64-encoded by ``html.py``.
 """
@@ -85,6 +85,33 @@ def _static_flags(rows: RowState, entry: dict[str, Any], entry_id: Any, label: A
     return f
 
 
+def _is_cut(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"text", "length", "truncated"}
+
+
+def _short_patch(short: Any, full: Any) -> list[list[Any]]:
+    """How the preview detail differs from the full one, as ``[path, value]`` patches.
+
+    A piece the preview cuts (detail._cut: the first ``n`` code points) travels as
+    ``{"$cut": n}`` instead of its text, so long bodies are embedded once. Iterative walk.
+    """
+    patch: list[list[Any]] = []
+    stack: list[tuple[list[Any], Any, Any]] = [([], short, full)]
+    while stack:
+        path, a, b = stack.pop()
+        if a == b:
+            continue
+        if _is_cut(a) and _is_cut(b) and a["truncated"] and b["text"][: len(a["text"])] == a["text"]:
+            patch.append([path, {"$cut": len(a["text"])}])
+        elif isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
+            stack.extend((path + [k], a[k], b[k]) for k in a)
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            stack.extend((path + [k], a[k], b[k]) for k in range(len(a)))
+        else:
+            patch.append([path, a])
+    return patch
+
+
 def _dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
 
@@ -149,10 +176,10 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
             record: dict[str, Any] = {"c": contexts[i]}
             if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
                 short = entry_payload(view, entry_id, False)
-                record["d"] = short
                 full = entry_payload(view, entry_id, True)
+                record["f"] = full
                 if full != short:
-                    record["f"] = full
+                    record["p"] = _short_patch(short, full)
             part.append(record)
         chunks.append(_dumps(part))
     return main, chunks

@@ -20,8 +20,10 @@ export interface ExportHeader {
 
 /** One flattened entry's embedded record: detail, full detail (when it differs), context. */
 export interface EntryRecord {
-  d?: Record<string, unknown>;
+  /** The full detail (payload.entry_payload with full=True). */
   f?: Record<string, unknown>;
+  /** How the preview detail differs: [path, value], value {"$cut": n} = the first n code points. */
+  p?: [(string | number)[], unknown][];
   c: { b: number; m: unknown[]; s: unknown[] };
 }
 
@@ -74,6 +76,33 @@ export function decodeMain(buffer: ArrayBuffer): { header: ExportHeader; flat: F
     leafId: header.leaf_id
   };
   return { header, flat };
+}
+
+/** The preview detail: the full one with the patches of pi_lab/export/data.py `_short_patch`. */
+export function previewDetail(record: EntryRecord): Record<string, unknown> | undefined {
+  if (!record.f || !record.p || !record.p.length) {
+    return record.f;
+  }
+  const copy = JSON.parse(JSON.stringify(record.f)) as Record<string, unknown>;
+  for (const [path, value] of record.p) {
+    if (!path.length) {
+      return value as Record<string, unknown>;
+    }
+    let holder = copy as Record<string | number, unknown>;
+    for (let k = 0; k < path.length - 1; k++) {
+      holder = holder[path[k]] as Record<string | number, unknown>;
+    }
+    const key = path[path.length - 1];
+    const cut = value as { $cut?: number } | null;
+    if (cut && typeof cut === 'object' && typeof cut.$cut === 'number') {
+      const piece = holder[key] as { text: string };
+      // Python slices code points, not UTF-16 units.
+      holder[key] = { ...piece, text: Array.from(piece.text).slice(0, cut.$cut).join(''), truncated: true };
+    } else {
+      holder[key] = value;
+    }
+  }
+  return copy;
 }
 
 /** The chunks of entry records, inflated on first use and kept. */

@@ -6,7 +6,7 @@
 import { FLAG_BITS, KIND_NAMES } from '../core/row';
 import type { DeltaMessage, FilterMode, Gauge, LiveEvent, Reply, SessionInfo, Transport, ViewState } from '../core/transport';
 
-import { ChunkStore, ExportHeader } from './data';
+import { ChunkStore, ExportHeader, previewDetail } from './data';
 import { encodeStructure, FlatData, Layout, layoutRows, locateRow } from './layout';
 
 export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
@@ -217,7 +217,7 @@ export class StaticTransport implements Transport {
       throw new Error(`Entry ${id} not found`);
     }
     const record = await this.chunks.record(index);
-    const detail = (full && record.f) || record.d;
+    const detail = full ? record.f : previewDetail(record);
     if (!detail) {
       throw new Error(`Entry ${id} not found`);
     }

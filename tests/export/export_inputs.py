@@ -1,0 +1,98 @@
+"""Shared inputs of the export tests: the real fixtures (copied), the seed example, generated sessions."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import orjson
+
+
+FIXTURES = Path("/work/shared/fixtures/pi-sessions")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fixture_files() -> list[Path]:
+    return sorted(FIXTURES.glob("*.jsonl")) if FIXTURES.is_dir() else []
+
+
+def copy_fixture(path: Path, tmp: Path) -> Path:
+    """The fixtures are read-only: every test works on a copy."""
+    target = tmp / path.name
+    shutil.copyfile(path, target)
+    return target
+
+
+def generated_session(seed: int, count: int = 160) -> list[dict]:
+    """A session with branches, labels, a compaction, context edits, tool calls and errors."""
+    rng = random.Random(seed)
+    entries: list[dict] = [{"type": "session", "version": 3, "id": f"S{seed}", "timestamp": "2026-01-01T00:00:00Z",
+                            "cwd": "/repo"}]
+    ids: list[str] = []
+    ms = 1_760_000_000_000
+
+    def stamp() -> str:
+        nonlocal ms
+        ms += rng.randint(500, 5000)
+        from datetime import datetime, timezone
+        return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+    parent = None
+    call = 0
+    for n in range(count):
+        if ids and rng.random() < 0.06:
+            parent = rng.choice(ids)  # a branch point
+        entry_id = f"e{seed}x{n}"
+        roll = rng.random()
+        base = {"id": entry_id, "parentId": parent, "timestamp": stamp()}
+        if roll < 0.25:
+            e = {"type": "message", **base, "message": {"role": "user", "content": f"question {n} about auth {rng.randint(0, 9)}", "timestamp": ms}}
+        elif roll < 0.45:
+            call += 1
+            e = {"type": "message", **base, "message": {"role": "assistant", "content": [
+                {"type": "text", "text": "" if rng.random() < 0.5 else f"answer {n}"},
+                {"type": "toolCall", "id": f"c{call}", "name": rng.choice(["read", "bash", "edit"]),
+                 "arguments": {"path": f"/repo/f{n}.ts", "command": "ls"}}],
+                "usage": {"input": rng.randint(100, 5000), "output": 50, "cacheRead": 0, "cacheWrite": 0,
+                          "totalTokens": 0, "cost": {"total": 0}},
+                "stopReason": "toolUse", "provider": "anthropic", "model": "claude-opus-4-5", "timestamp": ms}}
+        elif roll < 0.62 and call:
+            e = {"type": "message", **base, "message": {"role": "toolResult", "toolCallId": f"c{call}", "toolName": "read",
+                                                        "content": [{"type": "text", "text": "x" * rng.randint(1, 900)}],
+                                                        "isError": rng.random() < 0.1, "timestamp": ms}}
+        elif roll < 0.72:
+            e = {"type": "message", **base, "message": {"role": "assistant", "content": [{"type": "text", "text": f"done {n}"}],
+                                                        "stopReason": rng.choice(["stop", "error", "aborted"]),
+                                                        "usage": {"input": 900, "output": 10, "cacheRead": 0, "cacheWrite": 0,
+                                                                  "totalTokens": 910, "cost": {"total": 0}},
+                                                        "provider": "anthropic", "model": "claude-opus-4-5", "timestamp": ms}}
+        elif roll < 0.77 and ids:
+            e = {"type": "label", **base, "targetId": rng.choice(ids), "label": rng.choice(["good", "bad", None, "check"])}
+        elif roll < 0.81 and len(ids) > 4:
+            e = {"type": "compaction", **base, "summary": f"summary {n}", "firstKeptEntryId": rng.choice(ids[-4:]),
+                 "tokensBefore": rng.randint(1000, 90000)}
+        elif roll < 0.85 and ids:
+            e = {"type": "context_edit", **base, "targetId": rng.choice(ids),
+                 "replacement": None if rng.random() < 0.5 else [{"type": "text", "text": "[edited]"}]}
+        elif roll < 0.88:
+            e = {"type": "thinking_level_change", **base, "thinkingLevel": rng.choice(["low", "high"])}
+        elif roll < 0.91:
+            e = {"type": "model_change", **base, "provider": "openai", "modelId": "gpt-5"}
+        elif roll < 0.94 and ids:
+            e = {"type": "branch_summary", **base, "fromId": rng.choice(ids), "summary": f"branch {n}"}
+        elif roll < 0.96:
+            e = {"type": "custom_message", **base, "customType": "note", "content": f"note {n}", "display": True}
+        else:
+            e = {"type": "usage", **base}
+        entries.append(e)
+        ids.append(entry_id)
+        parent = entry_id
+    return entries
+
+
+def write_session(entries: list[dict], path: Path) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
+    return path
+
+

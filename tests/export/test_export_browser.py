@@ -1,0 +1,223 @@
+"""HTML exports opened in a real browser with every network request blocked: the page works,
+nothing leaves it, deep links select, every filter and tab answers like the Python side, and
+a hostile session runs none of its own code."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from export_inputs import copy_fixture, fixture_files, generated_session, write_session  # noqa: E402
+from helpers import SEED_SECTION_14  # noqa: E402
+
+from pi_lab.export import export_html  # noqa: E402
+from pi_lab.session import SessionManager  # noqa: E402
+from pi_lab.session.navigation import FILTER_MODES  # noqa: E402
+from pi_lab.widget.payload import SessionView, entry_payload, context_payload  # noqa: E402
+from pi_lab.widget.rows import RowState  # noqa: E402
+
+pytestmark = pytest.mark.browser
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = Path("/tmp/pi-lab-screenshots")
+STATIC = Path(__file__).resolve().parents[2] / "pi_lab" / "static" / "export.js"
+
+WATCH = """
+window.__csp = [];
+document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip("chromium is needed at /usr/bin/chromium")
+    if not STATIC.exists():
+        pytest.skip("pi_lab/static/export.js is not built (jlpm build)")
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM))
+        yield b
+        b.close()
+
+
+class Page:
+    """One export opened offline; `leaked` lists every request the page tried."""
+
+    def __init__(self, browser, html: Path, fragment: str = ""):
+        self.url = html.resolve().as_uri()
+        self.page = browser.new_page(viewport={"width": 1300, "height": 860})
+        self.leaked: list[str] = []
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.page.add_init_script(WATCH)
+        self.page.route("**/*", self._route)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.goto(self.url + fragment)
+        self.page.wait_for_selector(".pi-row", timeout=60_000)
+
+    def _route(self, route):
+        if route.request.url.split("#")[0] == self.url:
+            route.continue_()
+        else:
+            self.leaked.append(route.request.url)
+            route.abort()
+
+    def call(self, script: str, arg=None):
+        return self.page.evaluate(script, arg)
+
+    def request(self, op: str, args: dict):
+        return self.call("([op, args]) => document.getElementById('pi-export').piLabTransport.request(op, args)"
+                         ".then(r => r.result)", [op, args])
+
+    def row_ids(self) -> list:
+        return self.call("""() => { const v = document.getElementById('pi-export').piLabViewer.columns();
+            const t = document.getElementById('pi-export').piLabTransport;
+            return t.request('rows', {start: 0, end: v.length}).then(r => r.result.rows.map(x => x.id)); }""")
+
+    def close(self):
+        assert self.leaked == [], self.leaked
+        assert self.call("() => window.__csp") == [], "CSP violations"
+        self.page.close()
+
+
+def _inputs(tmp: Path) -> list[tuple[str, Path]]:
+    found = [(p.stem, copy_fixture(p, tmp)) for p in fixture_files()]
+    seed = [orjson.loads(line) for line in SEED_SECTION_14.strip().splitlines()]
+    found.append(("seed", write_session(seed, tmp / "seed.jsonl")))
+    found.append(("generated", write_session(generated_session(7, 220), tmp / "gen.jsonl")))
+    return found
+
+
+def test_exports_open_offline_and_answer_like_python(browser, tmp_path):
+    SHOTS.mkdir(exist_ok=True)
+    for name, path in _inputs(tmp_path):
+        before = path.read_bytes()
+        out = export_html(path, tmp_path / f"{name}.html")
+        assert path.read_bytes() == before  # the session file is only read
+        sm = SessionManager.open(str(path), read_only=True)
+        view = SessionView.open(sm)
+        page = Page(browser, out)
+        try:
+            assert page.row_ids() == RowState(sm).ids, name
+            ids = [e["id"] for e in sm.entries if isinstance(e.get("id"), str)]
+            sample = ids if len(ids) <= 40 else ids[:: max(1, len(ids) // 40)]
+            for entry_id in sample:
+                for full in (False, True):
+                    got = page.request("entry", {"id": entry_id, "full": full})
+                    assert got == orjson.loads(orjson.dumps(entry_payload(view, entry_id, full))), (name, entry_id, full)
+                got = page.request("context_at", {"id": entry_id})
+                assert got == orjson.loads(orjson.dumps(context_payload(view, entry_id))), (name, entry_id)
+            page.page.screenshot(path=str(SHOTS / f"export-{name}.png"))
+            assert page.errors == [], page.errors
+        finally:
+            page.close()
+
+
+def test_filters_search_tabs_and_deep_link(browser, tmp_path):
+    path = write_session(generated_session(11, 200), tmp_path / "g.jsonl")
+    sm = SessionManager.open(str(path), read_only=True)
+    target = next(e["id"] for e in sm.entries[40:] if e.get("type") == "message"
+                  and e["message"].get("role") == "user")
+    out = export_html(path, tmp_path / "g.html")
+    page = Page(browser, out, f"#{target}")
+    try:
+        selected = page.call("() => document.getElementById('pi-export').piLabTransport.get('selected_id')")
+        assert selected == target
+        page.page.wait_for_selector(".pi-row.pi-selected")
+        for k, mode in enumerate(FILTER_MODES):
+            page.page.locator(".pi-filter").nth(k).click()
+            page.page.wait_for_timeout(150)
+            assert page.row_ids() == RowState(sm, filter_mode=mode).ids, mode
+        page.page.locator(".pi-filter").nth(0).click()
+        page.page.fill("input.pi-search", "question")
+        page.page.wait_for_timeout(500)
+        assert page.row_ids() == RowState(sm, search="question").ids
+        page.page.fill("input.pi-search", "")
+        page.page.wait_for_timeout(500)
+        for tab in ("What the model sees", "Compactions", "Entry"):
+            page.page.locator(".pi-tab", has_text=tab).click()
+            page.page.wait_for_timeout(200)
+            page.page.screenshot(path=str(SHOTS / f"export-tab-{tab.split()[0].lower()}.png"))
+        # Keyboard: moving down selects the next row and the address follows.
+        page.page.locator(".pi-row.pi-selected").click()
+        page.page.keyboard.press("ArrowDown")
+        page.page.wait_for_timeout(200)
+        now = page.call("() => document.getElementById('pi-export').piLabTransport.get('selected_id')")
+        assert now != target
+        assert page.call("() => decodeURIComponent(location.hash.slice(1))") == now
+        assert page.errors == [], page.errors
+    finally:
+        page.close()
+
+
+HOSTILE = [
+    "<script>window.__pwned='script'</script>",
+    "<img src=x onerror=\"window.__pwned='img'\">",
+    "[click](javascript:window.__pwned='link')",
+    "<svg onload=\"window.__pwned='svg'\"><script>window.__pwned='svg2'</script></svg>",
+    "<iframe src=\"javascript:parent.__pwned='iframe'\"></iframe>",
+    "<a href=\"javascript:window.__pwned='a'\">x</a>",
+    "\"><script>window.__pwned='attr'</script>",
+    "</script><script>window.__pwned='close'</script>",
+]
+
+
+def hostile_session() -> list[dict]:
+    h = " ".join(HOSTILE)
+    e = [{"type": "session", "version": 3, "id": "H" + HOSTILE[0], "timestamp": "2026-01-01T00:00:00Z", "cwd": h}]
+    e.append({"type": "session_info", "id": "i0", "parentId": None, "timestamp": "2026-01-01T00:00:01Z", "name": h})
+    e.append({"type": "message", "id": "u1", "parentId": "i0", "timestamp": "2026-01-01T00:00:02Z",
+              "message": {"role": "user", "content": h, "timestamp": 1}})
+    e.append({"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:03Z",
+              "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": h}, {"type": "text", "text": h},
+                                                           {"type": "toolCall", "id": "c1", "name": h, "arguments": {"path": h, "command": h}}],
+                          "model": h, "provider": h, "stopReason": "toolUse",
+                          "usage": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 11, "cost": {"total": 0}}}})
+    e.append({"type": "message", "id": "t1", "parentId": "a1", "timestamp": "2026-01-01T00:00:04Z",
+              "message": {"role": "toolResult", "toolCallId": "c1", "toolName": h, "content": [{"type": "text", "text": h}], "isError": True}})
+    e.append({"type": "label", "id": "l1", "parentId": "t1", "timestamp": "2026-01-01T00:00:05Z", "targetId": "u1", "label": h})
+    e.append({"type": "custom_message", "id": "m1", "parentId": "l1", "timestamp": "2026-01-01T00:00:06Z", "customType": h, "content": h, "display": True})
+    e.append({"type": "model_change", "id": "mc", "parentId": "m1", "timestamp": "2026-01-01T00:00:07Z", "provider": h, "modelId": h})
+    e.append({"type": "compaction", "id": "k1", "parentId": "mc", "timestamp": "2026-01-01T00:00:08Z", "summary": h,
+              "firstKeptEntryId": "m1", "tokensBefore": 100})
+    e.append({"type": "branch_summary", "id": "b1", "parentId": "u1", "timestamp": "2026-01-01T00:00:09Z", "fromId": "k1", "summary": h})
+    e.append({"type": "message", "id": "x1", "parentId": "b1", "timestamp": "2026-01-01T00:00:10Z",
+              "message": {"role": "bashExecution", "command": h, "output": h, "exitCode": 1, "timestamp": 2}})
+    e.append({"type": h, "id": "w1", "parentId": "k1", "timestamp": "2026-01-01T00:00:11Z", "data": h})
+    return e
+
+
+def test_hostile_session_runs_no_code(browser, tmp_path):
+    path = write_session(hostile_session(), tmp_path / "hostile.jsonl")
+    out = export_html(path, tmp_path / "hostile.html")
+    text = out.read_text()
+    assert "window.__pwned" not in text.split("<script>")[-1]  # not in the viewer script
+    assert "'unsafe-inline'" not in text.split("script-src")[1].split(";")[0]
+    page = Page(browser, out, "#u1")
+    try:
+        page.page.locator(".pi-filter").nth(FILTER_MODES.index("all")).click()
+        page.page.wait_for_timeout(200)
+        count = page.call("() => document.getElementById('pi-export').piLabViewer.columns().length")
+        assert count >= 10
+        for tab in ("Entry", "What the model sees", "Compactions"):
+            for row in range(count):
+                page.page.locator(".pi-row").nth(row).click()
+                page.page.locator(".pi-tab", has_text=tab).click()
+                # Open every collapsed part (raw JSON, thinking, tool output) and follow every link.
+                page.call("() => document.querySelectorAll('.pi-lab details').forEach(d => { d.open = true; })")
+                page.call("() => document.querySelectorAll('.pi-lab a').forEach(a => a.click())")
+                page.page.wait_for_timeout(30)
+        page.page.keyboard.press("Enter")
+        page.page.screenshot(path=str(SHOTS / "export-hostile.png"))
+        assert page.call("() => window.__pwned === undefined && parent.__pwned === undefined")
+        assert page.dialogs == []
+        assert not page.call("() => !!document.querySelector('.pi-lab script, .pi-lab iframe, .pi-lab svg [onload], .pi-lab img[onerror]')")
+    finally:
+        page.close()

@@ -1,0 +1,94 @@
+"""The page's /tree layout (src_frontend/export/layout.ts, run in node) gives the same row
+columns as Python's RowState for every filter mode, some searches and folds."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from export_inputs import REPO, copy_fixture, fixture_files, generated_session, write_session
+from helpers import SEED_SECTION_14
+
+from pi_lab.export.data import export_data
+from pi_lab.session import SessionManager
+from pi_lab.session.navigation import FILTER_MODES
+from pi_lab.widget.kinds import FLAG
+from pi_lab.widget.rows import RowState
+
+ESBUILD = REPO / "node_modules" / ".bin" / "esbuild"
+COLUMNS = ("entry", "parent", "indent", "flags", "kind", "tokens", "gutter")
+
+
+@pytest.fixture(scope="module")
+def checker(tmp_path_factory) -> Path:
+    if shutil.which("node") is None or not ESBUILD.exists():
+        pytest.skip("node and the front-end toolchain (jlpm install) are needed")
+    out = tmp_path_factory.mktemp("layout") / "check.js"
+    subprocess.run([str(ESBUILD), str(Path(__file__).with_name("layout_check.ts")), "--bundle", "--platform=node",
+                    f"--outfile={out}", "--log-level=warning"], check=True, cwd=REPO, timeout=120)
+    return out
+
+
+def _sessions(tmp: Path) -> list[tuple[str, Path]]:
+    found = [(p.name, copy_fixture(p, tmp)) for p in fixture_files()]
+    seed = [orjson.loads(line) for line in SEED_SECTION_14.strip().splitlines()]
+    found.append(("seed", write_session(seed, tmp / "seed.jsonl")))
+    for s in (1, 2, 3, 4):
+        found.append((f"generated-{s}", write_session(generated_session(s), tmp / f"gen{s}.jsonl")))
+    return found
+
+
+def _views(sm) -> list[dict]:
+    base = RowState(sm, filter_mode="all")
+    foldable = [base.ids[r] for r in range(len(base.ids)) if base.columns.flags[r] & FLAG["foldable"]]
+    folds = [foldable[:1], foldable[1:4]] if foldable else []
+    views = [{"filter_mode": mode, "search": "", "folded": []} for mode in FILTER_MODES]
+    for search in ("user", "read auth", "a", "zzz-nothing"):
+        views.append({"filter_mode": "default", "search": search, "folded": []})
+        views.append({"filter_mode": "all", "search": search, "folded": []})
+    for fold in folds:
+        for mode in ("default", "all", "no-tools"):
+            views.append({"filter_mode": mode, "search": "", "folded": fold})
+    return views
+
+
+def test_js_layout_matches_python_rows(checker, tmp_path):
+    sessions = _sessions(tmp_path)
+    assert len(sessions) >= 5
+    for name, path in sessions:
+        sm = SessionManager.open(str(path), read_only=True)
+        main, _ = export_data(sm)
+        packed = tmp_path / f"{name}.b64"
+        packed.write_text(base64.b64encode(gzip.compress(main)).decode())
+        views = _views(sm)
+        (tmp_path / "views.json").write_text(json.dumps(views))
+        run = subprocess.run(["node", str(checker), str(packed), str(tmp_path / "views.json")],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        results = json.loads(run.stdout)
+        for view, got in zip(views, results, strict=True):
+            rows = RowState(sm, **view)
+            where = (name, view)
+            assert got["ids"] == rows.ids, where
+            for column in COLUMNS:
+                assert got[column] == getattr(rows.columns, column), (where, column)
+            assert got["gutter_parent"] == rows.gutters.parent, where
+            assert got["gutter_position"] == rows.gutters.position, where
+            assert got["gutter_show"] == rows.gutters.show, where
+            assert got["leaf_row"] == rows.leaf_row, where
+            assert got["anchor_row"] == rows.anchor_row, where
+            assert got["multiple_roots"] == rows.multiple_roots, where
+            # The blob the transport hands the core decodes to the same rows.
+            assert got["blob_flags"] == rows.columns.flags, where
+            assert got["blob_gutter"] == rows.columns.gutter, where
+            assert got["blob_row_count"] == len(rows.ids), where
+            assert got["blob_leaf_row"] == rows.leaf_row, where
