@@ -887,9 +887,12 @@ class SessionManager:
                 raise ConcurrentWriteError(path, f"it shrank by {self._known_size - st.st_size} bytes")
             own = sum(end - start for start, end, _ in self._own_spans)
             foreign = st.st_size - self._consumed_bytes - own
-            keep = self._leaf_id if self.allow_concurrent_writes else None
+            # Nothing new since the last read, only an unfinished last line seen then: no
+            # other write to report, just that line to wait for (below).
+            only_partial = st.st_size == self._known_size and not self._own_spans
+            keep = self._leaf_id
             new = self._refresh()
-            if self.allow_concurrent_writes:
+            if self.allow_concurrent_writes or (only_partial and not new):
                 # This append moves the leaf itself: the lines read just now do not.
                 self._leaf_id = keep
                 if entry.get("id") in self._by_id:  # an id the other writer used meanwhile
@@ -902,13 +905,16 @@ class SessionManager:
                 # was left by a writer that died and is ended with a newline (pi's repair).
                 if not self._stale_partial:
                     time.sleep(TAIL_SETTLE_SECONDS)
-                    self._refresh()
+                    later = self._refresh()
+                    if later and not self.allow_concurrent_writes:
+                        raise ConcurrentWriteError(path, "another writer finished a line", later)
+                    if self.allow_concurrent_writes:
+                        self._leaf_id = keep
                 if self._consumed_bytes < self._known_size and self._stale_partial:
                     self._end_stale_line(wait=False)
                 if self._consumed_bytes < self._known_size:
                     raise ConcurrentWriteError(path, "another writer is in the middle of a line", new)
         raise ConcurrentWriteError(path, f"it kept changing ({_GUARD_ATTEMPTS} attempts to append)")
-
 
     def _persist_entry(self, entry: Entry, fd: int | None = None) -> None:
         if not self._persist or not self._session_file:

@@ -270,6 +270,23 @@ def test_guard_ends_a_stale_unfinished_line_before_appending(tmp_path, monkeypat
     assert SessionManager.open(sm.session_file).leaf_id == mine
 
 
+def test_without_allow_a_stale_unfinished_line_is_reported_then_ended(tmp_path, monkeypatch):
+    from pi_lab.session import manager as manager_module
+
+    monkeypatch.setattr(manager_module, "STALE_LINE_SECONDS", 0.1)
+    sm = make_session(tmp_path)
+    leaf = sm.leaf_id
+    append_raw(sm.session_file, b'{"type":"message","id":"cut')  # its writer died
+    with pytest.raises(ConcurrentWriteError, match="grew by 27 bytes"):
+        sm.append_message(user_msg("first try"))
+    with pytest.raises(ConcurrentWriteError, match="middle of a line"):
+        sm.append_message(user_msg("too early"))
+    time.sleep(0.12)
+    mine = sm.append_message(user_msg("mine"))
+    assert sm.leaf_id == mine and sm.get_entry(mine)["parentId"] == leaf
+    assert open(sm.session_file, "rb").read().endswith(b'"id":"cut\n' + dumps(sm.get_entry(mine)) + b"\n")
+
+
 def test_an_append_with_nothing_new_costs_one_fstat_and_no_read(tmp_path, monkeypatch):
     sm = make_session(tmp_path)
     calls = {"fstat": 0, "stat": 0, "read": 0}
