@@ -37,10 +37,20 @@ def load_session(path: str) -> Any:
     Raises :class:`pi_lab.session.InvalidSessionFile` for a non-empty file that is not a pi
     session, and :class:`CliError` for a path that cannot be read.
     """
+    from pi_lab.errors import NotARegularFile
     from pi_lab.session.readonly import session_from_bytes
+    from pi_lab.session.storage import check_regular_file
 
     if os.path.isdir(path):
         raise CliError(f"{path}: is a directory, not a session file")
+    try:
+        check_regular_file(path)  # a FIFO would block the open below forever
+    except NotARegularFile as error:
+        raise CliError(f"{path}: is a {error.kind}, not a session file") from None
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except OSError as error:
+        raise CliError(f"{path}: {error.strerror or error}") from None
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -204,6 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    from pi_lab.errors import PiLabError
     from pi_lab.session import InvalidSessionFile
 
     out = sys.stdout
@@ -213,10 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "tree":
             return _cmd_tree(args, out)
         return _cmd_context(args, out)
-    except InvalidSessionFile as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 1
-    except CliError as error:
+    except (InvalidSessionFile, PiLabError, CliError) as error:  # NotARegularFile, ... included
         print(f"{PROG}: {error}", file=sys.stderr)
         return 1
     except BrokenPipeError:
@@ -226,6 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except OSError as error:  # never a traceback for a file the system would not read
+        name = f"{error.filename}: " if error.filename else ""
+        print(f"{PROG}: {name}{error.strerror or error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

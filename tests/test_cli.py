@@ -171,3 +171,24 @@ def test_message_preview():
     assert message_preview({"role": "assistant", "content": [], "errorMessage": "boom"}) == "(error) boom"
     assert message_preview({"role": "branchSummary", "summary": "went"}) == "went"
     assert message_preview({"role": "assistant", "content": []}) == "(empty)"
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("command", ["tree", "context"])
+def test_a_fifo_is_one_line_on_stderr_not_a_hang(tmp_path, command):
+    """Issue 16: `pi-lab tree` opened a FIFO named like a session and waited for a writer forever."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    done = subprocess.run([sys.executable, "-m", "pi_lab.cli", command, str(fifo)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "FIFO" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_an_os_error_is_one_line_not_a_traceback(capsys, tmp_path):
+    code, out, err = run(capsys, "tree", str(tmp_path / ("x" * 5000 + ".jsonl")))
+    assert code == 1 and out == "" and err.count("\n") == 1 and err.startswith("pi-lab: ")
