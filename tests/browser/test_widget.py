@@ -165,7 +165,7 @@ def test_real_fixture_rows_match_and_clicking_a_node_moves_the_leaf(
 def test_navigation_with_summary_and_compaction_append_entries(page, lab_server, open_lab, seed_file, screenshot_dir):
     name = write_notebook(lab_server, "actions.ipynb", [
         "from pi_lab.widget import SessionWidget\n"
-        f"w = SessionWidget({str(seed_file)!r}, keep_recent_tokens=4)\n"
+        f"w = SessionWidget({str(seed_file)!r}, keep_recent_tokens=4, writable=True)\n"
         "w",
     ])
     run_notebook(page, open_lab, name)
@@ -387,7 +387,7 @@ def test_tour_runs_in_lab(page, lab_server, open_lab, repo_root, screenshot_dir)
 def test_keyboard_folds_label_and_clone(page, lab_server, open_lab, seed_file, screenshot_dir):
     name = write_notebook(lab_server, "keys.ipynb", [
         "from pi_lab.widget import SessionWidget\n"
-        f"w = SessionWidget({str(seed_file)!r})\n"
+        f"w = SessionWidget({str(seed_file)!r}, writable=True)\n"
         "w",
     ])
     run_notebook(page, open_lab, name)
@@ -559,7 +559,7 @@ def check_keyboard_modal(page, first_control: str, opener: str) -> None:
 
 
 def test_every_dialog_is_keyboard_modal(page, lab_server, open_lab, rough_file, screenshot_dir):
-    name = write_notebook(lab_server, "dialog-keys.ipynb", [widget_cell(rough_file, "keep_recent_tokens=4", "filter_mode='all'")])
+    name = write_notebook(lab_server, "dialog-keys.ipynb", [widget_cell(rough_file, "keep_recent_tokens=4", "filter_mode='all'", "writable=True")])
     run_notebook(page, open_lab, name)
     before = rough_file.read_bytes()
     page.locator(".pi-lab .pi-row[data-id='U2']").click()  # the only mouse use: pick the row
@@ -696,3 +696,120 @@ def test_read_only_viewer_says_so_before_any_choice(page, lab_server, open_lab, 
     expect(dialog).to_be_hidden()
     page.wait_for_function(FOCUS_ON_TREE)
     expect(page.locator(f"{viewer} .pi-row.pi-selected")).to_have_attribute("data-id", row_id)
+
+
+def test_widget_is_read_only_until_writing_is_allowed(page, lab_server, open_lab, seed_file, screenshot_dir):
+    name = write_notebook(lab_server, "allow-writes.ipynb", [widget_cell(seed_file)])
+    run_notebook(page, open_lab, name)
+    before = seed_file.read_bytes()
+    assert kernel_json(page, "w.writable") is False
+    badge = page.locator(".pi-lab .pi-readonly-badge")
+    expect(badge).to_be_visible()
+    # Double-click says read-only at once: the leaf may move in this view (nothing is written),
+    # a summary is not offered; the way to writing is right there.
+    page.locator(".pi-lab .pi-row[data-id='U2']").dblclick()
+    dialog = page.locator(".pi-lab .pi-dialog")
+    expect(dialog.locator(".pi-readonly-note")).to_contain_text("read-only")
+    expect(dialog.get_by_role("button", name="Summarize")).to_have_count(0)
+    page.wait_for_function(FOCUS_IN_DIALOG)
+    expect(dialog.get_by_role("button", name="No summary")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(dialog.get_by_role("button", name="Allow writing…")).to_be_focused()
+    page.screenshot(path=str(screenshot_dir / "widget-read-only-navigate.png"))
+    page.keyboard.press("Enter")
+    # The confirmation quotes what writing will do, to which file.
+    plan = kernel_json(page, "w.write_plan")
+    assert seed_file.name in plan
+    expect(dialog.locator(".pi-write-plan")).to_have_text(plan)
+    page.screenshot(path=str(screenshot_dir / "widget-allow-writes.png"))
+    assert seed_file.read_bytes() == before  # nothing written before the choice
+    expect(dialog.get_by_role("button", name="Allow writing", exact=True)).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(dialog).to_be_hidden()
+    page.wait_for_function("() => document.querySelector('.pi-lab .pi-access')?.hidden === true")
+    assert kernel_json(page, "w.writable") is True
+    page.locator(".pi-lab .pi-row[data-id='U2']").dblclick()
+    expect(dialog.get_by_role("button", name="Summarize", exact=True)).to_be_visible()
+    expect(dialog.locator(".pi-readonly-note")).to_have_count(0)
+    page.keyboard.press("Escape")
+    page.screenshot(path=str(screenshot_dir / "widget-writable.png"))
+
+
+def test_header_shows_the_sessions_model_and_the_answering_model_apart(page, lab_server, open_lab, seed_file, screenshot_dir):
+    recorded = seed_file.with_name(f"opus_{secrets.token_hex(3)}.jsonl")
+    # The seed's replies, as pi records them: each assistant message names its model.
+    entries = [json.loads(line) for line in seed_file.read_text(encoding="utf-8").splitlines()]
+    for entry in entries:
+        if entry.get("type") == "message" and entry["message"]["role"] == "assistant":
+            entry["message"].update(provider="anthropic", model="claude-opus-4-5", api="anthropic-messages")
+    recorded.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries), encoding="utf-8")
+    name = write_notebook(lab_server, "models.ipynb", [
+        widget_cell(recorded),
+        "from pi_lab.agent import AgentSession\nfrom pi_lab.llm import OfflineModel\nfrom pi_lab.session import SessionManager\n"
+        f"w2 = SessionWidget(AgentSession(SessionManager.open({str(recorded)!r}, read_only=True), client=OfflineModel(script=['ok'])))\n"
+        "w2",
+        "w3 = SessionWidget(SessionManager.in_memory())\nw3",
+    ])
+    run_notebook(page, open_lab, name)
+    expect(page.locator(".pi-lab")).to_have_count(3)
+    recorded_meta = page.locator(".pi-lab").nth(0).locator(".pi-meta")
+    session = kernel_json(page, "w.session")
+    assert "claude-opus-4-5" in session["model"]
+    expect(recorded_meta).to_contain_text(session["model"])
+    answering_here = kernel_json(page, "w.session.get('answering_model')")
+    if answering_here:  # a model answers summaries here: it is named apart from the session's own
+        expect(recorded_meta).to_contain_text(f"answered here by {answering_here}")
+    else:
+        expect(recorded_meta).not_to_contain_text("offline")
+    # A kernel that drives a session with the offline model says so, beside the session's model.
+    live_meta = page.locator(".pi-lab").nth(1).locator(".pi-meta")
+    answering = kernel_json(page, "w2.session.get('answering_model')")
+    assert answering and "offline" in answering
+    expect(live_meta).to_contain_text(f"answered here by {answering}")
+    expect(live_meta).to_contain_text("anthropic/claude-opus-4-5 · answered here by pi-lab/offline")
+    # A session that names no model says so.
+    assert kernel_json(page, "w3.session.get('model')") is None
+    expect(page.locator(".pi-lab").nth(2).locator(".pi-meta")).to_contain_text("model unknown")
+    page.locator(".pi-lab").nth(0).scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir / "widget-header-model.png"))
+
+
+def test_fork_offers_the_message_back_and_summarize_says_when_there_is_nothing(
+    page, lab_server, open_lab, seed_file, screenshot_dir
+):
+    name = write_notebook(lab_server, "fork-text.ipynb", [widget_cell(seed_file, "writable=True", "filter_mode='user-only'")])
+    run_notebook(page, open_lab, name)
+    # Fork before U2: the new session holds the path before it, and its text comes back to edit.
+    page.locator(".pi-lab .pi-row[data-id='U2']").click()
+    page.locator(".pi-lab .pi-rows").focus()
+    page.keyboard.press("Shift+F10")
+    fork = page.locator(".pi-lab .pi-dialog .pi-menu-item", has_text="Fork before this message")
+    while not fork.evaluate("e => e === document.activeElement"):
+        page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    expect(page.locator(".pi-lab .pi-dialog-title")).to_have_text("Fork before this message")
+    page.keyboard.press("Enter")  # the Fork button has the focus
+    expect(page.locator(".pi-lab .pi-dialog")).to_be_hidden()
+    expect(page.locator(".pi-lab .pi-editor-text")).to_be_visible()
+    expect(page.locator(".pi-lab .pi-editor-value")).to_have_text("改成 JWT")
+    assert kernel_json(page, "w.editor_text") == "改成 JWT"
+    page.screenshot(path=str(screenshot_dir / "widget-fork-editor-text.png"))
+    # The new session shows its entries (the filter of the old one does not hide them all).
+    expect(page.locator(".pi-lab .pi-row").first).to_be_visible()
+    expect(page.locator(".pi-lab .pi-position")).not_to_have_text("No entries found")
+
+    # Summarize with nothing left behind (the target is below the leaf): the reason is shown.
+    kernel(page, "w.filter_mode = 'all'")
+    leaf = kernel_json(page, "w.session_manager.leaf_id")
+    page.locator(f".pi-lab .pi-row[data-id='{leaf}']").wait_for()
+    parent = kernel_json(page, "w.session_manager.get_entry(w.session_manager.leaf_id)['parentId']")
+    page.locator(f".pi-lab .pi-row[data-id='{parent}']").dblclick()
+    page.locator(".pi-lab .pi-dialog button", has_text="No summary").click()
+    page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-row.pi-leaf')?.dataset.id === '{parent}'")
+    lines = len(Path(kernel_json(page, "w.session_manager.session_file")).read_text(encoding="utf-8").splitlines())
+    page.locator(f".pi-lab .pi-row[data-id='{leaf}']").dblclick()
+    page.locator(".pi-lab .pi-dialog button", has_text="Summarize").first.click()
+    expect(page.locator(".pi-lab .pi-dialog")).to_be_hidden()
+    expect(page.locator(".pi-lab .pi-banner")).to_contain_text("othing to summarize")
+    assert len(Path(kernel_json(page, "w.session_manager.session_file")).read_text(encoding="utf-8").splitlines()) == lines
+    page.screenshot(path=str(screenshot_dir / "widget-nothing-to-summarize.png"))
