@@ -204,6 +204,9 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
           }
           result.rows.forEach((text, i) => {
             cols!.texts[result.start + i] = text;
+            if (!text.text && !text.type && cols!.kindName(result.start + i) === 'unknown') {
+              fetchType(text); // a kernel that does not send the type of such rows
+            }
           });
           list.render();
           if (selected >= result.start && selected < result.start + result.rows.length) {
@@ -211,6 +214,22 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
           }
         }, () => textsInFlight.delete(key));
     }
+  }
+
+  // Rows of an entry type pi does not know are named by that type; where the rows answer does
+  // not carry it, the entry answer does (few rows have such types; each is asked for once).
+  const typesInFlight = new Set<string>();
+  function fetchType(text: RowText): void {
+    if (typesInFlight.has(text.id)) {
+      return;
+    }
+    typesInFlight.add(text.id);
+    transport.request<EntryDetail>('entry', { id: text.id }).then(reply => {
+      if (typeof reply.result.type === 'string') {
+        text.type = reply.result.type;
+        list.render();
+      }
+    }, () => undefined);
   }
 
   function updatePosition(): void {
