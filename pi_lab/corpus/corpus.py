@@ -311,6 +311,10 @@ class Corpus:
                 import duckdb
 
                 con = duckdb.connect()
+                try:  # days and hours in UTC whatever the machine's zone (as usage() reports them)
+                    con.execute("SET TimeZone = 'UTC'")
+                except duckdb.Error:
+                    pass
                 for name in TABLE_NAMES:
                     con.register(name, getattr(self, name))
                 self._duck = con

@@ -24,7 +24,7 @@ from pi_lab.llm.catalog import context_window_for
 from pi_lab.session._json import loads_object
 from pi_lab.session._text import js_len, js_trim
 from pi_lab.session.ids import parse_iso_ms
-from pi_lab.session.migration import CURRENT_VERSION, migrate_entries
+from pi_lab.session.migration import migrate_entries
 from pi_lab.session.projection import _context_entries_of_path, entry_to_messages, project_with_edit
 from pi_lab.session.readonly import stable_uuid_factory
 from pi_lab.session.storage import parse_lines
@@ -737,7 +737,7 @@ class _Extractor:
         sc["created"].append(_ms(header.get("timestamp")))
         sc["last_activity"].append(max(times) if times else None)
         sc["name"].append(name)
-        sc["version"].append(self.version if self.version <= CURRENT_VERSION else self.version)
+        sc["version"].append(self.version)
         sc["entries"].append(len(self.entries))
         sc["messages"].append(len(self.cols["messages"]["entry_id"]))
         sc["model_calls"].append(len(mc["entry_id"]))
