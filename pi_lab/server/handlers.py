@@ -36,7 +36,7 @@ from tornado import web
 from pi_lab.server.config import PiLabConfig
 from pi_lab.server.listing import SessionListing
 from pi_lab.server.locations import Location, PathRefused, resolve_location
-from pi_lab.server.notebook import cell_source, make_notebook, notebook_plan
+from pi_lab.server.notebook import make_notebook, notebook_plan, notebook_source
 from pi_lab.server.store import (
     FileTooLarge,
     LoadedSession,
@@ -306,7 +306,7 @@ class OpenInNotebookHandler(PiLabHandler):
             raise web.HTTPError(422, f"{location.key} is not a pi session (its first line is not a session header)",
                                 reason="not-a-session")
         folder, stem, target = notebook_plan(location, self.pi_lab.config.notebook_dir)
-        source = cell_source(target)
+        source = notebook_source(target)
         cm = self.contents_manager
         if folder and not await ensure_async(cm.dir_exists(folder)):
             await ensure_async(cm.save({"type": "directory"}, folder))

@@ -15,7 +15,7 @@ import nbformat
 
 from pi_lab.server.locations import Location
 
-__all__ = ["python_string", "cell_source", "notebook_plan", "make_notebook"]
+__all__ = ["python_string", "cell_source", "notebook_source", "READ_ONLY_NOTE", "notebook_plan", "make_notebook"]
 
 
 def python_string(text: str) -> str:
@@ -27,6 +27,18 @@ def python_string(text: str) -> str:
 
 def cell_source(session_path: str) -> str:
     return f"import pi_lab\n\npi_lab.open({python_string(session_path)})"
+
+
+READ_ONLY_NOTE = (
+    "# Read-only: this opens the session without ever writing its file (an older format is\n"
+    "# migrated in memory only). To write into it (branch summaries, labels, compactions),\n"
+    "# press \"Allow writes\" in the viewer, or open it with pi_lab.open(..., writable=True).\n"
+)
+
+
+def notebook_source(session_path: str) -> str:
+    """The generated cell: the mode it chose (read-only), the way to write, then the call."""
+    return READ_ONLY_NOTE + cell_source(session_path)
 
 
 def notebook_plan(location: Location, notebook_dir: str = "") -> tuple[str, str, str]:

@@ -339,3 +339,26 @@ def test_titles_follow_the_session_name_else_the_first_user_message():
     assert session_title(None, "fix the bug") == "fix the bug"
     assert session_title("Bug hunt", "fix the bug") == "Bug hunt"
     assert title_fields(None, entries) == {"title": "fix the bug", "first_message": "fix the bug"}
+
+
+async def test_open_in_notebook_says_it_opens_read_only_and_how_to_write(api, root, copy_fixture, monkeypatch):
+    path = copy_fixture("public-whamp-v1-linear.jsonl", root, "old.jsonl")
+    before = path.read_bytes()
+    code, made = await api.post("open-in-notebook", path=path.name)
+    assert code == 200, made
+    source = nbformat.read(root / made["path"], as_version=4).cells[0].source
+    assert source.startswith("# Read-only:") and "writable=True" in source and "Allow writes" in source
+    namespace: dict = {}
+    monkeypatch.chdir(root / (made["path"].rpartition("/")[0] or "."))  # a kernel starts beside its notebook
+    head, call, tail = source.rpartition("pi_lab.open(")
+    exec(compile(head + "widget = " + call + tail, "cell", "exec"), namespace)  # noqa: S102
+    assert namespace["widget"].writable is False  # opened read-only from the notebook's folder
+    assert path.read_bytes() == before  # running the generated cell does not migrate the file
+
+
+async def test_open_in_notebook_on_a_fifo_does_not_block(api, root):
+    import os
+
+    os.mkfifo(root / "pipe.jsonl")
+    code, body = await api.post("open-in-notebook", path="pipe.jsonl")
+    assert code == 422 and "FIFO" in body["message"].upper()
