@@ -698,7 +698,7 @@ def test_read_only_viewer_says_so_before_any_choice(page, lab_server, open_lab, 
 
 
 def test_widget_is_read_only_until_writing_is_allowed(page, lab_server, open_lab, seed_file, screenshot_dir):
-    name = write_notebook(lab_server, "allow-writes.ipynb", [widget_cell(seed_file)])
+    name = write_notebook(lab_server, "allow-writes.ipynb", [widget_cell(seed_file, "follow=False")])
     run_notebook(page, open_lab, name)
     before = seed_file.read_bytes()
     assert kernel_json(page, "w.writable") is False
@@ -732,6 +732,22 @@ def test_widget_is_read_only_until_writing_is_allowed(page, lab_server, open_lab
     expect(dialog.locator(".pi-readonly-note")).to_have_count(0)
     page.keyboard.press("Escape")
     page.screenshot(path=str(screenshot_dir / "widget-writable.png"))
+    # Another process appends meanwhile: the kernel refuses the next write, and the refusal
+    # (naming the file) is shown in the dialog and in the status banner.
+    entry = {"type": "message", "id": "EXT9", "parentId": "C1", "timestamp": "2026-07-29T09:06:00.000Z",
+             "message": {"role": "user", "content": "written by pi meanwhile", "timestamp": 9}}
+    with open(seed_file, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    page.locator(".pi-lab .pi-rows").focus()
+    page.keyboard.press("Shift+L")
+    page.keyboard.type("mine")
+    page.keyboard.press("Enter")
+    expect(dialog.locator(".pi-error-box")).to_contain_text(seed_file.name)
+    expect(page.locator(".pi-lab .pi-banner.pi-banner-error")).to_contain_text(seed_file.name)
+    page.wait_for_function(FOCUS_IN_DIALOG)  # the keyboard stays in the dialog after a refusal
+    page.screenshot(path=str(screenshot_dir / "widget-refused-concurrent-write.png"))
+    page.keyboard.press("Escape")
+    expect(page.locator(".pi-lab .pi-row[data-id='EXT9']")).to_be_visible()  # the other writer's entry is shown
 
 
 def test_header_shows_the_sessions_model_and_the_answering_model_apart(page, lab_server, open_lab, seed_file, screenshot_dir):
