@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pi_lab.errors import PiLabError
+
 __all__ = ["LiveFeed", "follow_file", "call_soon", "STREAM_INTERVAL_S", "partial_text"]
 
 STREAM_INTERVAL_S = 0.1
@@ -143,14 +145,17 @@ class LiveFeed:
 async def follow_file(sm: Any, on_change: Callable[[], None], *, interval: float = 1.0,
                       stopped: Callable[[], bool] = lambda: False,
                       on_error: Callable[[str], None] = lambda message: None) -> None:
-    """Poll ``sm.refresh()`` every ``interval`` seconds; call ``on_change`` when lines arrive."""
+    """Poll ``sm.refresh()`` every ``interval`` seconds; call ``on_change`` when lines arrive.
+
+    The other writer's entries are shown as they come; the leaf follows the file only until
+    the user moves it in pi_lab (``sm.leaf_pinned``), then stays where the user put it."""
     while not stopped():
         await asyncio.sleep(interval)
         if stopped():
             return
         try:
-            added = sm.refresh()
-        except (OSError, ValueError) as error:
+            added = sm.refresh()  # the engine's leaf rule: a leaf the user moved stays put
+        except (OSError, ValueError, PiLabError) as error:
             on_error(f"Stopped following the file: {error}")
             return
         if added:

@@ -395,3 +395,41 @@ def test_header_model_is_the_sessions_own_and_answering_only_where_one_answers(t
     agent = AgentSession(sm, client=OfflineModel(["hi"]), record_startup=False)
     live = SessionWidget(agent)
     assert live.session["model"] is None and live.session["answering_model"].endswith("offline")
+
+
+def _append_line(path, entry):
+    with open(path, "a", encoding="utf-8") as other:  # another process (pi) appending
+        other.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def test_following_shows_the_other_writers_entries_and_keeps_the_users_leaf(seed_file):
+    import asyncio
+
+    async def scenario():
+        w = SessionWidget(seed_file, poll_interval=0.02)
+        sent = capture(w)
+        w._on_msg(w, {"kind": "request", "id": 1, "op": "hello", "args": {}}, [])
+        # Untouched, the leaf follows the file (pi's rule: the last entry).
+        _append_line(seed_file, {"type": "message", "id": "P1", "parentId": "C1", "timestamp": "2026-07-29T10:00:00Z",
+                                 "message": {"role": "user", "content": "from pi", "timestamp": 9}})
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if w.leaf_id == "P1":
+                break
+        assert w.leaf_id == "P1"
+        # The user goes back to A4; pi keeps writing on its own branch.
+        w._on_msg(w, {"kind": "request", "id": 2, "op": "navigate", "args": {"id": "A4"}}, [])
+        await asyncio.sleep(0.1)
+        assert w.session_manager.leaf_id == "A4"
+        _append_line(seed_file, {"type": "message", "id": "P2", "parentId": "P1", "timestamp": "2026-07-29T10:00:01Z",
+                                 "message": {"role": "user", "content": "more from pi", "timestamp": 10}})
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if "P2" in w.view.rows.ids:
+                break
+        assert "P2" in w.view.rows.ids and w.session_manager.get_entry("P2") is not None  # shown
+        assert w.session_manager.leaf_id == "A4" and w.leaf_id == "A4"  # and the user's leaf stays
+        w.close()
+        return sent
+
+    asyncio.run(scenario())
