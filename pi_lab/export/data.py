@@ -10,7 +10,9 @@ a port of ``navigation._visible_rows`` (src_frontend/export/layout.ts). What tra
   the flags that do not depend on the layout). The header holds the strings: ids, labels,
   label times, display texts and search texts, plus the session facts and the gauge.
 * ``chunks``: for each run of ``CHUNK`` flattened entries, a JSON list of
-  ``{"f": full entry detail, "p": how the preview detail differs, "c": context record}``.
+  ``{"f": full entry detail, "p": how the preview detail differs, "e": the entry when the page
+  can rebuild the detail's raw JSON from it, "c": context record}``, with long strings shared
+  (``_encode_chunk``).
 
 Each part is gzip-compressed and base64-encoded by ``html.py``.
 """
@@ -93,7 +95,7 @@ def _short_patch(short: Any, full: Any) -> list[list[Any]]:
     """How the preview detail differs from the full one, as ``[path, value]`` patches.
 
     A piece the preview cuts (detail._cut: the first ``n`` code points) travels as
-    ``{"$cut": n}`` instead of its text, so long bodies are embedded once. Iterative walk.
+    ``[path, None, n]`` instead of its text, so long bodies are embedded once. Iterative walk.
     """
     patch: list[list[Any]] = []
     stack: list[tuple[list[Any], Any, Any]] = [([], short, full)]
@@ -102,7 +104,7 @@ def _short_patch(short: Any, full: Any) -> list[list[Any]]:
         if a == b:
             continue
         if _is_cut(a) and _is_cut(b) and a["truncated"] and b["text"][: len(a["text"])] == a["text"]:
-            patch.append([path, {"$cut": len(a["text"])}])
+            patch.append([path, None, len(a["text"])])
         elif isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
             stack.extend((path + [k], a[k], b[k]) for k in a)
         elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
@@ -110,6 +112,86 @@ def _short_patch(short: Any, full: Any) -> list[list[Any]]:
         else:
             patch.append([path, a])
     return patch
+
+
+_MAX_SAFE = 2**53
+
+
+def _stringify_safe(entry: Any) -> bool:
+    """Whether the page's ``JSON.stringify(entry, null, 2)`` gives ``detail._pretty(entry)``.
+
+    They differ only for floats (``1.0`` / ``1e-05``), integers past 2**53 and lone
+    surrogates, and in key order for keys that are array indexes; an entry holding any of them
+    keeps its pretty JSON text. Iterative walk.
+    """
+    stack = [entry]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, str):
+            if not value.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+                return False
+        elif isinstance(value, int):
+            if abs(value) > _MAX_SAFE:
+                return False
+        elif isinstance(value, float):
+            return False
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                # JavaScript puts array-index keys ("0", "17") first whatever their order.
+                if not isinstance(key, str) or (key.isdigit() and key.isascii()):
+                    return False
+                stack.append(key)
+                stack.append(item)
+        elif isinstance(value, list):
+            stack.extend(value)
+        else:
+            return False
+    return True
+
+
+_SHARED_MIN = 48  # strings at least this long are stored once per chunk
+
+
+def _encode_chunk(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{"s": strings, "r": records}`` where every long string is ``{"$s": k}`` (an index into
+    ``s``) and every dict key starting with ``$`` gets one more ``$`` (so data can never look
+    like a reference). The same text in the raw entry, the copy text, the tool result and the
+    context preview is then embedded once. Iterative walk."""
+    strings: list[str] = []
+    index: dict[str, int] = {}
+
+    def ref(text: str) -> dict[str, int]:
+        k = index.get(text)
+        if k is None:
+            k = index[text] = len(strings)
+            strings.append(text)
+        return {"$s": k}
+
+    root: list[Any] = []
+    stack: list[tuple[Any, Any, Any]] = [(records, root, None)]
+    while stack:
+        value, holder, key = stack.pop()
+        if isinstance(value, str) and len(value) >= _SHARED_MIN:
+            out: Any = ref(value)
+        elif isinstance(value, dict):
+            out = {}
+            for k, item in value.items():
+                name = "$" + k if k.startswith("$") else k
+                out[name] = None  # keeps the key order; the value is filled in when popped
+                stack.append((item, out, name))
+        elif isinstance(value, list):
+            out = [None] * len(value)
+            for k, item in enumerate(value):
+                stack.append((item, out, k))
+        else:
+            out = value
+        if key is None:
+            root.append(out)
+        else:
+            holder[key] = out
+    return {"s": strings, "r": root[0]}
 
 
 def _dumps(value: Any) -> bytes:
@@ -177,9 +259,15 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
             if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
                 short = entry_payload(view, entry_id, False)
                 full = entry_payload(view, entry_id, True)
-                record["f"] = full
                 if full != short:
                     record["p"] = _short_patch(short, full)
+                entry = flat.entries[i]
+                if _stringify_safe(entry):
+                    # The page rebuilds the raw JSON text from the entry, whose strings it
+                    # shares with the other parts of the detail.
+                    full = dict(full, raw=None)
+                    record["e"] = entry
+                record["f"] = full
             part.append(record)
-        chunks.append(_dumps(part))
+        chunks.append(_dumps(_encode_chunk(part)))
     return main, chunks

@@ -20,10 +20,12 @@ export interface ExportHeader {
 
 /** One flattened entry's embedded record: detail, full detail (when it differs), context. */
 export interface EntryRecord {
-  /** The full detail (payload.entry_payload with full=True). */
+  /** The full detail (payload.entry_payload with full=True); `raw` is null when `e` is sent. */
   f?: Record<string, unknown>;
-  /** How the preview detail differs: [path, value], value {"$cut": n} = the first n code points. */
-  p?: [(string | number)[], unknown][];
+  /** How the preview detail differs: [path, value], or [path, null, n]: the first n code points. */
+  p?: [(string | number)[], unknown, number?][];
+  /** The entry, from which the raw JSON text is rebuilt (data.py `_stringify_safe`). */
+  e?: unknown;
   c: { b: number; m: unknown[]; s: unknown[] };
 }
 
@@ -78,13 +80,58 @@ export function decodeMain(buffer: ArrayBuffer): { header: ExportHeader; flat: F
   return { header, flat };
 }
 
+/** Undo data.py `_encode_chunk`: `{"$s": k}` is shared string k, a key `$$x` is `$x`. Iterative. */
+export function unshare(chunk: { s: string[]; r: unknown[] }): EntryRecord[] {
+  const strings = chunk.s;
+  const root: unknown[] = [chunk.r];
+  const stack: [Record<string | number, unknown>, string | number][] = [[root as unknown as Record<number, unknown>, 0]];
+  while (stack.length) {
+    const [holder, key] = stack.pop()!;
+    const value = holder[key];
+    if (Array.isArray(value)) {
+      for (let k = 0; k < value.length; k++) {
+        stack.push([value as unknown as Record<number, unknown>, k]);
+      }
+    } else if (value !== null && typeof value === 'object') {
+      const object = value as Record<string, unknown>;
+      const keys = Object.keys(object);
+      if (keys.length === 1 && keys[0] === '$s' && typeof object.$s === 'number') {
+        holder[key] = strings[object.$s];
+        continue;
+      }
+      const out: Record<string, unknown> = {};
+      for (const k of keys) {
+        out[k.startsWith('$$') ? k.slice(1) : k] = object[k];
+      }
+      holder[key] = out;
+      for (const k of Object.keys(out)) {
+        stack.push([out, k]);
+      }
+    }
+  }
+  return root[0] as EntryRecord[];
+}
+
+/** Rebuild the raw JSON text of a record's detail from its entry (see `_stringify_safe`). */
+function complete(record: EntryRecord): EntryRecord {
+  if (record.f && record.e !== undefined && record.f.raw === null) {
+    const text = JSON.stringify(record.e, null, 2);
+    let length = 0;
+    for (const _ of text) {
+      length++;
+    }
+    record.f.raw = { text, length, truncated: false };
+  }
+  return record;
+}
+
 /** The preview detail: the full one with the patches of pi_lab/export/data.py `_short_patch`. */
 export function previewDetail(record: EntryRecord): Record<string, unknown> | undefined {
   if (!record.f || !record.p || !record.p.length) {
     return record.f;
   }
   const copy = JSON.parse(JSON.stringify(record.f)) as Record<string, unknown>;
-  for (const [path, value] of record.p) {
+  for (const [path, value, cut] of record.p) {
     if (!path.length) {
       return value as Record<string, unknown>;
     }
@@ -93,11 +140,10 @@ export function previewDetail(record: EntryRecord): Record<string, unknown> | un
       holder = holder[path[k]] as Record<string | number, unknown>;
     }
     const key = path[path.length - 1];
-    const cut = value as { $cut?: number } | null;
-    if (cut && typeof cut === 'object' && typeof cut.$cut === 'number') {
+    if (typeof cut === 'number') {
       const piece = holder[key] as { text: string };
       // Python slices code points, not UTF-16 units.
-      holder[key] = { ...piece, text: Array.from(piece.text).slice(0, cut.$cut).join(''), truncated: true };
+      holder[key] = { ...piece, text: Array.from(piece.text).slice(0, cut).join(''), truncated: true };
     } else {
       holder[key] = value;
     }
@@ -119,7 +165,7 @@ export class ChunkStore {
     let found = this.cache.get(chunk);
     if (!found) {
       const part = this.text.slice(this.offsets[chunk], this.offsets[chunk + 1]);
-      found = inflate(part).then(buffer => JSON.parse(new TextDecoder().decode(buffer)) as EntryRecord[]);
+      found = inflate(part).then(buffer => unshare(JSON.parse(new TextDecoder().decode(buffer))).map(complete));
       this.cache.set(chunk, found);
     }
     return found.then(records => records[index - chunk * this.size]);
