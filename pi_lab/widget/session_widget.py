@@ -50,6 +50,11 @@ __all__ = ["SessionWidget", "open_session"]
 
 _STATIC = Path(__file__).resolve().parent.parent / "static"
 STATE_DELAY_S = 0.5
+FALLBACK_ROWS = 40
+# Hide the text snapshot in an output area where a live viewer (the core's ``.pi-lab`` root) is
+# drawn: JupyterLab and Notebook 7 put both outputs of the cell in one ``.jp-OutputArea``.
+FALLBACK_CSS = (".jp-OutputArea:has(.pi-lab) > .jp-OutputArea-child:has(.pi-lab-fallback),"
+                ".jp-OutputArea:has(.pi-lab) .pi-lab-fallback{display:none}")
 SNAPSHOT_DELAY_S = 5.0
 
 
@@ -509,6 +514,49 @@ class SessionWidget(anywidget.AnyWidget):
         if getattr(self, "_follow_task", None) is not None:
             self._follow_task.cancel()
         super().close()
+
+    # ------------------------------------------------------------------ display without a kernel
+
+    def fallback_text(self, max_rows: int = FALLBACK_ROWS) -> str:
+        """A plain-text picture of the session: what a saved notebook shows where the live viewer
+        cannot be drawn (reopened without its kernel: "model not found"; a text-only frontend)."""
+        info = self.session
+        gauge = self.gauge or {}
+        name = info.get("name") or (Path(info["file"]).name if info.get("file") else "in-memory session")
+        lines = [f"pi session {name}" + (f" — {info['file']}" if info.get("file") else ""),
+                 f"{info.get('entries', 0)} entries, leaf {self.leaf_id}, model {info.get('model') or 'unknown'}"
+                 + (f", context {gauge['tokens']} of {gauge['context_window']} tokens" if gauge.get("tokens") is not None else "")
+                 + (" (read-only)" if info.get("read_only") else "")]
+        rows = self.rows_text()
+        lines += rows[:max_rows]
+        if len(rows) > max_rows:
+            lines.append(f"… {len(rows) - max_rows} more rows")
+        lines.append("(a snapshot: run the cell with a kernel for the live viewer)")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle  # (data, metadata) or data
+        if isinstance(data, dict):
+            data["text/plain"] = self.fallback_text()
+        return bundle
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        """The viewer, preceded by its text snapshot as an output of its own: JupyterLab draws a
+        widget output with the widget renderer only (no fallback inside the bundle), so a reopened
+        notebook without its kernel showed "model not found" and nothing else. The snapshot hides
+        itself (CSS, same output area) wherever the live viewer is drawn."""
+        from html import escape
+
+        from IPython.display import display
+
+        text = self.fallback_text()
+        html = (f"<style>{FALLBACK_CSS}</style><div class=\"pi-lab-fallback\"><pre>{escape(text)}</pre></div>")
+        display({"text/plain": text, "text/html": html}, raw=True, metadata={"pi_lab": {"fallback": True}})
+        bundle = self._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+        if data:
+            display(data, raw=True, metadata=metadata or None)
 
     # ------------------------------------------------------------------ notebook helpers
 

@@ -433,3 +433,74 @@ def test_following_shows_the_other_writers_entries_and_keeps_the_users_leaf(seed
         return sent
 
     asyncio.run(scenario())
+
+
+# ---------------------------------------------------------------------------------------------
+# A saved notebook reopened without its kernel (issue 9: "Error displaying widget: model not found")
+
+
+def _displayed_outputs(tmp_path, source):
+    import queue
+
+    jupyter_client = pytest.importorskip("jupyter_client")
+    km = jupyter_client.KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(tmp_path))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        msg_id = kc.execute(source)
+        outputs = []
+        while True:
+            msg = kc.get_iopub_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] in ("display_data", "execute_result", "error"):
+                outputs.append(msg)
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return outputs
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def test_the_display_carries_a_readable_snapshot_beside_the_widget(tmp_path, seed_file):
+    outputs = _displayed_outputs(tmp_path, f"from pi_lab.widget import SessionWidget\nSessionWidget({str(seed_file)!r})")
+    assert [o["msg_type"] for o in outputs] == ["display_data", "display_data"], outputs
+    snapshot, widget = (o["content"]["data"] for o in outputs)
+    assert "application/vnd.jupyter.widget-view+json" not in snapshot
+    assert 'class="pi-lab-fallback"' in snapshot["text/html"] and "改成 session cookie" in snapshot["text/html"]
+    assert snapshot["text/plain"].startswith("pi session seed.jsonl") and "[compaction: 115k tokens]" in snapshot["text/plain"]
+    assert "application/vnd.jupyter.widget-view+json" in widget and "pi session seed.jsonl" in widget["text/plain"]
+
+
+def test_the_snapshot_shows_where_the_model_is_missing_and_hides_beside_a_live_viewer(seed_file):
+    """The CSS rule in a real browser engine, on the output-area markup of JupyterLab 4 (the
+    widget renderer writes "Error displaying widget: model not found" into its node)."""
+    from html import escape
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian chromium not installed")
+    from pi_lab.widget.session_widget import FALLBACK_CSS
+
+    w = SessionWidget(seed_file)
+    snapshot = f'<style>{FALLBACK_CSS}</style><div class="pi-lab-fallback"><pre>{escape(w.fallback_text())}</pre></div>'
+
+    def area(widget_node):
+        return (f'<div class="jp-OutputArea"><div class="jp-OutputArea-child"><div class="jp-OutputArea-output">'
+                f'{snapshot}</div></div><div class="jp-OutputArea-child"><div class="jp-OutputArea-output">'
+                f'{widget_node}</div></div></div>')
+
+    page_html = (f'<div id="missing">{area("<div class=jupyter-widgets>Error displaying widget: model not found</div>")}</div>'
+                 f'<div id="live">{area("<div class=pi-lab>the live viewer</div>")}</div>')
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.set_content(page_html)
+            assert page.locator("#missing .pi-lab-fallback").is_visible()
+            assert "[compaction: 115k tokens]" in page.locator("#missing .pi-lab-fallback").inner_text()
+            assert not page.locator("#live .pi-lab-fallback").is_visible()
+        finally:
+            browser.close()
