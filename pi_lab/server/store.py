@@ -360,6 +360,8 @@ class SessionStore:
                 "cwd": sm.cwd,
                 "entries": sm.get_entry_count(),
                 "model": _model_name(sm),
+                "answering_model": None,  # nothing answers in the read-only viewer
+                "read_only": True,
                 "following": True,
             }
 

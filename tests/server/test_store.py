@@ -114,3 +114,10 @@ def test_concurrent_first_reads_parse_the_file_once(tmp_path):
     for thread in threads:
         thread.join()
     assert len({id(r) for r in results}) == 1
+
+
+def test_session_info_names_the_recorded_model_and_nothing_answering(tmp_path, fixture_copy):
+    store = SessionStore()
+    loaded = store.get(str(fixture_copy("before-compaction.jsonl")))
+    info = store.session_info(loaded)
+    assert info["model"] and "/" in info["model"] and info["answering_model"] is None and info["read_only"] is True
