@@ -12,8 +12,8 @@ the context is the parent's plus the entry's own projected messages:
   path, so there is no second copy of the row format.
 
 An entry whose projection is not an append (a compaction, a context edit, a branch summary,
-an entry an earlier context edit targets, a system message) stores ``context_at`` of its
-whole path instead. ``tests/export/test_export_context.py`` checks every scalar against
+an entry an earlier context edit targets, a system message) gets ``context_at`` of its whole
+path, stored as a diff of its parent's rows (runs copied from them, plus new rows). ``tests/export/test_export_context.py`` checks every scalar against
 ``context_at`` on every entry.
 """
 
@@ -28,9 +28,9 @@ from pi_lab.session.projection import entry_to_messages
 from pi_lab.view.timeline import _ContextWalk
 from pi_lab.widget.context import context_at
 
-__all__ = ["ContextRecord", "context_records", "SCALARS"]
+__all__ = ["ContextRecord", "context_records", "messages_of", "SCALARS"]
 
-Entry = dict[str, Any]
+from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
 # The per-entry numbers, in the order they travel (see staticTransport.ts).
 SCALARS = ("message_count", "estimated_total", "context_tokens", "measured_tokens", "trailing_tokens",
@@ -38,7 +38,63 @@ SCALARS = ("message_count", "estimated_total", "context_tokens", "measured_token
 
 _FULL_TYPES = frozenset({"compaction", "context_edit", "branch_summary"})
 
-ContextRecord = dict[str, Any]  # {"b": base flat index or -1 (full), "m": rows, "s": scalars}
+# {"b": parent flat index (-1 for a root), "s": scalars, and either "m": the rows added after the
+# parent's, or "d": the rows as a diff of the parent's (see _diff)}
+ContextRecord = dict[str, Any]
+
+
+def messages_of(records: Sequence[ContextRecord], index: int) -> list[dict[str, Any]]:
+    """The rows of "what the model sees" at flat entry ``index`` (staticTransport.ts does the same)."""
+    chain: list[ContextRecord] = []
+    while index >= 0:
+        record = records[index]
+        chain.append(record)
+        index = record["b"]
+    rows: list[dict[str, Any]] = []
+    for record in reversed(chain):
+        if "d" in record:
+            base = rows
+            rows = []
+            for op in record["d"]:
+                if isinstance(op, list):
+                    rows.extend(base[op[0]:op[1]])
+                else:
+                    rows.append(op)
+        else:
+            rows.extend(record["m"])
+    return rows
+
+
+def _key(row: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, repr(v)) for k, v in row.items()))
+
+
+def _diff(base: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[Any]:
+    """``rows`` as runs copied from ``base`` (``[start, end]``) and new rows (dicts).
+
+    A compaction keeps a tail of the rows, a context edit changes one row, a branch summary
+    appends one: greedy matching in order finds those runs."""
+    where: dict[tuple, list[int]] = {}
+    for position, row in enumerate(base):
+        where.setdefault(_key(row), []).append(position)
+    ops: list[Any] = []
+    at = 0
+    for row in rows:
+        if at < len(base) and base[at] == row and ops and isinstance(ops[-1], list) and ops[-1][1] == at:
+            ops[-1][1] = at + 1
+            at += 1
+            continue
+        found = -1
+        for q in where.get(_key(row), ()):
+            if q >= at and base[q] == row:
+                found = q
+                break
+        if found < 0:
+            ops.append(row)
+        else:
+            ops.append([found, found + 1])
+            at = found + 1
+    return ops
 
 
 def _snapshot(walk: _ContextWalk) -> _ContextWalk:
@@ -71,15 +127,13 @@ def context_records(entries: Sequence[Entry], parents: Sequence[int]) -> list[Co
     depth = [0] * count
     saved: dict[int, _ContextWalk] = {}
     walk = _ContextWalk(path)
-    roots_left = sum(1 for p in parents if p < 0)
-    fresh_root = _snapshot(walk) if roots_left > 1 else None
     for i in range(count):
         entry = entries[i]
         p = parents[i]
         if i > 0 and p != i - 1:
             # Back up to the parent (pre-order: the previous entry ended another branch).
-            if p < 0:
-                walk = _snapshot(fresh_root) if fresh_root is not None else _ContextWalk(path)
+            if p < 0:  # another root: an empty path
+                walk = _ContextWalk(path)
                 del path[:]
             else:
                 walk = _snapshot(saved[p])
@@ -96,7 +150,11 @@ def context_records(entries: Sequence[Entry], parents: Sequence[int]) -> list[Co
         walk.add(index, entry, call) if call is not None else walk.add(index, entry)
         if full:
             result = context_at(path)
-            records.append({"b": -1, "m": result["messages"], "s": [result[k] for k in SCALARS]})
+            scalars = [result[k] for k in SCALARS]
+            if p < 0:
+                records.append({"b": -1, "m": result["messages"], "s": scalars})
+            else:
+                records.append({"b": p, "d": _diff(messages_of(records, p), result["messages"]), "s": scalars})
         else:
             own = context_at([entry])
             base = records[p]["s"]

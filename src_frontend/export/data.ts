@@ -26,7 +26,8 @@ export interface EntryRecord {
   p?: [(string | number)[], unknown, number?][];
   /** The entry, from which the raw JSON text is rebuilt (data.py `_stringify_safe`). */
   e?: unknown;
-  c: { b: number; m: unknown[]; s: unknown[] };
+  /** pi_lab/export/context.py: the parent, the rows added to its rows (m) or a diff of them (d). */
+  c: { b: number; m?: unknown[]; d?: unknown[]; s: unknown[] };
 }
 
 function base64Bytes(text: string): Uint8Array {

@@ -231,19 +231,32 @@ export class StaticTransport implements Transport {
       throw new Error(`Entry ${id} not found`);
     }
     const first = await this.chunks.record(index);
-    const parts: unknown[][] = [];
-    let record = first;
-    for (;;) {
-      parts.push(record.c.m);
-      if (record.c.b < 0) {
-        break;
-      }
-      record = await this.chunks.record(record.c.b);
+    const chain = [first];
+    for (let at = first.c.b; at >= 0; ) {
+      const record = await this.chunks.record(at);
+      chain.push(record);
+      at = record.c.b;
     }
-    const messages: unknown[] = [];
-    for (let k = parts.length - 1; k >= 0; k--) {
-      for (const m of parts[k]) {
-        messages.push(m);
+    // Root first: each record adds rows to its parent's or rewrites them (context.py messages_of).
+    let messages: unknown[] = [];
+    for (let k = chain.length - 1; k >= 0; k--) {
+      const c = chain[k].c;
+      if (c.d) {
+        const base = messages;
+        messages = [];
+        for (const op of c.d) {
+          if (Array.isArray(op)) {
+            for (let j = op[0] as number; j < (op[1] as number); j++) {
+              messages.push(base[j]);
+            }
+          } else {
+            messages.push(op);
+          }
+        }
+      } else {
+        for (const row of c.m ?? []) {
+          messages.push(row);
+        }
       }
     }
     const result: Record<string, unknown> = { at: id, messages };
