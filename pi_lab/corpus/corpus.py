@@ -335,7 +335,11 @@ class Corpus:
         """
         if by not in _BY:
             raise ValueError(f"by must be one of {', '.join(_BY)} (got {by!r})")
-        sums = ", ".join(f"coalesce(sum(c.{k}), 0)::DOUBLE AS {k}" for k in _USAGE)
+        # Token counts are whole numbers (exact in doubles); costs are not, and a parallel sum
+        # adds them in a different order each run: summed in row order, the report repeats.
+        sums = ", ".join(
+            f"coalesce(sum(c.{k}{' ORDER BY c.file, c.entry_id' if k == 'cost' else ''}), 0)::DOUBLE AS {k}" for k in _USAGE
+        )
         base = "FROM model_calls c WHERE NOT c.copied"
         if by == "day":
             query = f"SELECT strftime(c.timestamp AT TIME ZONE 'UTC', '%Y-%m-%d') AS day, count(*) AS calls, {sums} {base} GROUP BY 1 ORDER BY 1 NULLS LAST"
