@@ -94,6 +94,8 @@ async def navigate(agent: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     label_text = _text(args.get("label"))
     # Going to a descendant of the leaf abandons nothing: pi then just moves the leaf.
     nothing_to_summarize = summarize and not _abandoned(sm, target)
+    if summarize and not nothing_to_summarize and getattr(agent, "model", True) is None:
+        raise ActionRefused("No model available for summarization")  # pi's words
     if (summarize and not nothing_to_summarize) or label_text:
         _writable(agent, "a branch summary" if summarize and not nothing_to_summarize else "a label")
     instructions = _text(args.get("instructions")) if summarize else None
