@@ -615,6 +615,14 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
         requestStructure();
         return;
       }
+      for (const op of delta.ops) {
+        if ((op.op === 'insert' || op.op === 'replace' || op.op === 'text') && !op.text.text && !op.text.type) {
+          const row = cols.texts.indexOf(op.text);
+          if (row >= 0 && cols.kindName(row) === 'unknown') {
+            fetchType(op.text);
+          }
+        }
+      }
       if (delta.gauge && Object.keys(delta.gauge).length) {
         liveGauge = { ...liveGauge, ...delta.gauge } as Gauge;
         gauge.render(liveGauge);

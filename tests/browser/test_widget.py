@@ -338,6 +338,13 @@ def test_widget_follows_a_file_another_process_appends_to(page, lab_server, open
     expect(page.locator(".pi-lab .pi-row[data-id='EXT1'] .pi-row-text")).to_have_text(
         "user: written by another process", timeout=15_000)
     expect(page.locator(".pi-lab .pi-row.pi-leaf")).to_have_attribute("data-id", "EXT1")
+    # A live entry of a type pi does not know (arriving as a delta) is named by its type as well.
+    page.locator(".pi-lab .pi-filter[data-mode='all']").click()
+    page.wait_for_function("() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('[all]')")
+    with open(seed_file, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"type": "future_thing", "id": "EXT2", "parentId": "EXT1",
+                                 "timestamp": "2026-07-29T09:07:00.000Z"}) + "\n")
+    expect(page.locator(".pi-lab .pi-row[data-id='EXT2'] .pi-row-text")).to_have_text("[future_thing]", timeout=15_000)
 
 
 def test_hundred_thousand_entry_session_opens(page, lab_server, open_lab, repo_root, screenshot_dir, tmp_path_factory):
