@@ -49,7 +49,7 @@ def viewer_script() -> str:
 
 
 def _pack(data: bytes) -> str:
-    return base64.b64encode(gzip.compress(data, compresslevel=6, mtime=0)).decode("ascii")
+    return base64.b64encode(gzip.compress(data, compresslevel=9, mtime=0)).decode("ascii")
 
 
 def render_html(sm: Any, *, title: str | None = None) -> str:
