@@ -104,6 +104,19 @@ async def test_sessions_folder_files_open_through_their_key(api, sessions_dir):
     assert state["location"] == {"path": location, "area": "sessions", "name": path.name}
 
 
+async def test_the_state_carries_the_sessions_title(api, sessions_dir):
+    # The viewer's header reads session.title: the name when set, else the first user message.
+    write_session(sessions_dir / "--p--", "named", 1, "/p", ["hello there", "hi"], name="Bug hunt")
+    write_session(sessions_dir / "--p--", "plain", 2, "/p", ["fix the parser", "ok"])
+    code, listing = await api.get("sessions")
+    assert code == 200
+    by_id = {s["id"]: s["location"] for g in listing["groups"] for s in g["sessions"]}
+    named = (await api.session("state", by_id["named"]))["session"]
+    plain = (await api.session("state", by_id["plain"]))["session"]
+    assert (named["title"], named["first_message"]) == ("Bug hunt", "hello there")
+    assert (plain["title"], plain["first_message"]) == ("fix the parser", "fix the parser")
+
+
 def test_python_literals_round_trip():
     for text in ["plain.jsonl", 'quote"s.jsonl', "back\\slash.jsonl", "it's.jsonl", "new\nline.jsonl", "tab\t.jsonl",
                  "ünïcødé 会话.jsonl", "\u2028sep.jsonl"]:
