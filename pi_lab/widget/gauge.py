@@ -14,8 +14,9 @@ from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pi_lab.compaction import CompactionSettings, estimate_projected_context_tokens, estimate_tokens
+from pi_lab.compaction import CompactionSettings, estimate_tokens
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
+from pi_lab.compaction.usage import context_usage
 from pi_lab.session.projection import (
     SessionProjection,
     entry_to_messages,
@@ -26,25 +27,13 @@ from pi_lab.session.projection import (
 
 __all__ = ["gauge", "gauge_after_append", "gauge_after_entries", "compactions_on_branch", "recorded_context_window", "recorded_model"]
 
-Entry = Mapping[str, Any]
+from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
 
 
 def _anchor_of(entry: Entry) -> Any:
     if entry.get("type") != "message":
         return None
     return usage_anchor(entry.get("message"))
-
-
-def _anchor_entry_id(projection: SessionProjection, message_index: int | None) -> str | None:
-    if message_index is None:
-        return None
-    seen = 0
-    for item in projection.entries:
-        count = len(item.messages)
-        if message_index < seen + count:
-            return item.source.get("id")
-        seen += count
-    return None
 
 
 DEFAULT_CONTEXT_WINDOW = 128_000
@@ -186,22 +175,19 @@ def gauge(
     path = list(branch)
     if projection is None:
         projection = project_path(path)
-    estimate = estimate_projected_context_tokens(projection, path)
+    # The agent's rule (measured anchor, estimated tail, unknown after a compaction), not a copy.
+    usage = context_usage(path, context_window, projection=projection)
     compactions = compactions_on_branch(path)
-    unknown = False
-    if compactions:
-        last = max(i for i, e in enumerate(path) if e.get("type") == "compaction")
-        unknown = not any(_anchor_of(e) is not None for e in path[last + 1 :])
     g: dict[str, Any] = {
         "leaf_id": path[-1].get("id") if path else None,
         "context_window": int(context_window or 0),
         "reserve_tokens": int(settings.reserve_tokens),
         "keep_recent_tokens": int(settings.keep_recent_tokens),
         "enabled": bool(settings.enabled),
-        "unknown": unknown,
-        "measured": int(estimate.usage_tokens),
-        "estimated": int(estimate.trailing_tokens),
-        "anchor_id": _anchor_entry_id(projection, estimate.last_usage_index),
+        "unknown": usage.unknown,
+        "measured": int(usage.measured),
+        "estimated": int(usage.estimated),
+        "anchor_id": usage.anchor_entry_id,
         "compactions": compactions,
         "message_count": len(projection.messages),
     }

@@ -87,6 +87,20 @@ def test_gauge_unknown_after_compaction_then_measured(tmp_path):
     assert g["compactions"][0]["after"] == 3100 and g["compactions"][0]["after_kind"] == "measured"
 
 
+def test_gauge_stays_unknown_when_the_answer_after_a_compaction_is_omitted():
+    # pi's rule: only an assistant the model still sees measures the context after a
+    # compaction; one dropped by a context edit leaves the gauge unknown (as the agent says).
+    view = seed_view()
+    view.sm.append_message(user_msg("next"))
+    answer = view.sm.append_message(asst_msg("answer", use=usage(3000, 100)))
+    view.sm.append_context_edit(answer, None)
+    g = view.refresh_gauge()
+    assert g["unknown"] is True and g["tokens"] is None and g["anchor_id"] is None
+    assert g["measured"] == 0 and g["estimated"] == g["estimate_total"] > 0
+    agent = AgentSession(view.sm, record_startup=False)
+    assert agent.get_context_usage().tokens is None
+
+
 @pytest.mark.parametrize("name", FIXTURES)
 def test_gauge_matches_agent_context_usage_on_real_fixtures(fixture_copy, name):
     sm = SessionManager.open(fixture_copy(name))
