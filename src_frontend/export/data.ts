@@ -30,7 +30,7 @@ export interface EntryRecord {
   c: { b: number; m?: unknown[]; d?: unknown[]; s: unknown[] };
 }
 
-function base64Bytes(text: string): Uint8Array {
+function base64Bytes(text: string): Uint8Array<ArrayBuffer> {
   const binary = atob(text);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) {

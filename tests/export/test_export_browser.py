@@ -219,5 +219,14 @@ def test_hostile_session_runs_no_code(browser, tmp_path):
         assert page.call("() => window.__pwned === undefined && parent.__pwned === undefined")
         assert page.dialogs == []
         assert not page.call("() => !!document.querySelector('.pi-lab script, .pi-lab iframe, .pi-lab svg [onload], .pi-lab img[onerror]')")
+        assert page.call("() => window.__csp") == []
+        # The watchers can see an attack: markup injected as HTML is refused by the policy.
+        page.call("""() => document.body.insertAdjacentHTML('beforeend',
+            '<img src="data:," onerror="window.__pwned=1"><a href="javascript:window.__pwned=2" id="probe">p</a>')""")
+        page.page.click("#probe")
+        page.page.wait_for_timeout(300)
+        assert page.call("() => window.__pwned === undefined")
+        assert page.call("() => window.__csp.length") > 0
+        page.call("() => { window.__csp = []; }")
     finally:
         page.close()
