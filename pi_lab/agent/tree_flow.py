@@ -189,7 +189,9 @@ class TreeNavigator:
             else:
                 if not os.path.exists(previous_file):
                     raise Refused(NOT_SAVED_YET)
-                new_sm = SessionManager.open(previous_file)
+                # Read-only: an old format is migrated in memory, never rewritten in place; the
+                # branched copy is a new file either way.
+                new_sm = SessionManager.open(previous_file, read_only=True)
                 if new_sm.create_branched_session(target_leaf) is None:
                     raise RuntimeError("Failed to create forked session")
         else:

@@ -10,8 +10,8 @@ bug and propagates with its traceback. Nothing here knows about widgets or HTTP.
 A session opened read-only (``pi_lab.open(path)``) still navigates (the leaf moves in memory
 only); whatever would append to its file (a branch summary, a label, a compaction) is refused
 with the file's name and the way to write. Fork and clone write a NEW file and leave the
-user's file alone, so they stay allowed, except where reading the source for the copy would
-rewrite it (an old format version).
+user's file alone (the source is read read-only, an old format migrated in memory only), so
+they stay allowed.
 """
 
 from __future__ import annotations
@@ -166,11 +166,6 @@ async def _fork(agent: Any, entry_id: Any, position: str) -> dict[str, Any]:
     _idle(agent, "forking")
     source = agent.session_manager
     previous = source.session_file
-    if getattr(source, "read_only", False) and not source.write_plan().startswith("Append new entries"):
-        # The copy is made from the file as it would be opened for writing, which rewrites
-        # an old format in place: not without the user's say.
-        raise ActionRefused(f"Forking {previous} needs it rewritten first ({source.write_plan()}); allow writes "
-                            "in the viewer or open it with pi_lab.open(path, writable=True).")
     entry = source.get_entry(entry_id)
     message = entry.get("message") if entry.get("type") == "message" else None
     if position == "before" and not (isinstance(message, dict) and message.get("role") == "user"):

@@ -309,7 +309,7 @@ def test_open_never_writes_the_file_and_refuses_appends_with_the_way_to_write(fi
     reply, _ = request(w, sent, "navigate", id=entries[3]["id"])
     assert reply["ok"], reply
     for op, args in (("label", {"id": users[0], "label": "x"}), ("compact", {}),
-                     ("navigate", {"id": entries[1]["id"], "summarize": True}), ("fork", {"id": users[-1]})):
+                     ("navigate", {"id": entries[1]["id"], "summarize": True})):
         reply, _ = request(w, sent, op, **args)
         assert reply["ok"] is False and reply["refused"] is True, (op, reply)
         assert str(path) in reply["error"] and "writable=True" in reply["error"], reply
@@ -338,6 +338,30 @@ def test_fork_and_clone_from_a_read_only_v3_session_write_only_a_new_file(seed_f
     reply, _ = request(w, sent, "clone", id="A4")
     assert reply["ok"], reply
     assert reply["result"]["session_file"] != str(seed_file) and seed_file.read_bytes() == before
+
+
+def test_fork_and_clone_of_a_read_only_v1_file_leave_it_byte_identical(fixture_copy):
+    # The copy is made from the file read (and migrated) in memory: the old file is never
+    # rewritten, so forking a read-only v1 session needs no permission to write it.
+    import pi_lab
+
+    path = _v1_copy(fixture_copy)
+    before = path.read_bytes()
+    w = pi_lab.open(path)
+    sent = capture(w)
+    assert w.writable is False and w.write_plan.startswith(f"Rewrite {path}")
+    users = [e["id"] for e in w.session_manager.entries if e.get("message", {}).get("role") == "user"]
+    reply, _ = request(w, sent, "fork", id=users[-1])
+    assert reply["ok"], reply
+    forked = reply["result"]["session_file"]
+    assert forked and forked != str(path) and reply["result"]["previous_session_file"] == str(path)
+    assert path.read_bytes() == before
+    assert w.session_manager.session_file == forked
+    w = pi_lab.open(path)
+    sent = capture(w)
+    reply, _ = request(w, sent, "clone", id=w.session_manager.entries[-1]["id"])
+    assert reply["ok"], reply
+    assert reply["result"]["session_file"] not in (str(path), forked) and path.read_bytes() == before
 
 
 def test_a_second_writer_is_a_refusal_that_shows_its_entries(seed_file):
