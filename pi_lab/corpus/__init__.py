@@ -29,8 +29,8 @@ equal ``estimate_context_tokens(build_session_context(entries, parentId).message
 
 Reading never writes a session file: old formats are migrated in memory, a half-written last
 line (a live session) is left out until it is complete, and a file that holds no session is
-reported in ``errors``. Read files are cached by path, size, mtime and inode (Parquet under
-``$XDG_CACHE_HOME/pi_lab/corpus`` by default), so an unchanged folder is read again in a
+reported in ``errors``. Read files are cached by path, size, mtime and inode (Arrow IPC files
+under ``$XDG_CACHE_HOME/pi_lab/corpus`` by default), so an unchanged folder is read again in a
 fraction of a second and a grown file is re-read alone.
 """
 

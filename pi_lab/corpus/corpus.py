@@ -21,7 +21,7 @@ __all__ = ["Corpus", "default_cache_dir", "default_session_paths", "list_session
 
 _USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 _BY = ("day", "session", "model", "project")
-_CACHE_FORMAT = "3"  # bump when the extractor's rows change, so old caches are rebuilt
+_CACHE_FORMAT = "4"  # bump when the extractor's rows change, so old caches are rebuilt
 # Below this many bytes to read, starting processes costs more than it saves.
 POOL_MIN_BYTES = 2_000_000
 
@@ -120,24 +120,39 @@ class _Progress:
 class _Cache:
     """Tables of already-read files under one folder per list of scanned paths.
 
-    A generation folder holds one Parquet file per table (rows of every cached file, with
-    their ``file``) and ``files.parquet`` (path, size, mtime_ns, inode). ``current`` names
-    the live generation and is replaced atomically, so a reader never sees half a write;
-    anything unreadable is treated as no cache (and rebuilt).
+    A generation folder holds one Arrow IPC file (Feather v2) per table, rows of every cached
+    file with their ``file``, and ``files.arrow`` (path, size, mtime_ns, inode). Arrow IPC
+    rather than Parquet: it is memory-mapped back without decoding, so an unchanged corpus
+    loads in milliseconds (Parquet took over a second for the benchmark's 98,000 entries).
+    ``current`` names the live generation and is replaced atomically, so a reader never sees
+    half a write; anything unreadable is treated as no cache (and rebuilt).
     """
 
     def __init__(self, root: Path, key: str):
         self.dir = root / key
 
-    def load(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, Any] | None]:
-        import pyarrow.parquet as pq
+    @staticmethod
+    def _read(path: Path) -> Any:
+        import pyarrow as pa
 
+        table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
+        table.validate()
+        return table
+
+    @staticmethod
+    def _write(path: Path, table: Any) -> None:
+        import pyarrow as pa
+
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+
+    def load(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, Any] | None]:
         try:
             generation = (self.dir / "current").read_text().strip()
             if not generation:
                 return {}, None
             folder = self.dir / generation
-            files = pq.read_table(folder / "files.parquet")
+            files = self._read(folder / "files.arrow")
             stamps = {
                 f: (s, m, i)
                 for f, s, m, i in zip(
@@ -145,7 +160,7 @@ class _Cache:
                     files.column("mtime_ns").to_pylist(), files.column("inode").to_pylist(),
                 )
             }
-            tables = {name: pq.read_table(folder / f"{name}.parquet") for name in TABLE_NAMES}
+            tables = {name: self._read(folder / f"{name}.arrow") for name in TABLE_NAMES}
             from pi_lab.corpus.schema import schema_of
 
             for name in TABLE_NAMES:
@@ -157,24 +172,24 @@ class _Cache:
 
     def save(self, stamps: dict[str, tuple[int, int, int]], tables: dict[str, Any]) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         self.dir.mkdir(parents=True, exist_ok=True)
         generation = f"gen-{uuid.uuid4().hex}"
         folder = self.dir / generation
         folder.mkdir()
         files = sorted(stamps)
-        pq.write_table(pa.table({
+        self._write(folder / "files.arrow", pa.table({
             "file": pa.array(files, pa.string()),
             "size": pa.array([stamps[f][0] for f in files], pa.int64()),
             "mtime_ns": pa.array([stamps[f][1] for f in files], pa.int64()),
             "inode": pa.array([stamps[f][2] for f in files], pa.int64()),
-        }), folder / "files.parquet")
+        }))
         for name in TABLE_NAMES:
-            pq.write_table(tables[name], folder / f"{name}.parquet", compression="lz4")
+            self._write(folder / f"{name}.arrow", tables[name].combine_chunks())
         pointer = self.dir / f"current.{generation}.tmp"
         pointer.write_text(generation)
         os.replace(pointer, self.dir / "current")
+        # Older generations go; a Corpus still mapping one keeps its (unlinked) file.
         for old in self.dir.iterdir():
             if old.is_dir() and old.name.startswith("gen-") and old.name != generation:
                 shutil.rmtree(old, ignore_errors=True)

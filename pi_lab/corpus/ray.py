@@ -7,9 +7,10 @@
     ds["model_calls"].groupby("model").sum("cost").show()
 
 Each task extracts a batch of files with :func:`pi_lab.corpus.extract.extract_file` (the
-function ``Corpus.scan`` uses); the only step on the driver is the fork/clone bookkeeping,
-which needs the small ``sessions`` table and the (file, id, timestamp) keys of the files that
-are or have a parent in the corpus. The tables equal ``Corpus.scan(paths, cache=False)``
+function ``Corpus.scan`` uses). The driver does the fork/clone bookkeeping, which needs the
+``sessions`` table, the (file, id, timestamp) keys of the files that are or have a parent in the
+corpus, and the eight usage columns of ``model_calls`` for the per-session totals (summed in
+row order, so the totals equal the in-process ones to the last digit). The tables equal ``Corpus.scan(paths, cache=False)``
 (row order aside: Ray does not keep it). Files that cannot be read are in ``.errors``.
 """
 

@@ -71,8 +71,10 @@ def test_corrupt_cache_is_rebuilt(tmp_path):
     build_corpus(tmp_path / "s")
     cache = tmp_path / "cache"
     first = Corpus.scan(tmp_path / "s", cache=cache, workers=1)
-    for parquet in cache.rglob("entries.parquet"):
-        parquet.write_bytes(b"not parquet at all")
+    damaged = list(cache.rglob("entries.arrow"))
+    assert damaged
+    for path in damaged:
+        path.write_bytes(b"not an arrow file at all")
     second = Corpus.scan(tmp_path / "s", cache=cache, workers=1)
     assert second.stats["read"] == 5 and second.errors == []
     assert same_tables(first, second)
