@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_lab.errors import PiLabError
 from pi_lab.compaction import CompactionSettings
 from pi_lab.widget.context import context_at
 from pi_lab.widget.detail import entry_detail
@@ -40,8 +41,9 @@ __all__ = [
 MAX_ROWS_PER_REQUEST = 2000
 
 
-class RequestError(ValueError):
-    """A request the viewer can show to the user as is (a bad id, a stale version...)."""
+class RequestError(PiLabError, ValueError):
+    """A request the viewer can show to the user as is (a bad id, a stale version...): the
+    user's mistake, not a bug, hence a :class:`~pi_lab.errors.PiLabError`."""
 
 
 @dataclass(frozen=True, slots=True)

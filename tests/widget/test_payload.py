@@ -179,6 +179,15 @@ def test_rows_request_detects_a_stale_version_and_unknown_ops():
         read_request(view, "explode")
 
 
+def test_a_bad_request_is_a_pi_lab_error_not_a_bug():
+    # A bad id is the user's (shown as is), so it belongs to pi_lab's own error hierarchy.
+    from pi_lab.errors import PiLabError
+
+    with pytest.raises(PiLabError, match="no-such-id"):
+        read_request(seed_view(), "entry", {"id": "no-such-id"})
+    assert issubclass(RequestError, ValueError)  # callers that catch ValueError keep working
+
+
 def test_locate_follows_pis_nearest_visible_ancestor_rule():
     view = seed_view(filter_mode="user-only")
     # A6 is hidden in the user-only view: its nearest visible ancestor U4 is selected.
