@@ -45,7 +45,7 @@ __all__ = [
 
 DEFAULT_CONTEXT_WINDOW = 128000
 
-Entry = Mapping[str, Any]
+from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
 Message = Mapping[str, Any]
 
 

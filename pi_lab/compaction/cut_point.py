@@ -37,7 +37,7 @@ __all__ = [
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 
-Entry = Mapping[str, Any]
+from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
 Message = Mapping[str, Any]
 
 
@@ -49,11 +49,15 @@ class CutPointResult:
 
 
 def is_cut_point_message(message: Message) -> bool:
-    return message.get("role") in CUT_POINT_ROLES
+    # pi switches on the role with ===: a role that is not a string (a list, an object) is
+    # no cut point, and must not be hashed
+    role = message.get("role")
+    return isinstance(role, str) and role in CUT_POINT_ROLES
 
 
 def is_turn_start_message(message: Message) -> bool:
-    return message.get("role") in TURN_START_ROLES
+    role = message.get("role")
+    return isinstance(role, str) and role in TURN_START_ROLES
 
 
 def projected_source(projected: Any) -> Entry:
@@ -89,12 +93,12 @@ class _View:
     def is_cut_point(self, i: int) -> bool:
         if self.source(i).get("type") == "compaction":
             return False
-        return any(m.get("role") in CUT_POINT_ROLES for m in self.messages(i))
+        return any(map(is_cut_point_message, self.messages(i)))
 
     def is_turn_start(self, i: int) -> bool:
         if self.source(i).get("type") == "compaction":
             return False
-        return any(m.get("role") in TURN_START_ROLES for m in self.messages(i))
+        return any(map(is_turn_start_message, self.messages(i)))
 
 
 def _raw_view(entries: Sequence[Entry]) -> _View:

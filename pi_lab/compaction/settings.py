@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pi_lab.errors import PiLabError
+from pi_lab.session._js import js_string as _js_string
 
 __all__ = [
     "InvalidSetting",
@@ -151,29 +152,6 @@ def _check_token_value(value: Any, label: str) -> int:
     if value < 0 or value > MAX_SAFE_INTEGER:
         raise InvalidSetting(f"Invalid {label} setting: {_js_string(value)}. Expected a non-negative safe integer.")
     return value
-
-
-def _js_string(value: Any) -> str:
-    """``String(value)`` as JavaScript would render it in a template literal."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        if value == int(value) and abs(value) < 1e21:
-            return str(int(value))
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return ",".join("" if item is None else _js_string(item) for item in value)
-    if isinstance(value, Mapping):
-        return "[object Object]"
-    return str(value)
 
 
 DEFAULT_COMPACTION_SETTINGS = CompactionSettings()

@@ -11,9 +11,10 @@ Lengths are JavaScript string lengths (UTF-16 code units); JSON is compact and n
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
+
+from pi_lab.session._js import js_json, js_len
 from pi_lab.session._text import content_text
 
 __all__ = [
@@ -31,13 +32,14 @@ IMAGE_CHARS = 4800
 
 
 def utf16_len(text: str) -> int:
-    """Length of `text` in UTF-16 code units (JavaScript's `string.length`)."""
-    return len(text.encode("utf-16-le")) // 2
+    """Length of `text` in UTF-16 code units (JavaScript's `string.length`; a lone
+    surrogate counts one unit, as in JavaScript)."""
+    return js_len(text)
 
 
 def compact_json(value: Any) -> str:
-    """`JSON.stringify(value)`: no spaces, non-ASCII kept as is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """`JSON.stringify(value)`: no spaces, non-ASCII kept as is, `1.0` written `1`."""
+    return js_json(value)
 
 
 def estimate_text_tokens(text: str) -> int:

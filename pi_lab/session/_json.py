@@ -17,11 +17,12 @@ line pi can write, pi_lab can read back and write again.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
 import orjson
+
+from pi_lab.session._js import js_number
 
 __all__ = ["dumps", "dumps_line", "loads_object", "js_number", "NonObjectLine"]
 
@@ -29,32 +30,6 @@ __all__ = ["dumps", "dumps_line", "loads_object", "js_number", "NonObjectLine"]
 # sequence appears anywhere, the fast output is already exact.
 _FLOAT_HINT = re.compile(rb"\d[.eE]")
 _LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
-
-
-def js_number(value: float) -> str:
-    """Format a float the way JavaScript's ``Number.prototype.toString`` does."""
-    if math.isnan(value) or math.isinf(value):
-        return "null"
-    if value == 0:
-        return "0"
-    text = repr(value)
-    if "e" not in text and "E" not in text:
-        return text[:-2] if text.endswith(".0") else text
-    mantissa, exp_text = text.split("e")
-    exponent = int(exp_text)
-    if -7 < exponent < 21:
-        # JavaScript writes this magnitude in plain decimal notation.
-        sign = "-" if mantissa.startswith("-") else ""
-        digits = mantissa.lstrip("-").replace(".", "")
-        point = len(mantissa.lstrip("-").split(".")[0]) + exponent
-        if point <= 0:
-            return f"{sign}0.{'0' * -point}{digits}"
-        if point >= len(digits):
-            return f"{sign}{digits}{'0' * (point - len(digits))}"
-        return f"{sign}{digits[:point]}.{digits[point:]}"
-    if mantissa.endswith(".0"):
-        mantissa = mantissa[:-2]
-    return f"{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
 
 
 def _normalise(value: Any) -> Any:

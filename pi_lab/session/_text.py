@@ -2,47 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+# The JavaScript string helpers live in _js; they are re-exported here for existing callers.
+from pi_lab.session._js import JS_WHITESPACE, js_len, js_slice, js_trim
+
 __all__ = ["js_len", "js_slice", "js_trim", "content_text", "content_preview", "JS_WHITESPACE"]
-
-# ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim removes. Python's
-# str.strip() differs (it strips U+001C–U+001F and U+0085, keeps U+FEFF).
-JS_WHITESPACE = (
-    "\t\n\u000b\u000c\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-_NON_BMP = re.compile("[\U00010000-\U0010ffff]")
-
-
-def js_len(text: str) -> int:
-    """``text.length`` in JavaScript: characters outside the BMP count twice."""
-    if text.isascii():
-        return len(text)
-    # UTF-16 is exactly JavaScript's string model; surrogatepass keeps lone surrogates (1 unit)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def js_slice(text: str, units: int) -> str:
-    """``text.slice(0, units)``; a cut through a surrogate pair keeps the lone high half."""
-    if text.isascii() or not _NON_BMP.search(text):
-        return text[:units]
-    out: list[str] = []
-    used = 0
-    for ch in text:
-        width = 2 if ord(ch) > 0xFFFF else 1
-        if used + width > units:
-            if width == 2 and used < units:
-                out.append(chr(0xD800 + ((ord(ch) - 0x10000) >> 10)))
-            break
-        out.append(ch)
-        used += width
-    return "".join(out)
-
-
-def js_trim(text: str) -> str:
-    return text.strip(JS_WHITESPACE)
 
 
 def content_text(content: Any, separator: str = "") -> str:
@@ -88,10 +53,20 @@ def content_preview(content: Any, separator: str = " ", *, thinking_text: bool =
                 arguments = dumps(block.get("arguments", {})).decode("utf-8")
             except (TypeError, ValueError):
                 arguments = repr(block.get("arguments"))
-            parts.append(f"→ {block.get('name')}({arguments})")
+            parts.append(f"→ {_shown(block.get('name'))}({arguments})")
         elif kind == "thinking":
             text = block.get("thinking")
             parts.append(f"(thinking) {text}" if thinking_text and isinstance(text, str) else "[thinking]")
         elif kind is not None:
-            parts.append(f"[{kind}]")
+            parts.append(f"[{_shown(kind)}]")
     return separator.join(parts)
+
+
+def _shown(value: Any) -> str:
+    """A field as text: scalars as Python shows them, a list or object as compact JSON
+    (written iteratively: ``str`` of a 3,000-level list would recurse)."""
+    if isinstance(value, (list, dict)):
+        from pi_lab.session._js import js_json
+
+        return js_json(value)
+    return str(value)

@@ -56,7 +56,7 @@ from pi_lab.session.tree import UNSET, BranchPath, TreeNode, attach_node, build_
 
 __all__ = ["SessionManager", "SessionNotFound", "EntryNotFound"]
 
-Entry = dict[str, Any]
+from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
 _NEWLINES = re.compile(r"[\r\n]+")
 _GUARD_ATTEMPTS = 32  # with allow_concurrent_writes: tries to find the file between two lines

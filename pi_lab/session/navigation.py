@@ -28,9 +28,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pi_lab.session._json import dumps as _json_dumps
-from pi_lab.session._json import js_number
 from pi_lab.session._gc import collector_paused
-from pi_lab.session._text import JS_WHITESPACE, js_len, js_slice, js_trim
+from pi_lab.session._js import _DECIMAL, JS_WHITESPACE, MISSING, js_len, js_slice, js_trim
+from pi_lab.session._js import js_join_part as _join_part
+from pi_lab.session._js import js_round as _js_round
+from pi_lab.session._js import js_string as _js_string
+from pi_lab.session._js import js_to_number as _js_to_number
+from pi_lab.session._js import js_truthy as _truthy
+from pi_lab.session.entries import SETTINGS_ENTRY_TYPES, Entry, has_visible_text, message_of
 from pi_lab.session.ids import iso_timestamp, parse_iso_ms, utc_now
 from pi_lab.session.tree import UNSET, TreeNode
 
@@ -69,15 +74,9 @@ __all__ = [
     "help_lines",
 ]
 
-Entry = dict[str, Any]
 
 FILTER_MODES: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
 """The five filter modes, in ``ctrl+o`` cycling order."""
-
-SETTINGS_ENTRY_TYPES = frozenset(
-    {"label", "context_edit", "custom", "model_change", "thinking_level_change", "session_info"}
-)
-"""Entry types hidden by the ``default`` and ``no-tools`` filters (§13.2)."""
 
 _STATUS_LABELS = {"no-tools": " [no-tools]", "user-only": " [user]", "labeled-only": " [labeled]", "all": " [all]"}
 
@@ -96,7 +95,7 @@ _MODE_CATEGORIES = {
     "all": frozenset({_CAT_TOOL_ONLY, _CAT_SETTINGS, _CAT_TOOL_RESULT, _CAT_USER, _CAT_OTHER}),
 }
 
-_MISSING: Any = object()  # a key that is absent (JavaScript's `undefined`)
+_MISSING: Any = MISSING  # a key that is absent (JavaScript's `undefined`)
 
 
 class ToolCall(NamedTuple):
@@ -104,92 +103,6 @@ class ToolCall(NamedTuple):
 
     name: Any
     arguments: Any
-
-
-# ---------------------------------------------------------------------------------------------
-# JavaScript value conversions used by pi's display code
-
-
-def _js_string(value: Any) -> str:
-    """``String(value)``; an absent value is ``"undefined"``."""
-    if isinstance(value, str):
-        return value
-    if value is _MISSING:
-        return "undefined"
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value) if -(10**21) < value < 10**21 else js_number(float(value))
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return js_number(value)
-    if isinstance(value, (list, tuple)):
-        return ",".join("" if item is None else _js_string(item) for item in value)
-    if isinstance(value, dict):
-        return "[object Object]"
-    return str(value)
-
-
-def _join_part(value: Any) -> str:
-    """An element of ``Array.prototype.join``: null and undefined become empty."""
-    if value is None or value is _MISSING:
-        return ""
-    return _js_string(value)
-
-
-def _truthy(value: Any) -> bool:
-    if value is None or value is _MISSING or value is False:
-        return False
-    if isinstance(value, str):
-        return value != ""
-    if isinstance(value, (int, float)):
-        return value == value and value != 0
-    return True  # objects and arrays, even empty ones
-
-
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_HEX_LIKE = re.compile(r"0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
-
-
-def _js_to_number(value: Any) -> float:
-    """``Number(value)`` for the values that occur in entries."""
-    if value is _MISSING:
-        return math.nan
-    if value is None or value is False:
-        return 0.0
-    if value is True:
-        return 1.0
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip(JS_WHITESPACE)
-        if text == "":
-            return 0.0
-        if _DECIMAL.fullmatch(text):
-            return float(text)
-        if text in ("Infinity", "+Infinity"):
-            return math.inf
-        if text == "-Infinity":
-            return -math.inf
-        if _HEX_LIKE.fullmatch(text):
-            return float(int(text, 0))
-        return math.nan
-    return math.nan
-
-
-def _js_round(value: float) -> float:
-    """``Math.round``: halves go up (12.5 → 13, -2.5 → -2), unlike Python's ``round``."""
-    if math.isnan(value) or math.isinf(value):
-        return value
-    floor = math.floor(value)
-    return float(floor + 1 if value - floor >= 0.5 else floor)
 
 
 def _normalise(value: Any) -> str:
@@ -215,25 +128,6 @@ def _full_text(content: Any) -> str:
 
 def _text_200(content: Any) -> str:
     return js_slice(_full_text(content), 200)
-
-
-def _has_visible_text(content: Any) -> bool:
-    if isinstance(content, str):
-        return js_trim(content) != ""
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                text = block.get("text")
-                if isinstance(text, str) and js_trim(text) != "":
-                    return True
-    return False
-
-
-def _message_of(entry: Mapping[str, Any]) -> dict[str, Any] | None:
-    if entry.get("type") != "message":
-        return None
-    message = entry.get("message")
-    return message if isinstance(message, dict) else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,7 +234,7 @@ def _category(entry: Mapping[str, Any], tool_calls: dict[Any, ToolCall]) -> int:
                         call_id = block.get("id")
                         if isinstance(call_id, (str, int, float)) and not isinstance(call_id, bool):
                             tool_calls[call_id] = ToolCall(block.get("name"), block.get("arguments", _MISSING))
-            if not _has_visible_text(content):
+            if not has_visible_text(content):
                 stop_reason = message.get("stopReason")
                 # Text-less replies that ended with an error, an abort, a length cut… stay.
                 if not _truthy(stop_reason) or stop_reason in ("stop", "toolUse"):
@@ -348,7 +242,8 @@ def _category(entry: Mapping[str, Any], tool_calls: dict[Any, ToolCall]) -> int:
         return _CAT_OTHER
     if kind == "usage":
         return _CAT_USAGE
-    if kind in SETTINGS_ENTRY_TYPES:
+    # `in` on a frozenset hashes: a list or object type is simply not a settings type
+    if isinstance(kind, str) and kind in SETTINGS_ENTRY_TYPES:
         return _CAT_SETTINGS
     return _CAT_OTHER
 
@@ -786,7 +681,7 @@ def format_tool_call(name: Any, arguments: Any, home: str | None = None) -> str:
 def display_text(entry: Mapping[str, Any], tool_calls: Mapping[Any, Any] | None = None, home: str | None = None) -> str:
     """The text part of a row (§13.4); ``tool_calls`` maps call ids to ``(name, arguments)``."""
     call = None
-    message = _message_of(entry)
+    message = message_of(entry)
     if message is not None and message.get("role") == "toolResult" and tool_calls:
         call_id = message.get("toolCallId")
         if _truthy(call_id) and isinstance(call_id, (str, int, float)):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_lab.session._text import content_text
+from pi_lab.session.entries import Entry
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.tree import UNSET, build_session_path, index_by_id
 
@@ -30,7 +31,6 @@ __all__ = [
     "EDITABLE_ROLES",
 ]
 
-Entry = dict[str, Any]
 Message = dict[str, Any]
 
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
@@ -84,7 +84,7 @@ def entry_to_messages(entry: Entry) -> list[Message]:
             role = message.get("role")
             if role == "system":
                 return [{**message, "content": ""}]
-            if role in _EMPTY_LIST_ROLES:
+            if isinstance(role, str) and role in _EMPTY_LIST_ROLES:  # an odd role is kept as it is
                 return [{**message, "content": []}]
         return [message]
     if kind == "custom_message":
@@ -138,7 +138,7 @@ def project_with_edit(entry: Entry, edit: Entry | None) -> list[Message]:
     out: list[Message] = []
     for message in messages:
         role = message.get("role")
-        if role in EDITABLE_ROLES:
+        if isinstance(role, str) and role in EDITABLE_ROLES:  # pi compares roles with ===
             copy = dict(message)
             copy["content"] = _normalise_replacement(content, role)
             out.append(copy)

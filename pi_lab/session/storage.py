@@ -30,7 +30,7 @@ __all__ = [
     "rewrite_file",
 ]
 
-Entry = dict[str, Any]
+from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
 _BOM = "\ufeff"
 _HEADER_SCAN_LIMIT = 1024 * 1024

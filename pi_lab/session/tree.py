@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lab.session._gc import collector_paused
+from pi_lab.session.entries import Entry
 from pi_lab.session.ids import parse_iso_ms
 
 __all__ = ["BranchPath", "TreeNode", "get_branch", "build_session_path", "get_tree", "find_cycles", "UNSET"]
 
-Entry = dict[str, Any]
 
 
 class _Unset:
@@ -62,7 +62,9 @@ class TreeNode:
 
 def get_branch(by_id: Mapping[str, Entry], from_id: str | None) -> list[Entry]:
     """Root-first path ending at ``from_id``; empty when the id is empty or unknown."""
-    if not from_id:
+    # Only string ids are keys; any other value (a list, an object) matches nothing, as a
+    # JavaScript Map keyed by ids finds nothing for it.
+    if not from_id or from_id.__class__ is not str and not isinstance(from_id, str):
         return []
     get = by_id.get
     entry = get(from_id)
@@ -72,7 +74,7 @@ def get_branch(by_id: Mapping[str, Entry], from_id: str | None) -> list[Entry]:
     while entry is not None:
         append(entry)
         parent_id = entry.get("parentId")
-        if not parent_id:
+        if not parent_id or parent_id.__class__ is not str:
             break
         entry = get(parent_id)
         if len(path) > limit:
@@ -90,7 +92,7 @@ def _guarded_branch(by_id: Mapping[str, Entry], from_id: str) -> list[Entry]:
         seen.add(id(entry))
         path.append(entry)
         parent_id = entry.get("parentId")
-        if not parent_id:
+        if not parent_id or parent_id.__class__ is not str:
             break
         entry = by_id.get(parent_id)
     path.reverse()
@@ -119,7 +121,7 @@ def build_session_path(entries: list[Entry], leaf_id: Any = UNSET, by_id: Mappin
             return []
         start = entries[-1]
     start_id = start.get("id")
-    if start_id is not None and by_id.get(start_id) is start:
+    if start_id.__class__ is str and by_id.get(start_id) is start:
         return get_branch(by_id, start_id)
     # The last entry may carry no id (unmigrated data) or a duplicated one: walk from it.
     path = [start]
@@ -142,7 +144,11 @@ def _chain_ending_the_list(entries: list[Entry]) -> list[Entry] | None:
         return None
     if parents[0] or ids[-1].__class__ is not str or not ids[-1]:
         return None
-    if parents[1:] != ids[:-1] or len(set(ids)) != len(ids):
+    if parents[1:] != ids[:-1]:
+        return None
+    # Only string ids link (pi's Map never matches two equal-looking objects); checked at C
+    # level before the ids are hashed.
+    if set(map(type, ids)) != {str} or len(set(ids)) != len(ids):
         return None
     return list(entries)
 
@@ -181,7 +187,7 @@ def attach_node(roots: list[TreeNode], nodes: dict[str, TreeNode], node: TreeNod
     """Add one appended entry's node to a built tree (its parent is already there)."""
     entry = node.entry
     parent_id = entry.get("parentId")
-    parent = nodes.get(parent_id) if parent_id and parent_id != entry.get("id") else None
+    parent = nodes.get(parent_id) if parent_id.__class__ is str and parent_id != entry.get("id") else None
     if parent is None:
         roots.append(node)
     else:
@@ -229,7 +235,7 @@ def build_tree(
         for i, node in enumerate(ordered):
             entry = node.entry
             parent_id = entry.get("parentId")
-            parent = nodes.get(parent_id) if parent_id else None
+            parent = nodes.get(parent_id) if parent_id.__class__ is str else None
             if parent is None or parent_id == entry.get("id"):
                 roots.append(node)
                 continue
@@ -240,12 +246,13 @@ def build_tree(
             cyclic = find_cycles(by_id if by_id is not None else index_by_id(entries))
             if cyclic:
                 for node in ordered:
-                    if node.entry.get("id") in cyclic:
-                        parent = nodes.get(node.entry.get("parentId"))
+                    if node.entry.get("id").__class__ is str and node.entry.get("id") in cyclic:
+                        parent_id = node.entry.get("parentId")
+                        parent = nodes.get(parent_id) if parent_id.__class__ is str else None
                         if parent is not None and node in parent.children:
                             parent.children.remove(node)
                         roots.append(node)
-                roots.sort(key=lambda n: position.get(n.entry.get("id"), -1))
+                roots.sort(key=lambda n: position.get(n.entry.get("id"), -1) if n.entry.get("id").__class__ is str else -1)
         for node in ordered:
             if len(node.children) > 1:
                 node.children.sort(key=_child_sort_key)
@@ -277,7 +284,7 @@ def _build_tree_in_file_order(
         if not parent_id or parent_id == entry_id:
             roots.append(node)
             continue
-        parent = nodes.get(parent_id)
+        parent = nodes.get(parent_id) if parent_id.__class__ is str else None
         if parent is None:
             orphans = True  # an unknown parent, or one written later (checked below)
             roots.append(node)
@@ -286,12 +293,16 @@ def _build_tree_in_file_order(
         children.append(node)
         if len(children) == 2:
             branching.append(parent)
-    if orphans and any(r.entry.get("parentId") in nodes and r.entry.get("parentId") != r.entry.get("id")
-                       for r in roots):
+    if orphans and any(_late_parent(r.entry, nodes) for r in roots):
         return None  # a parent written after its child
     for parent in branching:
         parent.children.sort(key=_child_sort_key)
     return roots, nodes
+
+
+def _late_parent(entry: Entry, nodes: Mapping[str, TreeNode]) -> bool:
+    parent_id = entry.get("parentId")
+    return parent_id.__class__ is str and parent_id in nodes and parent_id != entry.get("id")
 
 
 def _child_sort_key(node: TreeNode) -> float:

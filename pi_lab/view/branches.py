@@ -20,7 +20,7 @@ from pi_lab.view._common import branch_to, manager_of, model_id_of, projection_a
 
 __all__ = ["compare_branches"]
 
-Entry = dict[str, Any]
+from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 _ERROR_PREVIEW = 300
 _COUNTERS = (("input", "input"), ("output", "output"), ("cacheRead", "cache_read"), ("cacheWrite", "cache_write"))
 

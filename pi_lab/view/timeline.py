@@ -31,7 +31,7 @@ from pi_lab.view._common import is_system_entry, manager_of, model_id_of, requir
 
 __all__ = ["context_timeline"]
 
-Entry = dict[str, Any]
+from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 _ERROR_PREVIEW = 300
 _OVERFLOW_STOPS = ("error", "stop", "length")
 

@@ -19,7 +19,7 @@ from pi_lab.session._text import content_preview
 
 __all__ = ["ContextMarks", "context_marks", "context_at", "message_preview", "entry_tokens", "PREVIEW_CHARS"]
 
-Entry = Mapping[str, Any]
+from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
 PREVIEW_CHARS = 240
 
 

@@ -20,7 +20,7 @@ __all__ = ["entry_detail", "TEXT_LIMIT", "RAW_LIMIT"]
 TEXT_LIMIT = 20_000
 RAW_LIMIT = 60_000
 
-Entry = Mapping[str, Any]
+from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
 
 
 def _cut(text: str, limit: int | None) -> dict[str, Any]:

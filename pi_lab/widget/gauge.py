@@ -27,7 +27,7 @@ from pi_lab.session.projection import (
 
 __all__ = ["gauge", "gauge_after_append", "gauge_after_entries", "compactions_on_branch", "recorded_context_window", "recorded_model"]
 
-Entry = Mapping[str, Any]
+from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
 
 
 def _anchor_of(entry: Entry) -> Any:

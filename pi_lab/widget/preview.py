@@ -20,7 +20,7 @@ ALREADY_COMPACTED = "Already compacted"
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
 SAMPLE = 4  # messages shown at each end of a part
 
-Entry = Mapping[str, Any]
+from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
 
 
 def _part(messages: Sequence[Mapping[str, Any]], source_of: Mapping[int, str]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from pi_lab.widget.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_erro
 
 __all__ = ["RowState", "Delta", "SyncResult"]
 
-Entry = dict[str, Any]
+from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
 # Entries whose arrival changes rows far from the leaf (the row flags of everything a
 # compaction summarised, the target of a context edit).

@@ -99,9 +99,6 @@ def test_odd_field_types_do_not_crash():
     assert compare_branches(sm, "a9", "k1")["common_ancestor"] is None  # k1's parent 7 is not an id
 
 
-@pytest.mark.xfail(raises=TypeError, strict=True,
-                   reason="engine: entry_to_messages tests an unhashable role against a frozenset "
-                          "(pi_lab/session/projection.py); reported to the session owner")
 def test_unhashable_role_with_null_content():
     entries = [msg("u1", None, user_msg("hi")),
                {"type": "message", "id": "x1", "parentId": "u1", "message": {"role": ["x"], "content": None}}]
