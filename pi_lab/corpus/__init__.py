@@ -34,7 +34,19 @@ under ``$XDG_CACHE_HOME/pi_lab/corpus`` by default), so an unchanged folder is r
 fraction of a second and a grown file is re-read alone.
 """
 
+from typing import Any
+
 from pi_lab.corpus.corpus import Corpus, default_cache_dir, default_session_paths, list_session_files
-from pi_lab.corpus.extract import TABLE_NAMES, extract_file
+from pi_lab.corpus.schema import TABLE_NAMES
+
+
+def __getattr__(name: str) -> Any:
+    # The extractor pulls in the engine; a cached scan does not need it.
+    if name == "extract_file":
+        from pi_lab.corpus.extract import extract_file
+
+        return extract_file
+    raise AttributeError(name)
+
 
 __all__ = ["Corpus", "TABLE_NAMES", "extract_file", "default_cache_dir", "default_session_paths", "list_session_files"]

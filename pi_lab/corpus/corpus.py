@@ -14,7 +14,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from pi_lab.corpus.extract import TABLE_NAMES, FileUnreadable, extract_file
+# The extractor (and the engine it imports) loads only when a file has to be read.
+from pi_lab.corpus.schema import TABLE_NAMES
 from pi_lab.corpus.tables import clear_copies, concat_tables, finish_tables
 
 __all__ = ["Corpus", "default_cache_dir", "default_session_paths", "list_session_files"]
@@ -69,6 +70,7 @@ def _fingerprint(path: str) -> tuple[int, int, int]:
 
 def _extract_batch(paths: Sequence[str]) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, tuple[int, int, int]]]]:
     """Worker task: the tables of a batch of files, their errors and their fingerprints."""
+    from pi_lab.corpus.extract import FileUnreadable, extract_file
     from pi_lab.corpus.tables import columns_to_tables as to_tables
     from pi_lab.corpus.tables import concat_tables as concat
 

@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from pi_lab.corpus.schema import TABLE_NAMES
 from pi_lab.compaction.tokens import calculate_context_tokens, estimate_tokens, js_json, usage_anchor
 from pi_lab.llm.catalog import context_window_for
 from pi_lab.session._json import loads_object
@@ -30,8 +31,6 @@ from pi_lab.session.readonly import stable_uuid_factory
 from pi_lab.session.storage import parse_lines
 
 __all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "read_complete_lines", "FileUnreadable"]
-
-TABLE_NAMES = ("sessions", "entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
 
 # pi's default compaction reserve (compaction.md §3): a compaction whose tokensBefore passed
 # window - reserve was the automatic threshold check.

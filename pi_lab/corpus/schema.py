@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SCHEMAS", "schema_of", "to_table", "empty_table"]
+__all__ = ["TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table"]
+
+TABLE_NAMES = ("sessions", "entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
 
 _TS = ("timestamp", "ts")  # timestamps are epoch ms in the columns, typed as UTC timestamps
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pi_lab.corpus.extract import TABLE_NAMES
-from pi_lab.corpus.schema import empty_table, schema_of, to_table
+from pi_lab.corpus.schema import TABLE_NAMES, empty_table, schema_of, to_table
 
 __all__ = [
     "resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files",
