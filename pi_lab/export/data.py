@@ -117,38 +117,55 @@ def _short_patch(short: Any, full: Any) -> list[list[Any]]:
 _MAX_SAFE = 2**53
 
 
-def _stringify_safe(entry: Any) -> bool:
-    """Whether the page's ``JSON.stringify(entry, null, 2)`` gives ``detail._pretty(entry)``.
+class _Float:
+    """A float of an entry, travelling as its Python JSON text (``{"$f": text}``) so the page
+    can print the raw JSON exactly as ``json.dumps`` does (``1.0``, ``1e-05``)."""
 
-    They differ only for floats (``1.0`` / ``1e-05``), integers past 2**53 and lone
-    surrogates, and in key order for keys that are array indexes; an entry holding any of them
-    keeps its pretty JSON text. Iterative walk.
-    """
-    stack = [entry]
+    __slots__ = ("text",)
+
+    def __init__(self, value: float):
+        self.text = json.dumps(value)
+
+
+def _printable_entry(entry: Any) -> Any:
+    """``entry`` with its floats marked, or None when the page's printer (data.ts
+    ``pythonJson``) cannot reproduce ``detail._pretty(entry)``: integers past 2**53, lone
+    surrogates, keys that are array indexes (JavaScript puts them first whatever their order),
+    values that are not JSON. Iterative walk."""
+    root: list[Any] = []
+    stack: list[tuple[Any, Any, Any]] = [(entry, root, None)]
     while stack:
-        value = stack.pop()
-        if isinstance(value, bool) or value is None:
-            continue
-        if isinstance(value, str):
+        value, holder, key = stack.pop()
+        if value is None or isinstance(value, bool):
+            out: Any = value
+        elif isinstance(value, str):
             if not value.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in value):
-                return False
+                return None
+            out = value
         elif isinstance(value, int):
             if abs(value) > _MAX_SAFE:
-                return False
+                return None
+            out = value
         elif isinstance(value, float):
-            return False
+            out = _Float(value)
         elif isinstance(value, dict):
-            for key, item in value.items():
-                # JavaScript puts array-index keys ("0", "17") first whatever their order.
-                if not isinstance(key, str) or (key.isdigit() and key.isascii()):
-                    return False
-                stack.append(key)
-                stack.append(item)
+            out = {}
+            for k, item in value.items():
+                if not isinstance(k, str) or (k.isdigit() and k.isascii()) or (
+                        not k.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in k)):
+                    return None
+                out[k] = None  # keeps the key order; filled in when popped
+                stack.append((item, out, k))
         elif isinstance(value, list):
-            stack.extend(value)
+            out = [None] * len(value)
+            stack.extend((item, out, k) for k, item in enumerate(value))
         else:
-            return False
-    return True
+            return None
+        if key is None:
+            root.append(out)
+        else:
+            holder[key] = out
+    return root[0]
 
 
 _SHARED_MIN = 48  # strings at least this long are stored once per chunk
@@ -156,8 +173,8 @@ _SHARED_MIN = 48  # strings at least this long are stored once per chunk
 
 def _encode_chunk(records: list[dict[str, Any]]) -> dict[str, Any]:
     """``{"s": strings, "r": records}`` where every long string is ``{"$s": k}`` (an index into
-    ``s``) and every dict key starting with ``$`` gets one more ``$`` (so data can never look
-    like a reference). The same text in the raw entry, the copy text, the tool result and the
+    ``s``), every marked float ``{"$f": text}``, and every dict key starting with ``$`` gets one
+    more ``$`` (so data can never look like either). The same text in the raw entry, the copy text, the tool result and the
     context preview is then embedded once. Iterative walk."""
     strings: list[str] = []
     index: dict[str, int] = {}
@@ -175,6 +192,8 @@ def _encode_chunk(records: list[dict[str, Any]]) -> dict[str, Any]:
         value, holder, key = stack.pop()
         if isinstance(value, str) and len(value) >= _SHARED_MIN:
             out: Any = ref(value)
+        elif isinstance(value, _Float):
+            out = {"$f": value.text}
         elif isinstance(value, dict):
             out = {}
             for k, item in value.items():
@@ -261,8 +280,8 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
                 full = entry_payload(view, entry_id, True)
                 if full != short:
                     record["p"] = _short_patch(short, full)
-                entry = flat.entries[i]
-                if _stringify_safe(entry):
+                entry = _printable_entry(flat.entries[i])
+                if entry is not None:
                     # The page rebuilds the raw JSON text from the entry, whose strings it
                     # shares with the other parts of the detail.
                     full = dict(full, raw=None)

@@ -100,6 +100,10 @@ export function unshare(chunk: { s: string[]; r: unknown[] }): EntryRecord[] {
         holder[key] = strings[object.$s];
         continue;
       }
+      if (keys.length === 1 && keys[0] === '$f' && typeof object.$f === 'string') {
+        holder[key] = new PyFloat(object.$f);
+        continue;
+      }
       const out: Record<string, unknown> = {};
       for (const k of keys) {
         out[k.startsWith('$$') ? k.slice(1) : k] = object[k];
@@ -113,10 +117,63 @@ export function unshare(chunk: { s: string[]; r: unknown[] }): EntryRecord[] {
   return root[0] as EntryRecord[];
 }
 
-/** Rebuild the raw JSON text of a record's detail from its entry (see `_stringify_safe`). */
+/** A float of an entry with its Python JSON text (data.py `_Float`). */
+export class PyFloat {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * Python's `json.dumps(value, ensure_ascii=False, indent=2)` (pi_lab/widget/detail.py `_pretty`)
+ * for what data.py `_printable_entry` lets through: JSON.stringify's format, with floats printed
+ * from their Python text. Iterative: entries can nest deeply.
+ */
+export function pythonJson(value: unknown): string {
+  const out: string[] = [];
+  // Work items: a value to print at an indent, or a literal piece of text.
+  const stack: (string | [unknown, string])[] = [[value, '']];
+  while (stack.length) {
+    const item = stack.pop()!;
+    if (typeof item === 'string') {
+      out.push(item);
+      continue;
+    }
+    const [v, indent] = item;
+    if (v instanceof PyFloat) {
+      out.push(v.text);
+    } else if (Array.isArray(v)) {
+      if (!v.length) {
+        out.push('[]');
+        continue;
+      }
+      const inner = `${indent}  `;
+      stack.push(`\n${indent}]`);
+      for (let k = v.length - 1; k >= 0; k--) {
+        stack.push([v[k], inner]);
+        stack.push(k === 0 ? `[\n${inner}` : `,\n${inner}`);
+      }
+    } else if (v !== null && typeof v === 'object') {
+      const keys = Object.keys(v);
+      if (!keys.length) {
+        out.push('{}');
+        continue;
+      }
+      const inner = `${indent}  `;
+      stack.push(`\n${indent}}`);
+      for (let k = keys.length - 1; k >= 0; k--) {
+        stack.push([(v as Record<string, unknown>)[keys[k]], inner]);
+        stack.push(`${k === 0 ? '{' : ','}\n${inner}${JSON.stringify(keys[k])}: `);
+      }
+    } else {
+      out.push(JSON.stringify(v));
+    }
+  }
+  return out.join('');
+}
+
+/** Rebuild the raw JSON text of a record's detail from its entry (see data.py). */
 function complete(record: EntryRecord): EntryRecord {
   if (record.f && record.e !== undefined && record.f.raw === null) {
-    const text = JSON.stringify(record.e, null, 2);
+    const text = pythonJson(record.e);
     let length = 0;
     for (const _ of text) {
       length++;
