@@ -77,7 +77,7 @@ def kernel_figures(session: Path, appends: int) -> dict:
     from ipywidgets.widgets.widget import _remove_buffers
 
     from pi_lab.widget import SessionWidget
-    from pi_lab.widget.payload import read_request
+    from pi_lab.view.payload import read_request
 
     work = Path(tempfile.mkdtemp(prefix="widget-bench-"))
     copy = Path(shutil.copyfile(session, work / session.name))

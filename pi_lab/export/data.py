@@ -105,6 +105,8 @@ def _short_patch(short: Any, full: Any) -> list[list[Any]]:
             continue
         if _is_cut(a) and _is_cut(b) and a["truncated"] and b["text"][: len(a["text"])] == a["text"]:
             patch.append([path, None, len(a["text"])])
+        elif isinstance(a, str) and isinstance(b, str) and len(a) < len(b) and b.startswith(a):
+            patch.append([path, None, len(a)])  # a preview cut by another rule (a tool result's)
         elif isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
             stack.extend((path + [k], a[k], b[k]) for k in a)
         elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):

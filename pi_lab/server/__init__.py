@@ -1,7 +1,7 @@
 """The JupyterLab session viewer's server side: a jupyter_server extension.
 
 It answers the viewer's requests with the notebook widget's own payloads
-(``pi_lab.widget.payload``): one engine, two transports. Sessions are read, never written;
+(``pi_lab.view.payload``): one engine, two transports. Sessions are read, never written;
 paths are confined to the server root and pi's sessions folder (``PiLabConfig.sessions_dir``).
 Enabled by ``jupyter-config/jupyter_server_config.d/pi_lab.json`` (installed with the package),
 or by hand with ``jupyter server extension enable pi_lab.server``.

@@ -4,7 +4,7 @@
 ``GET  sessions?q=``                       the Pi Sessions panel: sessions grouped by project
 ``GET  session?path=``                     state of a session (default layout), for a glance
 ``POST session/state``                     state: version, rows, leaf, session info, gauge, file
-``POST session/structure``                 the row structure, binary (``pi_lab/widget/columns.py``)
+``POST session/structure``                 the row structure, binary (``pi_lab/view/columns.py``)
 ``POST session/poll``                      catch up with the file: ``none``, ``delta`` or ``layout``
 ``POST session/rows|locate|entry|context_at|gauge|compact_preview``
                                            the widget's read requests, same payloads
@@ -48,8 +48,9 @@ from pi_lab.server.store import (
 from pi_lab.errors import NotARegularFile, PiLabError
 from pi_lab.session.navigation import FILTER_MODES
 from pi_lab.session.storage import check_regular_file, read_session_header
-from pi_lab.widget.gauge import recorded_context_window
-from pi_lab.widget.payload import (
+from pi_lab.view.actions import WRITE_ACTIONS
+from pi_lab.view.gauge import recorded_context_window
+from pi_lab.view.payload import (
     READ_OPS,
     RequestError,
     SessionView,
@@ -63,7 +64,7 @@ __all__ = ["PiLabState", "make_handlers", "READ_ONLY_MESSAGE", "API_ROOT"]
 
 API_ROOT = "pi-lab/api"
 READ_ONLY_MESSAGE = "read-only viewer — Open in notebook to navigate or compact"
-WRITE_OPS = frozenset({"navigate", "compact", "cancel", "label", "fork", "clone"})
+WRITE_OPS = WRITE_ACTIONS  # answered "read-only" here; the widget runs them
 SESSION_OPS = frozenset({"state", "structure", "poll", "gauge", "compact_preview", *READ_OPS})
 _LIMITS = {"context_window": (1_000, 100_000_000), "reserve_tokens": (0, 100_000_000),
            "keep_recent_tokens": (0, 100_000_000)}

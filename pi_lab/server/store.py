@@ -35,8 +35,9 @@ from typing import Any
 
 from pi_lab.session.readonly import session_from_bytes
 from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines
-from pi_lab.widget.gauge import gauge_after_entries, recorded_model
-from pi_lab.widget.payload import SessionView, ViewSettings, gauge_payload
+from pi_lab.view.actions import WRITE_ACTIONS
+from pi_lab.view.gauge import gauge_after_entries, recorded_model
+from pi_lab.view.payload import SessionView, ViewSettings, gauge_payload
 
 __all__ = ["SessionStore", "LoadedSession", "SharedView", "ViewKey", "NotASession", "FileTooLarge", "view_key"]
 
@@ -363,6 +364,7 @@ class SessionStore:
                 "answering_model": None,  # nothing answers in the read-only viewer
                 "read_only": True,
                 "following": True,
+                "write_actions": sorted(WRITE_ACTIONS),  # the requests this viewer refuses
             }
 
     def file_facts(self, loaded: LoadedSession) -> Mapping[str, Any]:

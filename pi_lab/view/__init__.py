@@ -1,5 +1,17 @@
 """Transport-free views of a session: plain rows and dicts a cell, a test or a front end can use.
 
+The viewer's model, the Python twin of ``src_frontend/core/`` (one module per job, same names),
+shared by the notebook widget (``pi_lab.widget``, traitlets and comm messages) and the
+JupyterLab server (``pi_lab.server``, REST):
+
+* ``rows`` — the /tree rows of a view (filter, search, folds) and their deltas;
+  ``columns`` — their binary column encoding; ``kinds`` — row kinds and flag bits;
+* ``payload`` — :class:`SessionView` and the answers to every read request;
+* ``gauge`` — the context gauge; ``detail`` — the entry pane; ``context`` — what the model
+  sees at an entry; ``preview`` — the compaction preview;
+* ``actions`` — what a click does to the session, through an agent object passed in
+  (navigate, compact, cancel, label, fork, clone) and the one list of write actions.
+
 Context over time and between nodes (issue 13):
 
 * :func:`context_timeline` — one row per model call along a branch (measured vs estimated
@@ -11,7 +23,8 @@ Context over time and between nodes (issue 13):
 
 Every function takes node ids as entry ids: "what the model sees at X" is the projection with
 the leaf put on X. Unknown ids raise :class:`UnknownEntry` (a :class:`pi_lab.errors.PiLabError`).
-This package imports the engine (session, compaction, llm); never the widget, server or agent.
+This package imports the engine (session, compaction, llm); never the widget, server or agent
+(an action gets the agent as an argument).
 """
 
 from pi_lab.view.branches import compare_branches

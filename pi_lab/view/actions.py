@@ -23,7 +23,7 @@ from typing import Any
 
 from pi_lab.errors import ConcurrentWriteError, PiLabError, Refused
 
-__all__ = ["ActionRefused", "ACTIONS", "run_action", "TOOL_RUNNING", "read_only_refusal"]
+__all__ = ["ActionRefused", "ACTIONS", "WRITE_ACTIONS", "run_action", "TOOL_RUNNING", "read_only_refusal"]
 
 NAVIGATE_WHILE_RUNNING = "Wait for the current response to finish before navigating the session tree."
 NAVIGATE_WHILE_COMPACTING = (
@@ -200,6 +200,9 @@ async def clone(agent: Any, args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 ACTIONS = {"navigate": navigate, "compact": compact, "cancel": cancel, "label": label, "fork": fork, "clone": clone}
+# The one list of requests that act on the session (the widget runs them as tasks, the
+# read-only server refuses them). src_frontend/labextension/restTransport.ts keeps a copy.
+WRITE_ACTIONS = frozenset(ACTIONS)
 
 
 async def run_action(agent: Any, op: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pi_lab.session.navigation import copy_text
-from pi_lab.widget.context import entry_tokens
-from pi_lab.widget.kinds import KIND_NAMES, entry_kind
+from pi_lab.view.context import entry_tokens
+from pi_lab.view.kinds import KIND_NAMES, entry_kind
 
 __all__ = ["entry_detail", "TEXT_LIMIT", "RAW_LIMIT"]
 

@@ -2,7 +2,7 @@
 
 The notebook widget sends these over a comm; the JupyterLab server extension sends the same
 ones over REST. Nothing here imports Jupyter. Every function takes the session (a
-``SessionManager``) and, for rows, a :class:`~pi_lab.widget.rows.RowState`, and returns
+``SessionManager``) and, for rows, a :class:`~pi_lab.view.rows.RowState`, and returns
 plain JSON-ready data (the structure is one ``bytes`` blob, see ``columns.py``).
 
 ``read_request(view, op, args)`` answers the read-only requests by name; the operations
@@ -17,11 +17,11 @@ from typing import Any
 
 from pi_lab.errors import PiLabError
 from pi_lab.compaction import CompactionSettings
-from pi_lab.widget.context import context_at
-from pi_lab.widget.detail import entry_detail
-from pi_lab.widget.gauge import gauge
-from pi_lab.widget.preview import compaction_preview
-from pi_lab.widget.rows import RowState
+from pi_lab.view.context import context_at
+from pi_lab.view.detail import entry_detail
+from pi_lab.view.gauge import gauge
+from pi_lab.view.preview import compaction_preview
+from pi_lab.view.rows import RowState
 
 __all__ = [
     "ViewSettings",

@@ -12,7 +12,7 @@ from typing import Any
 
 from pi_lab.compaction import CompactionSettings, compute_file_lists, estimate_tokens, prepare_compaction
 from pi_lab.session.projection import project_path, replay_system_state
-from pi_lab.widget.context import message_preview
+from pi_lab.view.context import message_preview
 
 __all__ = ["compaction_preview", "ALREADY_COMPACTED", "NOTHING_TO_COMPACT", "SAMPLE"]
 

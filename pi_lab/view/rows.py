@@ -37,9 +37,9 @@ from pi_lab.session.navigation import (
 )
 from pi_lab.session.projection import project_path
 from pi_lab.session.tree import TreeNode
-from pi_lab.widget.columns import GutterTable, RowColumns, encode_structure, row_values
-from pi_lab.widget.context import ContextMarks, context_marks, entry_tokens
-from pi_lab.widget.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_error_entry
+from pi_lab.view.columns import GutterTable, RowColumns, encode_structure, row_values
+from pi_lab.view.context import ContextMarks, context_marks, entry_tokens
+from pi_lab.view.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_error_entry
 
 __all__ = ["RowState", "Delta", "SyncResult"]
 

@@ -1,8 +1,9 @@
 """The session widget: pi's /tree, what the model sees and the context gauge in a notebook.
 
-``payload`` (and the modules it uses) builds everything a viewer needs from a session and
-imports nothing from Jupyter, so the JupyterLab server extension can serve the same data
-over REST. ``SessionWidget`` (anywidget) is resolved lazily.
+``SessionWidget`` (anywidget) is traitlets, message dispatch and delegation: everything a viewer
+needs from a session is built by :mod:`pi_lab.view` (no Jupyter imports), which the JupyterLab
+server extension serves over REST too. The old module names (``pi_lab.widget.payload``, ``rows``,
+``gauge``…) are aliases of the ``pi_lab.view`` modules. ``SessionWidget`` is resolved lazily.
 """
 
 from __future__ import annotations

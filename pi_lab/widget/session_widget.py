@@ -26,7 +26,8 @@ Writing (issue 9). A widget on a path opens the file read-only (``pi_lab.open(pa
   kernel log. Navigation without a summary or label is allowed read-only (the leaf moves in
   memory only); summaries, labels and compactions are refused; fork and clone write a new file
   and stay allowed (unless the source would need rewriting first).
-* ``session`` carries ``model`` (the session's own recorded model, e.g.
+* ``session`` lists ``write_actions`` (the requests that act on the session: the one Python
+  list, ``pi_lab.view.actions.WRITE_ACTIONS``) and carries ``model`` (the session's own recorded model, e.g.
   ``anthropic/claude-opus-4-5``, or None) and ``answering_model`` (the model that answers in
   this kernel — prompts, summaries, compactions — or None when nothing can answer here).
 """
@@ -41,10 +42,10 @@ from typing import Any
 import anywidget
 import traitlets as t
 
-from pi_lab.widget.actions import ActionRefused, run_action
-from pi_lab.widget.gauge import gauge_after_entries, recorded_context_window, recorded_model
+from pi_lab.view.actions import WRITE_ACTIONS, ActionRefused, run_action
+from pi_lab.view.gauge import gauge_after_entries, recorded_context_window, recorded_model
 from pi_lab.widget.live import LiveFeed, follow_file, guard_kernel_parent
-from pi_lab.widget.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
+from pi_lab.view.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 
 __all__ = ["SessionWidget", "open_session"]
 
@@ -192,7 +193,8 @@ class SessionWidget(anywidget.AnyWidget):
             answering = f"{getattr(model, 'provider', '?')}/{getattr(model, 'id', '?')}"
         return {"id": sm.session_id, "file": sm.session_file, "name": sm.session_name, "cwd": sm.cwd,
                 "entries": sm.get_entry_count(), "model": recorded_model(sm), "answering_model": answering,
-                "read_only": read_only, "following": bool(self._follow and sm.session_file)}
+                "read_only": read_only, "following": bool(self._follow and sm.session_file),
+                "write_actions": sorted(WRITE_ACTIONS)}
 
     def _publish_access(self) -> None:
         sm = self.view.sm
@@ -382,7 +384,7 @@ class SessionWidget(anywidget.AnyWidget):
         elif op == "structure":
             blob = structure_payload(self.view, self.selected_id)
             self._reply(request_id, {"version": self.view.rows.version}, [blob])
-        elif op in ("navigate", "compact", "cancel", "label", "fork", "clone"):
+        elif op in WRITE_ACTIONS:
             self._spawn(self._act(request_id, op, args))
         elif op == "allow_writes":
             self._allow_writes(request_id)

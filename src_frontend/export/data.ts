@@ -22,7 +22,8 @@ export interface ExportHeader {
 export interface EntryRecord {
   /** The full detail (payload.entry_payload with full=True); `raw` is null when `e` is sent. */
   f?: Record<string, unknown>;
-  /** How the preview detail differs: [path, value], or [path, null, n]: the first n code points. */
+  /** How the preview detail differs: [path, value], or [path, null, n]: the first n code points
+   * (of a string, or of a cut piece's text, which is then marked truncated). */
   p?: [(string | number)[], unknown, number?][];
   /** The entry, from which the raw JSON text is rebuilt (data.py `_stringify_safe`). */
   e?: unknown;
@@ -198,7 +199,9 @@ export function previewDetail(record: EntryRecord): Record<string, unknown> | un
       holder = holder[path[k]] as Record<string | number, unknown>;
     }
     const key = path[path.length - 1];
-    if (typeof cut === 'number') {
+    if (typeof cut === 'number' && typeof holder[key] === 'string') {
+      holder[key] = Array.from(holder[key] as string).slice(0, cut).join('');
+    } else if (typeof cut === 'number') {
       const piece = holder[key] as { text: string };
       // Python slices code points, not UTF-16 units.
       holder[key] = { ...piece, text: Array.from(piece.text).slice(0, cut).join(''), truncated: true };

@@ -121,3 +121,11 @@ def test_session_info_names_the_recorded_model_and_nothing_answering(tmp_path, f
     loaded = store.get(str(fixture_copy("before-compaction.jsonl")))
     info = store.session_info(loaded)
     assert info["model"] and "/" in info["model"] and info["answering_model"] is None and info["read_only"] is True
+
+
+def test_session_info_lists_the_write_actions_it_refuses(fixture_copy):
+    from pi_lab.view.actions import ACTIONS
+
+    store = SessionStore()
+    info = store.session_info(store.get(str(fixture_copy("before-compaction.jsonl"))))
+    assert info["write_actions"] == sorted(ACTIONS)

@@ -331,6 +331,16 @@ def test_writable_true_opens_for_writing(fixture_copy):
     assert w.writable is True and w.write_plan == "" and w.session["read_only"] is False
 
 
+def test_every_write_action_is_dispatched_to_the_actions_and_listed_in_the_session(seed_file):
+    # One list: what the widget runs as an action, what the server refuses, what the session lists.
+    from pi_lab.server.handlers import WRITE_OPS
+    from pi_lab.view.actions import ACTIONS, WRITE_ACTIONS
+
+    w = SessionWidget(seed_file)
+    assert WRITE_ACTIONS == frozenset(ACTIONS) == WRITE_OPS
+    assert w.session["write_actions"] == sorted(ACTIONS)
+
+
 def test_fork_and_clone_from_a_read_only_v3_session_write_only_a_new_file(seed_file):
     before = seed_file.read_bytes()
     w = SessionWidget(seed_file)

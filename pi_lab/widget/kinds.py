@@ -1,0 +1,11 @@
+"""Moved to :mod:`pi_lab.view.kinds` (the transport-free view model); this name stays importable.
+
+The module object itself is aliased, not re-exported, so private names and monkeypatching
+through the old name reach the one module.
+"""
+
+import sys
+
+from pi_lab.view import kinds as _moved
+
+sys.modules[__name__] = _moved
