@@ -59,6 +59,9 @@ def check_against_engine(path: Path) -> int:
         children[e.get("parentId")] = children.get(e.get("parentId"), 0) + 1
     assert ec["child_count"] == [children.get(i, 0) for i in ec["entry_id"]]
     assert cols["sessions"]["name"] == [sm.session_name]
+    message_entries = [e for e in entries if e.get("type") == "message"]
+    assert cols["messages"]["entry_id"] == [e["id"] for e in message_entries]
+    assert cols["messages"]["est_tokens"] == [_estimate(e["message"]) for e in message_entries]
     mc = cols["model_calls"]
     assistants = [e for e in entries if e.get("type") == "message" and e["message"].get("role") == "assistant"]
     assert sorted(mc["entry_id"]) == sorted(e["id"] for e in assistants)  # one row per call, walk order
