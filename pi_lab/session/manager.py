@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pi_lab.errors import ConcurrentWriteError, ReadOnlySession
+from pi_lab.errors import ConcurrentWriteError, PiLabError, ReadOnlySession
 from pi_lab.session import paths as _paths
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._text import js_trim
@@ -52,6 +52,8 @@ from pi_lab.session.storage import (
     rewrite_file,
     validate_loaded,
 )
+from pi_lab.session.changes import ChangeCursor, ChangeLog, Changes
+from pi_lab.session.tail import FileTail
 from pi_lab.session.tree import UNSET, BranchPath, TreeNode, attach_node, build_tree, find_cycles, get_branch
 
 __all__ = ["SessionManager", "SessionNotFound", "EntryNotFound"]
@@ -64,7 +66,7 @@ STALE_LINE_SECONDS = 2.0  # an unfinished last line unchanged this long was left
 _EDITABLE_MESSAGE_ROLES = frozenset({"user", "assistant", "toolResult"})
 
 
-class EntryNotFound(KeyError):
+class EntryNotFound(PiLabError, KeyError):
     """An id that is not in the session (pi: ``Entry <id> not found``)."""
 
     def __init__(self, entry_id: Any):
@@ -75,7 +77,7 @@ class EntryNotFound(KeyError):
         return self.args[0]
 
 
-class SessionNotFound(FileNotFoundError):
+class SessionNotFound(PiLabError, FileNotFoundError):
     pass
 
 
@@ -127,9 +129,11 @@ class SessionManager:
         self._has_conversation = False
         self.skipped_lines: list[int] = []
         """1-based numbers of lines that were not JSON objects when the file was read."""
-        self._consumed_bytes = 0  # every byte before this offset is in memory
-        self._known_size = 0  # the file's size when pi_lab last read or wrote it
-        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of that file
+        # The read position in the file: _consumed_bytes (every byte before it is in memory),
+        # _known_size (the size when pi_lab last read or wrote it) and _identity (st_dev,
+        # st_ino) are views of it (properties below).
+        self._file_tail = FileTail()
+        self._changes = ChangeLog()  # what changed since the last rebuild (changes_since)
         # Own lines past _consumed_bytes (written after another writer's unread bytes):
         # (start, end, entry), in file order.
         self._own_spans: list[tuple[int, int, Entry]] = []
@@ -155,6 +159,14 @@ class SessionManager:
                 self._adopt(preloaded)
         else:
             self.new_session(id=new_id, parent_session=parent_session)
+
+    # The file position lives in one FileTail (shared with every follower of a file).
+    _consumed_bytes = property(lambda self: self._file_tail.offset,
+                               lambda self, value: setattr(self._file_tail, "offset", value))
+    _known_size = property(lambda self: self._file_tail.size,
+                           lambda self, value: setattr(self._file_tail, "size", value))
+    _identity = property(lambda self: self._file_tail.identity,
+                         lambda self, value: setattr(self._file_tail, "identity", value))
 
     # ------------------------------------------------------------------ constructors
 
@@ -515,6 +527,7 @@ class SessionManager:
             for entry in self._file_entries:
                 if entry.get("type") == "label":
                     self._apply_label(entry)
+        self._changes.rebuilt()
 
     def _index_entry(self, entry: Entry) -> None:
         entry_id = entry.get("id")
@@ -529,6 +542,8 @@ class SessionManager:
 
     def _apply_label(self, entry: Entry) -> None:
         target = entry.get("targetId")
+        if target.__class__ is not str:
+            return  # pi's label map would hold it under a key no string id ever finds
         if entry.get("label"):
             self._labels[target] = entry["label"]
             self._label_timestamps[target] = entry.get("timestamp")
@@ -857,6 +872,7 @@ class SessionManager:
         self._leaf_pinned = True
         if self._tree is not None:
             attach_node(self._tree[0], self._tree[1], TreeNode(entry))
+        self._changes.appended(entry)
         return entry_id
 
     def _open_checked(self, entry: Entry) -> int | None:
@@ -1163,20 +1179,12 @@ class SessionManager:
             return []
         path = self._session_file
         check_regular_file(path)
-        with open(path, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if self._identity is not None and (st.st_dev, st.st_ino) != self._identity:
-                raise ValueError(f"{path} was replaced by another file since it was read")
-            size = st.st_size
-            if size < self._known_size:
-                raise ValueError(f"{path} shrank from {self._known_size} to {size} bytes since it was read")
-            if size == self._consumed_bytes:
-                self._known_size = size
-                return []
-            handle.seek(self._consumed_bytes)
-            data = handle.read(size - self._consumed_bytes)
-        base = self._consumed_bytes
-        size = base + len(data)
+        chunk = self._file_tail.read(path)  # raises FileReplaced (a ValueError) if shrunk/replaced
+        if not chunk.data:
+            return []
+        data = chunk.data
+        base = chunk.start
+        size = chunk.size
         pos = 0
         loaded: list[Entry] = []
         if self._tail is not None:
@@ -1261,6 +1269,7 @@ class SessionManager:
         if any(e.get("type") == "label" for e in self._file_entries[-(len(added) + count):]):
             self._rebuild_index()  # label order decides which label wins
         self._leaf_id = leaf if self._leaf_pinned else self._file_leaf()
+        self._changes.rebuilt()  # own entries already reported moved in file order: reload
         return added
 
     def _drop_last_line_entry(self) -> None:
@@ -1286,12 +1295,13 @@ class SessionManager:
             if entry.get("type") == "session":
                 continue
             entry_id = entry.get("id")
-            duplicate = entry_id in self._by_id
+            duplicate = entry_id.__class__ is str and entry_id in self._by_id
             if duplicate:
                 self._branch_cache.clear()  # a duplicate id replaces an indexed entry
             self._index_entry(entry)
             added.append(entry)
             self._grow_tree(entry, duplicate)
+            self._changes.appended(entry)
         if added:
             self._entries_cache = None
             if self._leaf_pinned:
@@ -1311,10 +1321,23 @@ class SessionManager:
             return
         attach_node(roots, nodes, TreeNode(entry))
         if entry.get("type") == "label":
-            target = nodes.get(entry.get("targetId"))
+            target_id = entry.get("targetId")
+            target = nodes.get(target_id) if target_id.__class__ is str else None
             if target is not None:
                 target.label = self._labels.get(target.entry.get("id"))
                 target.label_timestamp = self._label_timestamps.get(target.entry.get("id"))
+
+    # ------------------------------------------------------------------ change feed
+
+    @property
+    def change_cursor(self) -> ChangeCursor:
+        """The position of "now" in the change feed (see :mod:`pi_lab.session.changes`)."""
+        return self._changes.cursor(self._leaf_id)
+
+    def changes_since(self, cursor: ChangeCursor) -> Changes:
+        """What changed since ``cursor`` was taken: appended entries (file order), whether
+        the leaf moved, labels changed, or ``rebuilt`` (reload). O(changes)."""
+        return self._changes.since(cursor, self._leaf_id)
 
     def __repr__(self) -> str:
         where = self._session_file if self._persist else "in memory"

@@ -95,3 +95,16 @@ def test_deep_values_in_tree_rows_and_previews():
             flat.search_text(row.index)
     preview = content_preview(entries[1]["message"]["content"])
     assert preview.startswith('→ [[[[') and preview.endswith("[" + "[" * 3000 + '"x"' + "]" * 3001 + "]")
+
+
+def test_engine_errors_are_pi_lab_errors(tmp_path):
+    from pi_lab.errors import PiLabError
+    from pi_lab.session.manager import EntryNotFound, SessionNotFound
+
+    sm = SessionManager.in_memory("/repo", entries=[HEADER, _user("a", None)])
+    with pytest.raises(EntryNotFound) as caught:
+        sm.create_branched_session("")  # a file whose last id is "" (pi: "Entry  not found")
+    assert isinstance(caught.value, PiLabError) and isinstance(caught.value, KeyError)
+    with pytest.raises(SessionNotFound) as missing:
+        SessionManager.open(tmp_path / "none.jsonl", read_only=True)
+    assert isinstance(missing.value, PiLabError) and isinstance(missing.value, FileNotFoundError)
