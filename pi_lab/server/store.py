@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_lab.errors import PiLabError
 from pi_lab.session.readonly import session_from_bytes
 from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines
 from pi_lab.view.actions import WRITE_ACTIONS
@@ -50,7 +51,7 @@ _versions = itertools.count(1)
 _generations = itertools.count(1)
 
 
-class NotASession(Exception):
+class NotASession(PiLabError):
     """The file is readable but is not a pi session; the message says why."""
 
 

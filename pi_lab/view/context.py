@@ -15,6 +15,7 @@ from typing import Any
 from pi_lab.compaction import estimate_projected_context_tokens, estimate_tokens
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
 from pi_lab.session.projection import SessionProjection, entry_to_messages, project_path, replay_system_state
+from pi_lab.session._js import js_string
 from pi_lab.session._text import content_preview
 
 __all__ = ["ContextMarks", "context_marks", "context_at", "message_preview", "entry_tokens", "PREVIEW_CHARS"]
@@ -93,11 +94,11 @@ def message_preview(message: Mapping[str, Any], limit: int = PREVIEW_CHARS) -> s
     if role in ("compactionSummary", "branchSummary"):
         text = message.get("summary") or ""
     elif role == "bashExecution":
-        text = f"$ {message.get('command') or ''}\n{message.get('output') or ''}"
+        text = f"$ {js_string(message.get('command') or '')}\n{js_string(message.get('output') or '')}"
     else:
         text = _text_of(message.get("content"))
     if not isinstance(text, str):
-        text = str(text)
+        text = js_string(text)  # iterative: str() of a deep list recurses
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

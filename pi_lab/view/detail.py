@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from pi_lab.session._js import js_string
 from pi_lab.session.navigation import copy_text
 from pi_lab.view.context import entry_tokens
 from pi_lab.view.kinds import KIND_NAMES, entry_kind
@@ -29,11 +30,78 @@ def _cut(text: str, limit: int | None) -> dict[str, Any]:
     return {"text": text[:limit], "length": len(text), "truncated": True}
 
 
+def _key_text(key: Any) -> str:
+    """A dict key as ``json.dumps`` writes it (JSON data only has string keys)."""
+    if isinstance(key, str):
+        text = key
+    elif key is True or key is False or key is None:
+        text = json.dumps(key)
+    elif isinstance(key, (int, float)):
+        text = json.dumps(key)
+    else:
+        text = str(key)
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _scalar_text(value: Any) -> str:
+    if value is None or isinstance(value, (str, int, float)):
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(str(value), ensure_ascii=False)  # what default=str would write
+
+
 def _pretty(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
+    """``json.dumps(value, ensure_ascii=False, indent=2, default=str)`` at any depth.
+
+    Python's indented encoder is recursive (a 1,000-level ``details`` raised RecursionError),
+    so this walks with an explicit stack of pieces still to write. A container met again
+    inside itself (never in file data) is written as Python's repr instead of looping.
+    """
+    out: list[str] = []
+    stack: list[tuple[str, Any, int]] = [("value", value, 0)]
+    open_ids: set[int] = set()
+    while stack:
+        tag, item, depth = stack.pop()
+        if tag == "text":
+            out.append(item)
+            continue
+        if tag == "close":
+            open_ids.discard(item)
+            continue
+        if isinstance(item, dict):
+            pairs: Any = item.items()
+            empty, start, end = not item, "{", "}"
+        elif isinstance(item, (list, tuple)):
+            pairs = ((None, x) for x in item)
+            empty, start, end = not item, "[", "]"
+        else:
+            out.append(_scalar_text(item))
+            continue
+        if empty:
+            out.append(start + end)
+            continue
+        if id(item) in open_ids:
+            out.append(json.dumps(repr(item), ensure_ascii=False))
+            continue
+        open_ids.add(id(item))
+        pad = "\n" + "  " * (depth + 1)
+        pieces: list[tuple[str, Any, int]] = []
+        for i, (key, child) in enumerate(pairs):
+            head = ("," if i else "") + pad + ("" if start == "[" else _key_text(key) + ": ")
+            pieces.append(("text", head, 0))
+            pieces.append(("value", child, depth + 1))
+        pieces.append(("text", "\n" + "  " * depth + end, 0))
+        pieces.append(("close", id(item), 0))
+        out.append(start)
+        stack.extend(reversed(pieces))
+    return "".join(out)
+
+
+def _text(value: Any) -> str:
+    """Text of a field that should hold a string: JavaScript's ``String(value)`` otherwise
+    (iterative at any depth; Python's ``str`` of a deep list recurses)."""
+    if isinstance(value, str):
+        return value
+    return js_string(value)
 
 
 def _blocks(content: Any, limit: int | None) -> list[dict[str, Any]]:
@@ -47,16 +115,16 @@ def _blocks(content: Any, limit: int | None) -> list[dict[str, Any]]:
             continue
         kind = block.get("type")
         if kind == "text":
-            blocks.append({"type": "text", **_cut(str(block.get("text") or ""), limit)})
+            blocks.append({"type": "text", **_cut(_text(block.get("text") or ""), limit)})
         elif kind == "thinking":
-            blocks.append({"type": "thinking", **_cut(str(block.get("thinking") or ""), limit),
+            blocks.append({"type": "thinking", **_cut(_text(block.get("thinking") or ""), limit),
                            "redacted": bool(block.get("redacted"))})
         elif kind == "toolCall":
             blocks.append({"type": "tool_call", "id": block.get("id"), "name": block.get("name"),
                            "arguments": _cut(_pretty(block.get("arguments")), limit)})
         elif kind == "image":
             blocks.append({"type": "image", "mime": block.get("mimeType"),
-                           "bytes": len(block.get("data") or "") * 3 // 4})
+                           "bytes": len(data) * 3 // 4 if isinstance(data := block.get("data"), str) else 0})
         else:
             blocks.append({"type": "other", "block_type": kind, **_cut(_pretty(block), limit)})
     return blocks
@@ -67,9 +135,15 @@ def _plain(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            str(b.get("text") or "") for b in content if isinstance(b, Mapping) and b.get("type") == "text"
+            _text(b.get("text") or "") for b in content if isinstance(b, Mapping) and b.get("type") == "text"
         )
     return ""
+
+
+def _tool_names(tools: Any) -> list[Any]:
+    if not isinstance(tools, list):
+        return []
+    return [t.get("name") for t in tools if isinstance(t, Mapping)]
 
 
 def entry_detail(
@@ -123,19 +197,20 @@ def entry_detail(
                 "command": message.get("command"),
                 "exit_code": message.get("exitCode"),
                 "cancelled": bool(message.get("cancelled")),
-                "output": _cut(str(message.get("output") or ""), limit),
+                "output": _cut(_text(message.get("output") or ""), limit),
                 "exclude_from_context": bool(message.get("excludeFromContext")),
             }
         else:
             out["blocks"] = _blocks(message.get("content"), limit)
             if role == "system":
+                sections = message.get("sections")
                 out["system"] = {
-                    "sections": sorted((message.get("sections") or {}).keys()),
-                    "tools_added": [t.get("name") for t in message.get("toolsAdded") or [] if isinstance(t, Mapping)],
-                    "tools_removed": [t.get("name") for t in message.get("toolsRemoved") or [] if isinstance(t, Mapping)],
+                    "sections": sorted(k for k in sections if isinstance(k, str)) if isinstance(sections, Mapping) else [],
+                    "tools_added": _tool_names(message.get("toolsAdded")),
+                    "tools_removed": _tool_names(message.get("toolsRemoved")),
                 }
     elif kind in ("compaction", "branch_summary"):
-        out["summary"] = _cut(str(entry.get("summary") or ""), limit)
+        out["summary"] = _cut(_text(entry.get("summary") or ""), limit)
         for key, name in (("tokensBefore", "tokens_before"), ("firstKeptEntryId", "first_kept_id"),
                           ("fromId", "from_id"), ("fromHook", "from_hook"), ("usage", "usage")):
             if key in entry:

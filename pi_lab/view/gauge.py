@@ -17,6 +17,7 @@ from typing import Any
 from pi_lab.compaction import CompactionSettings, estimate_tokens
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
 from pi_lab.compaction.usage import context_usage
+from pi_lab.session._js import js_string
 from pi_lab.session.projection import (
     SessionProjection,
     entry_to_messages,
@@ -48,7 +49,8 @@ def recorded_context_window(sm: Any) -> int | None:
     from pi_lab.llm.catalog import context_window_for
 
     model = sm.build_session_context().model or {}
-    return context_window_for(model.get("modelId"))
+    model_id = model.get("modelId")
+    return context_window_for(model_id) if isinstance(model_id, str) else None
 
 
 def recorded_model(sm: Any) -> str | None:
@@ -57,7 +59,8 @@ def recorded_model(sm: Any) -> str | None:
     model = sm.build_session_context().model or {}
     if not model.get("modelId"):
         return None
-    return f"{model.get('provider') or '?'}/{model['modelId']}"
+    # pi joins the fields with a template string: JavaScript's String() of odd values.
+    return f"{js_string(model.get('provider') or '?')}/{js_string(model['modelId'])}"
 
 
 def _kept_tokens(entry: Entry, edit: Entry | None = None) -> int:

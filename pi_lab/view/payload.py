@@ -107,7 +107,10 @@ def rows_payload(view: SessionView, start: int, end: int, version: int | None = 
 
 
 def _entry(sm: Any, entry_id: Any) -> Mapping[str, Any]:
-    entry = sm.get_entry(entry_id) if isinstance(entry_id, str) else None
+    if not isinstance(entry_id, str):
+        # Named by its type: the text of a deep value would recurse and say nothing useful.
+        raise RequestError(f"Entry id must be a string, not {type(entry_id).__name__}")
+    entry = sm.get_entry(entry_id)
     if entry is None:
         raise RequestError(f"Entry {entry_id} not found")
     return entry

@@ -41,9 +41,14 @@ from pi_lab.view.columns import GutterTable, RowColumns, encode_structure, row_v
 from pi_lab.view.context import ContextMarks, context_marks, entry_tokens
 from pi_lab.view.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_error_entry
 
+from pi_lab.session.entries import Entry, str_key
+
 __all__ = ["RowState", "Delta", "SyncResult"]
 
-from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
+
+def _call_key(call_id: Any) -> Any:
+    """A tool call id usable as a dict key: a list or object id (odd file data) matches no call."""
+    return None if isinstance(call_id, (list, dict)) else call_id
 
 # Entries whose arrival changes rows far from the leaf (the row flags of everything a
 # compaction summarised, the target of a context edit).
@@ -152,7 +157,7 @@ class RowState:
         may rebuild them, e.g. after a duplicated id), so re-index only when they changed."""
         roots = self.sm.get_tree()
         first = roots[0] if roots else None
-        if first is not None and self.node_of.get(first.entry.get("id")) is not first:
+        if first is not None and self.node_of.get(str_key(first.entry.get("id"))) is not first:
             self.roots = roots
             self._index_nodes()
         else:
@@ -241,7 +246,7 @@ class RowState:
             f |= FLAG["is_virtual_root_child"]
         if has_children:
             f |= FLAG["has_children"]
-        entry_id = row.entry_id
+        entry_id = str_key(row.entry_id)  # the marks hold string ids; a list id is unhashable
         marks = self.marks
         if entry_id in marks.out_of_context:
             f |= FLAG["out_of_context"]
@@ -257,11 +262,12 @@ class RowState:
 
     def _row_map(self) -> dict[Any, int]:
         if self._row_of is None:
-            self._row_of = {entry_id: r for r, entry_id in enumerate(self.ids)}
+            # Only string ids can be asked for; a list id (odd file data) cannot be a key.
+            self._row_of = {entry_id: r for r, entry_id in enumerate(self.ids) if isinstance(entry_id, str)}
         return self._row_of
 
     def _exact_row(self, entry_id: Any) -> int:
-        if entry_id is None:
+        if not isinstance(entry_id, str):
             return -1
         return self._row_map().get(entry_id, -1)
 
@@ -282,7 +288,10 @@ class RowState:
 
     def tool_call(self, call_id: Any) -> ToolCall | None:
         """The call a tool result answers (any assistant in the tree), when known."""
-        return self._extra_calls.get(call_id) or self.flat.tool_calls.get(call_id)
+        key = _call_key(call_id)
+        if key is None:
+            return None
+        return self._extra_calls.get(key) or self.flat.tool_calls.get(key)
 
     def row_text(self, row: int) -> dict[str, Any]:
         r = self.rows[row]
@@ -386,7 +395,7 @@ class RowState:
     def _add_to_tree(self, entry: Entry) -> None:
         entry_id = entry.get("id")
         parent_id = entry.get("parentId")
-        parent = self.node_of.get(parent_id) if parent_id and parent_id != entry_id else None
+        parent = self.node_of.get(str_key(parent_id)) if parent_id and parent_id != entry_id else None
         siblings = parent.children if parent is not None else self.roots
         node = next((n for n in reversed(siblings) if n.entry is entry), None)
         if node is None:  # a manager that does not keep its tree: attach the node here
@@ -399,10 +408,11 @@ class RowState:
             self.entry_pos[entry_id] = self._entry_count
         self._entry_count += 1
         if entry.get("type") == "label":
-            target = self.node_of.get(entry.get("targetId"))
+            target_id = str_key(entry.get("targetId"))
+            target = self.node_of.get(target_id)
             if target is not None:
-                target.label = self.sm.get_label(entry.get("targetId"))
-                target.label_timestamp = self.sm.get_label_timestamp(entry.get("targetId")) if target.label else None
+                target.label = self.sm.get_label(target_id)
+                target.label_timestamp = self.sm.get_label_timestamp(target_id) if target.label else None
         message = entry.get("message") if entry.get("type") == "message" else None
         if isinstance(message, dict) and message.get("role") == "assistant" and isinstance(message.get("content"), list):
             for block in message["content"]:
@@ -425,7 +435,7 @@ class RowState:
         call = None
         message = entry.get("message") if entry.get("type") == "message" else None
         if isinstance(message, dict) and message.get("role") == "toolResult":
-            call = calls.get(message.get("toolCallId"))
+            call = calls.get(_call_key(message.get("toolCallId")))
         return NavRow(entry, entry.get("id"), -1, parent_row, indent, show_connector, is_last, gutters, virtual,
                       True, True, None, None, False, False, display_text(entry, calls, self.home), 0, call)
 
@@ -469,7 +479,7 @@ class RowState:
         if (not isinstance(entry_id, str) or parent_id is None or entry.get("parentId") != parent_id
                 or entry.get("type") in _NON_LOCAL_TYPES):
             return False
-        parent_node = self.node_of.get(parent_id)
+        parent_node = self.node_of.get(str_key(parent_id))
         if parent_node is None or len(parent_node.children) != 1:
             return False  # a new branch point: siblings move
         parent_entry = parent_node.entry

@@ -129,3 +129,15 @@ def test_session_info_lists_the_write_actions_it_refuses(fixture_copy):
     store = SessionStore()
     info = store.session_info(store.get(str(fixture_copy("before-compaction.jsonl"))))
     assert info["write_actions"] == sorted(ACTIONS)
+
+
+def test_a_file_that_is_not_a_session_is_a_pi_lab_error(tmp_path):
+    # The message is the user's to read (the handler answers 422 with it), not a bug.
+    import pytest
+
+    from pi_lab.errors import PiLabError
+
+    path = tmp_path / "odd.jsonl"
+    path.write_text('{"type": -1, "id": "x"}\n')
+    with pytest.raises(PiLabError, match="not a pi session header"):
+        SessionStore().get(str(path))
