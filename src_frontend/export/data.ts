@@ -31,18 +31,47 @@ export interface EntryRecord {
   c: { b: number; m?: unknown[]; d?: unknown[]; s: unknown[] };
 }
 
-function base64Bytes(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) {
-    bytes[i] = binary.charCodeAt(i);
+// pi_lab/export/html.py ALPHABET: printable ASCII without " & ' < > / \\, the first 85.
+const ALPHABET = Array.from({ length: 94 }, (_, k) => String.fromCharCode(33 + k))
+  .filter(c => !'"&\'<>/\\'.includes(c))
+  .slice(0, 85)
+  .join('');
+const DIGIT = new Int16Array(128).fill(-1);
+for (let k = 0; k < ALPHABET.length; k++) {
+  DIGIT[ALPHABET.charCodeAt(k)] = k;
+}
+
+/** Base85 (Python's b85encode, over ALPHABET): 5 characters per 4 bytes, a short last group. */
+export function base85Bytes(text: string): Uint8Array<ArrayBuffer> {
+  const groups = Math.floor(text.length / 5);
+  const rest = text.length % 5;
+  const out = new Uint8Array(groups * 4 + (rest ? rest - 1 : 0));
+  let o = 0;
+  for (let g = 0; g <= groups; g++) {
+    const start = g * 5;
+    const size = g < groups ? 5 : rest;
+    if (size === 0) {
+      break;
+    }
+    let value = 0;
+    for (let k = 0; k < 5; k++) {
+      const d = k < size ? DIGIT[text.charCodeAt(start + k)] : 84;
+      if (d < 0) {
+        throw new Error('corrupt export data');
+      }
+      value = value * 85 + d;
+    }
+    const bytes = size === 5 ? 4 : size - 1;
+    for (let k = 0; k < bytes; k++) {
+      out[o++] = Math.floor(value / 2 ** (24 - 8 * k)) & 0xff;
+    }
   }
-  return bytes;
+  return out;
 }
 
 /** gunzip with the browser's (or node's) DecompressionStream. */
 export async function inflate(text: string): Promise<ArrayBuffer> {
-  const stream = new Blob([base64Bytes(text)]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const stream = new Blob([base85Bytes(text)]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Response(stream).arrayBuffer();
 }
 

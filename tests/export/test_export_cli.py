@@ -17,7 +17,7 @@ from helpers import SEED_SECTION_14  # noqa: E402
 
 from pi_lab.cli import main  # noqa: E402
 from pi_lab.export import export_html  # noqa: E402
-from pi_lab.export.html import viewer_script  # noqa: E402
+from pi_lab.export.html import unpack, viewer_script  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
 
 STATIC = Path(__file__).resolve().parents[2] / "pi_lab" / "static" / "export.js"
@@ -71,10 +71,8 @@ def test_manager_source_keeps_its_leaf(tmp_path):
 
 
 def _main_header(path: Path) -> str:
-    import gzip
-
     text = path.read_text()
     packed = re.search(r'id="pi-main">([^<]+)<', text).group(1)
-    blob = gzip.decompress(base64.b64decode(packed))
+    blob = unpack(packed)
     length = int.from_bytes(blob[4:8], "little")
     return blob[8:8 + length].decode()

@@ -3,8 +3,6 @@ columns as Python's RowState for every filter mode, some searches and folds."""
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 import shutil
 import subprocess
@@ -19,6 +17,7 @@ from export_inputs import REPO, copy_fixture, fixture_files, generated_session, 
 from helpers import SEED_SECTION_14
 
 from pi_lab.export.data import export_data
+from pi_lab.export.html import pack
 from pi_lab.session import SessionManager
 from pi_lab.session.navigation import FILTER_MODES
 from pi_lab.widget.kinds import FLAG
@@ -68,7 +67,7 @@ def test_js_layout_matches_python_rows(checker, tmp_path):
         sm = SessionManager.open(str(path), read_only=True)
         main, _ = export_data(sm)
         packed = tmp_path / f"{name}.b64"
-        packed.write_text(base64.b64encode(gzip.compress(main)).decode())
+        packed.write_text(pack(main))
         views = _views(sm)
         (tmp_path / "views.json").write_text(json.dumps(views))
         run = subprocess.run(["node", str(checker), str(packed), str(tmp_path / "views.json")],
