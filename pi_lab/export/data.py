@@ -117,6 +117,8 @@ def _short_patch(short: Any, full: Any) -> list[list[Any]]:
 
 
 _MAX_SAFE = 2**53
+# Deeper entries keep their raw JSON text: the chunk is written with json.dumps, which recurses.
+_MAX_DEPTH = 200
 
 
 class _Float:
@@ -133,11 +135,13 @@ def _printable_entry(entry: Any) -> Any:
     """``entry`` with its floats marked, or None when the page's printer (data.ts
     ``pythonJson``) cannot reproduce ``detail._pretty(entry)``: integers past 2**53, lone
     surrogates, keys that are array indexes (JavaScript puts them first whatever their order),
-    values that are not JSON. Iterative walk."""
+    values that are not JSON, nesting deeper than ``_MAX_DEPTH``. Iterative walk."""
     root: list[Any] = []
-    stack: list[tuple[Any, Any, Any]] = [(entry, root, None)]
+    stack: list[tuple[Any, Any, Any, int]] = [(entry, root, None, 0)]
     while stack:
-        value, holder, key = stack.pop()
+        value, holder, key, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            return None
         if value is None or isinstance(value, bool):
             out: Any = value
         elif isinstance(value, str):
@@ -157,10 +161,10 @@ def _printable_entry(entry: Any) -> Any:
                         not k.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in k)):
                     return None
                 out[k] = None  # keeps the key order; filled in when popped
-                stack.append((item, out, k))
+                stack.append((item, out, k, depth + 1))
         elif isinstance(value, list):
             out = [None] * len(value)
-            stack.extend((item, out, k) for k, item in enumerate(value))
+            stack.extend((item, out, k, depth + 1) for k, item in enumerate(value))
         else:
             return None
         if key is None:

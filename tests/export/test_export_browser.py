@@ -92,6 +92,21 @@ def _inputs(tmp: Path) -> list[tuple[str, Path]]:
     seed = [orjson.loads(line) for line in SEED_SECTION_14.strip().splitlines()]
     found.append(("seed", write_session(seed, tmp / "seed.jsonl")))
     found.append(("generated", write_session(generated_session(7, 220), tmp / "gen.jsonl")))
+    # Values nested 3000 levels deep (pi_lab walks them with stacks; so must the export). JSON
+    # writers recurse, so the text is built by hand and spliced in.
+    deep = '"bottom"'
+    for level in range(3000):
+        deep = f'{{"k":{deep}}}' if level % 2 else f'[{deep},1.5]'
+    entries = generated_session(8, 30)
+    last = entries[-1]["id"]
+    entries.append({"type": "custom", "id": "deep1", "parentId": last, "timestamp": "2026-01-02T00:00:00Z",
+                    "customType": "deep", "data": "@DEEP@"})
+    entries.append({"type": "message", "id": "deep2", "parentId": "deep1", "timestamp": "2026-01-02T00:00:01Z",
+                    "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "isError": False,
+                                "content": [{"type": "text", "text": "ok"}], "details": "@DEEP@", "timestamp": 5}})
+    path = write_session(entries, tmp / "deep.jsonl")
+    path.write_text(path.read_text().replace('"@DEEP@"', deep))
+    found.append(("deep", path))
     return found
 
 
