@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lab.errors import PiLabError
+from pi_lab.session.ids import parse_iso_ms
 from pi_lab.compaction import CompactionSettings
 from pi_lab.view.context import context_at
 from pi_lab.view.detail import entry_detail
@@ -132,8 +133,13 @@ def entry_payload(view: SessionView, entry_id: str, full: bool = False) -> dict[
 
 
 def _children(view: SessionView, entry_id: str) -> list[Mapping[str, Any]]:
-    node = view.rows.node_of.get(entry_id)
-    return [child.entry for child in node.children] if node is not None else []
+    """The entry's children in the tree's order (by timestamp, file order among equals)."""
+    return sorted(view.sm.get_children(entry_id), key=_timestamp_key)
+
+
+def _timestamp_key(entry: Mapping[str, Any]) -> float:
+    ms = parse_iso_ms(entry.get("timestamp"))
+    return float("-inf") if ms != ms else ms  # unparsable first, as the tree orders them
 
 
 def context_payload(view: SessionView, entry_id: str | None = None) -> dict[str, Any]:

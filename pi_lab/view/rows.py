@@ -1,12 +1,14 @@
 """The rows a view shows, kept up to date as the session grows.
 
 :class:`RowState` owns the visible rows of one session for one view (filter, search,
-folds) as columns, plus the caches that make a live append cheap: the tree (appended to in
-place instead of rebuilt), the flattened tree, the rows' entry ids and the row of the leaf.
+folds) as columns, plus the caches that make a live append cheap: the flattened tree, the
+rows' entry ids, the row of the leaf and the leaf's tree node. The tree itself is the
+manager's (``get_tree``, kept current by the engine and only read here); what changed is the
+engine's change feed (``sm.changes_since``), never rediscovered here.
 
 * :meth:`RowState.layout` recomputes every row with the engine's navigation functions
   (pi's /tree rules) and bumps :attr:`version`.
-* :meth:`RowState.sync` looks at what changed in the session since the last call. The
+* :meth:`RowState.sync` asks the engine what changed since the last call. The
   common live case, one entry appended under a leaf that had no children, becomes a
   :class:`Delta` of at most three row operations whose size does not depend on the
   session. Anything that moves rows non-locally (a new branch point, a compaction, a
@@ -24,7 +26,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.navigation import (
     FILTER_MODES,
     FlatTree,
@@ -89,9 +90,16 @@ class SyncResult:
     new_entries: list[Entry] = field(default_factory=list)
 
 
-def _sort_key(node: TreeNode) -> float:
-    ms = parse_iso_ms(node.entry.get("timestamp"))
-    return float("-inf") if ms != ms else ms
+def _node_at_end(roots: list[TreeNode], branch: list[Entry]) -> TreeNode | None:
+    """The manager's tree node of the last entry of ``branch`` (root first), found by walking
+    down the tree along the branch: no index of the tree besides the manager's own."""
+    nodes, node = roots, None
+    for entry in branch:
+        node = next((n for n in nodes if n.entry is entry), None)
+        if node is None:
+            return None
+        nodes = node.children
+    return node
 
 
 class RowState:
@@ -128,8 +136,8 @@ class RowState:
         sm = self.sm
         self.session_id = sm.session_id
         self._token_cache = {}
+        self._cursor = sm.change_cursor  # everything up to now is in the layout below
         self.roots: list[TreeNode] = sm.get_tree()
-        self._index_nodes()
         self.entry_pos: dict[str, int] = {}
         count = 0
         for entry in sm.entries:
@@ -138,36 +146,14 @@ class RowState:
                 self.entry_pos[entry_id] = count
             count += 1
         self._entry_count = count
-        self._seen = len(sm.file_entries)
-        self._known_count = sm.get_entry_count()
         self.relayout(leaf_moved=True)
-
-    def _index_nodes(self) -> None:
-        self.node_of: dict[str, TreeNode] = {}
-        stack = list(self.roots)
-        while stack:
-            node = stack.pop()
-            entry_id = node.entry.get("id")
-            if isinstance(entry_id, str):
-                self.node_of[entry_id] = node
-            stack.extend(node.children)
-
-    def _refresh_roots(self) -> None:
-        """Follow the manager's tree: it keeps its nodes up to date as entries arrive (and
-        may rebuild them, e.g. after a duplicated id), so re-index only when they changed."""
-        roots = self.sm.get_tree()
-        first = roots[0] if roots else None
-        if first is not None and self.node_of.get(str_key(first.entry.get("id"))) is not first:
-            self.roots = roots
-            self._index_nodes()
-        else:
-            self.roots = roots
 
     def relayout(self, *, leaf_moved: bool = False) -> None:
         """Recompute marks and rows (re-flattening when the leaf moved or the tree grew)."""
         sm = self.sm
         self.leaf_id = sm.leaf_id
         branch = sm.get_branch()
+        self._leaf_node = _node_at_end(self.roots, branch)
         self.projection = project_path(branch)
         self.branch_len = len(branch)
         self.marks: ContextMarks = context_marks(branch, self.projection)
@@ -323,23 +309,24 @@ class RowState:
     def sync(self) -> SyncResult:
         """Catch up with the session (see the module docstring)."""
         sm = self.sm
-        if sm.session_id != self.session_id:
+        changes = sm.changes_since(self._cursor)
+        self._cursor = changes.cursor
+        if changes.rebuilt or sm.session_id != self.session_id:
             self.reload()
             return SyncResult("layout")
-        fresh = self._fresh_entries()
+        fresh = [e for e in changes.appended if e.get("type") != "session"]
+        self.roots = sm.get_tree()  # the manager's nodes, grown (or rebuilt) by the engine
         if not fresh:
             if sm.leaf_id != self.leaf_id:
-                self._refresh_roots()
                 self.relayout(leaf_moved=True)
                 return SyncResult("layout")
             return SyncResult("none")
-        self._refresh_roots()
         start_version = self.version
         gutter_base = len(self.gutters)
         ops: list[dict[str, Any]] = []
         local = True
         for entry in fresh:
-            self._add_to_tree(entry)
+            self._note_entry(entry)
             self.branch_len += 1
             if local:
                 local = self._append_locally(entry, ops)
@@ -357,62 +344,12 @@ class RowState:
                       len(self.rows), self.leaf_row)
         return SyncResult("delta", delta, fresh)
 
-    def _fresh_entries(self) -> list[Entry]:
-        """Entries appended since the last call, in file order.
-
-        The common case (appends at the leaf) is found by walking up from the new leaf to the
-        old one, which costs the number of new entries; anything else (the count does not match,
-        the walk misses the old leaf) falls back to reading the new tail of the file entries.
-        """
-        sm = self.sm
-        count = sm.get_entry_count()
-        expected = count - self._known_count
-        if expected <= 0:
-            if expected < 0 or sm.leaf_id == self.leaf_id:
-                return self._fresh_from_file() if expected < 0 else []
-        walked: list[Entry] = []
-        current = sm.leaf_id
-        while current is not None and current != self.leaf_id and len(walked) <= expected:
-            entry = sm.get_entry(current)
-            if entry is None:
-                break
-            walked.append(entry)
-            current = entry.get("parentId")
-        if current == self.leaf_id and len(walked) == expected:
-            walked.reverse()
-            self._known_count = count
-            self._seen += expected
-            return walked
-        return self._fresh_from_file()
-
-    def _fresh_from_file(self) -> list[Entry]:
-        file_entries = self.sm.file_entries
-        fresh = [e for e in file_entries[self._seen:] if e.get("type") != "session"]
-        self._seen = len(file_entries)
-        self._known_count = self.sm.get_entry_count()
-        return fresh
-
-    def _add_to_tree(self, entry: Entry) -> None:
+    def _note_entry(self, entry: Entry) -> None:
+        """The row facts of one appended entry: its position and the tool calls it makes."""
         entry_id = entry.get("id")
-        parent_id = entry.get("parentId")
-        parent = self.node_of.get(str_key(parent_id)) if parent_id and parent_id != entry_id else None
-        siblings = parent.children if parent is not None else self.roots
-        node = next((n for n in reversed(siblings) if n.entry is entry), None)
-        if node is None:  # a manager that does not keep its tree: attach the node here
-            node = TreeNode(entry)
-            siblings.append(node)
-            if parent is not None and len(siblings) > 1 and _sort_key(siblings[-2]) > _sort_key(node):
-                siblings.sort(key=_sort_key)
         if isinstance(entry_id, str):
-            self.node_of[entry_id] = node
             self.entry_pos[entry_id] = self._entry_count
         self._entry_count += 1
-        if entry.get("type") == "label":
-            target_id = str_key(entry.get("targetId"))
-            target = self.node_of.get(target_id)
-            if target is not None:
-                target.label = self.sm.get_label(target_id)
-                target.label_timestamp = self.sm.get_label_timestamp(target_id) if target.label else None
         message = entry.get("message") if entry.get("type") == "message" else None
         if isinstance(message, dict) and message.get("role") == "assistant" and isinstance(message.get("content"), list):
             for block in message["content"]:
@@ -479,10 +416,12 @@ class RowState:
         if (not isinstance(entry_id, str) or parent_id is None or entry.get("parentId") != parent_id
                 or entry.get("type") in _NON_LOCAL_TYPES):
             return False
-        parent_node = self.node_of.get(str_key(parent_id))
-        if parent_node is None or len(parent_node.children) != 1:
-            return False  # a new branch point: siblings move
+        parent_node = self._leaf_node
+        if (parent_node is None or parent_node.entry.get("id") != parent_id or len(parent_node.children) != 1
+                or parent_node.children[0].entry is not entry):
+            return False  # a new branch point (siblings move), or the manager rebuilt its tree
         parent_entry = parent_node.entry
+        self._leaf_node = parent_node.children[0]
         hidden_by_fold = not self.folded.isdisjoint(self.path_ids)
         entry_visible = not hidden_by_fold and self._passes(entry, as_leaf=True)
         leaf_row = self.leaf_row
