@@ -54,7 +54,6 @@ async function start(): Promise<void> {
     if (id && id !== lastHash && transport.index(id) >= 0) {
       lastHash = id;
       transport.set({ selected_id: id });
-      transport.set({ structure_version: transport.get('structure_version') });
     }
   });
 }

@@ -19,6 +19,7 @@ from pi_lab.export import export_html  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
 from pi_lab.session.navigation import FILTER_MODES  # noqa: E402
 from pi_lab.widget.payload import SessionView, entry_payload, context_payload  # noqa: E402
+from pi_lab.widget.kinds import FLAG  # noqa: E402
 from pi_lab.widget.rows import RowState  # noqa: E402
 
 pytestmark = pytest.mark.browser
@@ -160,6 +161,30 @@ def test_filters_search_tabs_and_deep_link(browser, tmp_path):
             page.page.locator(".pi-tab", has_text=tab).click()
             page.page.wait_for_timeout(200)
             page.page.screenshot(path=str(SHOTS / f"export-tab-{tab.split()[0].lower()}.png"))
+        # A smaller window in the compactions tab redraws the gauge (recomputed in the page).
+        page.page.locator(".pi-tab", has_text="Compactions").click()
+        before = page.call("() => document.getElementById('pi-export').piLabTransport.get('gauge')")
+        page.page.locator("input[data-setting=context_window]").fill("50000")
+        page.page.locator("input[data-setting=context_window]").press("Enter")
+        page.page.wait_for_timeout(200)
+        after = page.call("() => document.getElementById('pi-export').piLabTransport.get('gauge')")
+        assert after["context_window"] == 50000 and after["threshold"] == 50000 - before["reserve_tokens"]
+        assert after["percent"] != before["percent"] or before["percent"] is None
+        page.page.locator(".pi-tab", has_text="Entry").click()
+        # Folding with ctrl+left on a branch point hides its subtree, as RowState does.
+        rows_all = RowState(sm)
+        foldable = next(rows_all.ids[r] for r in range(len(rows_all.ids))
+                        if rows_all.columns.flags[r] & FLAG["foldable"])
+        page.call("id => { location.hash = '#' + encodeURIComponent(id); }", foldable)
+        page.page.wait_for_timeout(300)
+        page.page.locator(".pi-row.pi-selected").click()
+        page.page.keyboard.press("Control+ArrowLeft")
+        page.page.wait_for_timeout(300)
+        assert page.call("() => document.getElementById('pi-export').piLabTransport.get('folded')") == [foldable]
+        assert page.row_ids() == RowState(sm, folded=[foldable]).ids
+        page.page.keyboard.press("Control+ArrowRight")
+        page.page.wait_for_timeout(300)
+        assert page.row_ids() == rows_all.ids
         # Keyboard: moving down selects the next row and the address follows.
         page.page.locator(".pi-row.pi-selected").click()
         page.page.keyboard.press("ArrowDown")
