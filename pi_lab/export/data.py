@@ -20,6 +20,7 @@ Each part is gzip-compressed and base64-encoded by ``html.py``.
 from __future__ import annotations
 
 import json
+import os
 import struct
 import sys
 from array import array
@@ -248,7 +249,8 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
         search.append(flat.search_text(i))
     info = {
         "id": sm.session_id,
-        "file": sm.session_file,
+        # The file's name only: a shared page need not tell where it lay on the exporter's disk.
+        "file": os.path.basename(sm.session_file) if sm.session_file else None,
         "name": sm.session_name,
         "cwd": sm.cwd,
         "entries": sm.get_entry_count(),

@@ -54,7 +54,9 @@ def test_leaf_option_and_unknown_leaf(tmp_path, capsys):
     src = _seed(tmp_path)
     out = tmp_path / "leaf.html"
     assert main(["export", str(src), "-o", str(out), "--leaf", "A1"]) == 0
-    assert '"leaf_id":"A1"' in _main_header(out)
+    header = _main_header(out)
+    assert '"leaf_id":"A1"' in header
+    assert '"file":"seed.jsonl"' in header and str(tmp_path) not in header  # the name, not where it lay
     assert main(["export", str(src), "-o", str(tmp_path / "x.html"), "--leaf", "nope"]) == 1
     assert "nope" in capsys.readouterr().err
 
