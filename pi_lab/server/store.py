@@ -88,7 +88,8 @@ class SharedView:
 
     view: SessionView
     deltas: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=_DELTA_HISTORY))
-    gauges: dict[ViewSettings, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    # per settings: (the engine's change cursor when computed, the gauge)
+    gauges: dict[ViewSettings, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def version(self) -> int:
@@ -330,23 +331,30 @@ class SessionStore:
     def gauge(self, loaded: LoadedSession, shared: SharedView, settings: ViewSettings) -> dict[str, Any]:
         """The gauge at the session's leaf with these settings.
 
-        Kept per settings; when the file only grew at the leaf, the kept gauge is moved forward
-        entry by entry (``gauge_after_entries``, the widget's rule too) instead of walking the whole branch again.
+        Kept per settings with the engine's change cursor; when the session only grew at the
+        leaf, the kept gauge is moved forward over the appended entries (``gauge_after_entries``,
+        the widget's rule too) instead of walking the whole branch again.
         """
         with loaded.lock:
             sm = loaded.sm
-            count = len(sm.file_entries)
             known = shared.gauges.get(settings)
-            if known is not None and known[0] == count:
-                return known[1]
-            value = gauge_after_entries(known[1], sm.file_entries[known[0]:]) if known is not None else None
+            value = None
+            if known is not None:
+                changes = sm.changes_since(known[0])
+                if not changes.rebuilt and not changes.appended and not changes.leaf_moved:
+                    return known[1]
+                if not changes.rebuilt and changes.appended:
+                    value = gauge_after_entries(known[1], changes.appended)
+                    if value is not None and value.get("leaf_id") != sm.leaf_id:
+                        value = None  # the leaf stayed elsewhere (pinned): not a step forward
+            cursor = sm.change_cursor
             if value is None:
                 # The layout's projection is only current while no delta has been applied since.
                 projection = shared.view.rows.projection if not shared.deltas else None
                 value = gauge_payload(sm, settings, projection=projection)
             if len(shared.gauges) > 8:
                 shared.gauges.clear()
-            shared.gauges[settings] = (count, value)
+            shared.gauges[settings] = (cursor, value)
             return value
 
     # ------------------------------------------------------------------ summaries
