@@ -76,7 +76,8 @@ def _resolve_leaf(sm: Any, leaf: str | None) -> str | None:
 
 
 def _cmd_tree(args: argparse.Namespace, out: TextIO) -> int:
-    from pi_lab.session.navigation import flatten_tree, initial_selection, render_rows, visible_rows
+    from pi_lab.cli_render import render_rows
+    from pi_lab.session.flatten import flatten_tree, initial_selection, visible_rows
 
     sm = load_session(args.file)
     leaf = _resolve_leaf(sm, args.leaf)

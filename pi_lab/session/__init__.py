@@ -6,16 +6,8 @@ and a leaf; :class:`SessionManager` owns one session's file, index and leaf.
 
 from pi_lab.session.ids import iso_timestamp, parse_iso_ms, uuid7
 from pi_lab.session.manager import EntryNotFound, SessionManager
-from pi_lab.session.navigation import (
-    FlatTree,
-    NavRow,
-    TreeNavigator,
-    flatten_tree,
-    navigation_rows,
-    render_row,
-    status_line,
-    visible_rows,
-)
+from pi_lab.session.changes import ChangeCursor, Changes
+from pi_lab.session.flatten import FlatTree, NavRow, flatten_tree, navigation_rows, visible_rows
 from pi_lab.session.paths import SessionInfo, default_session_dir, session_file_name
 from pi_lab.session.projection import (
     ProjectedEntry,
@@ -38,9 +30,10 @@ __all__ = [
     "EntryNotFound",
     "InvalidSessionFile",
     "TreeNode",
+    "Changes",
+    "ChangeCursor",
     "FlatTree",
     "NavRow",
-    "TreeNavigator",
     "flatten_tree",
     "visible_rows",
     "navigation_rows",
@@ -66,3 +59,12 @@ __all__ = [
     "parse_iso_ms",
     "uuid7",
 ]
+
+
+def __getattr__(name: str):
+    # pi's terminal lines live next to the CLI; loaded on first use, never by the engine.
+    if name in ("render_row", "status_line"):
+        from pi_lab import cli_render
+
+        return getattr(cli_render, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

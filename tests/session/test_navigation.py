@@ -13,30 +13,22 @@ import pytest
 from helpers import SEED_SECTION_14, asst_msg, entry, header, msg, tool_result, user_msg
 
 from pi_lab.session import SessionManager, get_tree
+from pi_lab.cli_render import render_row, render_rows, status_line, window_for_terminal, window_range
 from pi_lab.session.navigation import (
     FILTER_MODES,
-    NavEvent,
     NavRow,
-    TreeNavigator,
     copy_text,
     display_text,
     flatten_tree,
-    fold_or_up,
     format_label_time,
     format_tool_call,
-    help_lines,
     initial_selection,
     navigation_rows,
-    render_row,
-    render_rows,
     search_text,
     shorten_home,
-    status_line,
-    unfold_or_down,
     visible_rows,
-    window_for_terminal,
-    window_range,
 )
+from session.tree_navigator import NavEvent, TreeNavigator, fold_or_up, help_lines, unfold_or_down
 
 HOME = "/home/ada"
 

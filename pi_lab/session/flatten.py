@@ -1,0 +1,514 @@
+"""Flattening and rows: the /tree list of pi's tree selector (tree-and-context.md §13.1–13.3).
+
+* :func:`flatten_tree` walks the whole tree once per tree change (iteratively; a chain of a
+  million entries is fine) and keeps flat columns: entries in display order, parent links,
+  the active path, a code per entry for the filters, and every tool call by id.
+* :func:`visible_rows` applies the filter mode, the search and the folds, re-attaches each
+  kept row to its nearest visible ancestor and lays the visible forest out again
+  (indentation, connectors, gutters). It is linear in the number of entries.
+
+Rows are plain frozen records of scalars (:class:`NavRow`) so that they can be shipped as
+columns. Nothing here writes a session. The text of a row is in :mod:`.display`; pi's
+terminal lines for rows are drawn by :mod:`pi_lab.cli_render`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pi_lab.session._gc import collector_paused
+from pi_lab.session._js import JS_WHITESPACE
+from pi_lab.session._js import js_truthy as _truthy
+from pi_lab.session.display import _MISSING, ToolCall, _display_text, default_home, search_text
+from pi_lab.session.entries import SETTINGS_ENTRY_TYPES, Entry, has_visible_text
+from pi_lab.session.tree import UNSET, TreeNode
+
+if TYPE_CHECKING:
+    from pi_lab.session.manager import SessionManager
+
+__all__ = [
+    "FILTER_MODES",
+    "SETTINGS_ENTRY_TYPES",
+    "FlatTree",
+    "NavRow",
+    "flatten_tree",
+    "visible_rows",
+    "navigation_rows",
+    "search_tokens",
+    "initial_selection",
+]
+
+FILTER_MODES: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
+"""The five filter modes, in ``ctrl+o`` cycling order."""
+
+
+# What the filters need to know about an entry, decided once at flattening time.
+_CAT_USAGE = 0  # hidden in every mode
+_CAT_TOOL_ONLY = 1  # assistant without visible text that ended normally: hidden unless it is the leaf
+_CAT_SETTINGS = 2
+_CAT_TOOL_RESULT = 3
+_CAT_USER = 4
+_CAT_OTHER = 5  # everything else: visible in `default`
+
+_MODE_CATEGORIES = {
+    "default": frozenset({_CAT_TOOL_ONLY, _CAT_TOOL_RESULT, _CAT_USER, _CAT_OTHER}),
+    "no-tools": frozenset({_CAT_TOOL_ONLY, _CAT_USER, _CAT_OTHER}),
+    "user-only": frozenset({_CAT_USER}),
+    "all": frozenset({_CAT_TOOL_ONLY, _CAT_SETTINGS, _CAT_TOOL_RESULT, _CAT_USER, _CAT_OTHER}),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Flattening (§13.1)
+
+
+class FlatTree:
+    """The whole tree in display order (active branch first at every branch point).
+
+    Columns, one item per entry: ``entries``, ``ids``, ``parents`` (index of the tree parent,
+    -1 for roots), ``labels``, ``label_timestamps`` and ``on_active_path``. ``index_of`` maps an
+    id to its index (the last one for a duplicated id) and ``tool_calls`` maps every tool-call
+    id of every assistant message in the tree to its :class:`ToolCall`.
+    """
+
+    __slots__ = (
+        "entries",
+        "ids",
+        "parents",
+        "labels",
+        "label_timestamps",
+        "on_active_path",
+        "leaf_id",
+        "tool_calls",
+        "index_of",
+        "_categories",
+        "_result_calls",
+        "_search_cache",
+        "_display_cache",
+    )
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.ids: list[Any] = []
+        self.parents: list[int] = []
+        self.labels: list[str | None] = []
+        self.label_timestamps: list[str | None] = []
+        self.on_active_path: list[bool] = []
+        self.leaf_id: str | None = None
+        self.tool_calls: dict[Any, ToolCall] = {}
+        self.index_of: dict[str, int] = {}
+        self._categories: list[int] = []  # filter codes (_CAT_*)
+        self._result_calls: dict[int, ToolCall] = {}  # index of a tool result → its call
+        self._search_cache: list[str | None] = []
+        self._display_cache: dict[str, list[str | None]] = {}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"<FlatTree {len(self.entries)} entries, leaf {self.leaf_id!r}>"
+
+    def tool_call_of(self, index: int) -> ToolCall | None:
+        """The call a tool-result entry answers, when an assistant in the tree made it."""
+        return self._result_calls.get(index)
+
+    def search_text(self, index: int) -> str:
+        cached = self._search_cache[index]
+        if cached is None:
+            cached = search_text(self.entries[index], self.labels[index])
+            self._search_cache[index] = cached
+        return cached
+
+    def display_text(self, index: int, home: str) -> str:
+        cache = self._display_cache.get(home)
+        if cache is None:
+            cache = self._display_cache[home] = [None] * len(self.entries)
+        text = cache[index]
+        if text is None:
+            text = _display_text(self.entries[index], self._result_calls.get(index), home)
+            cache[index] = text
+        return text
+
+    def set_label(self, entry_id: str, label: str | None, label_timestamp: str | None = None) -> int | None:
+        """Change the label shown for ``entry_id`` (after the caller appended a label entry).
+
+        Returns the entry's index, or ``None`` when it is not in the tree.
+        """
+        index = self.index_of.get(entry_id)
+        if index is None:
+            return None
+        self.labels[index] = label or None
+        self.label_timestamps[index] = label_timestamp if label else None
+        self._search_cache[index] = None
+        return index
+
+
+def _category(entry: Mapping[str, Any], tool_calls: dict[Any, ToolCall]) -> int:
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return _CAT_OTHER
+        role = message.get("role")
+        if role == "user":
+            return _CAT_USER
+        if role == "toolResult":
+            return _CAT_TOOL_RESULT
+        if role == "assistant":
+            content = message.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "toolCall":
+                        call_id = block.get("id")
+                        if isinstance(call_id, (str, int, float)) and not isinstance(call_id, bool):
+                            tool_calls[call_id] = ToolCall(block.get("name"), block.get("arguments", _MISSING))
+            if not has_visible_text(content):
+                stop_reason = message.get("stopReason")
+                # Text-less replies that ended with an error, an abort, a length cut… stay.
+                if not _truthy(stop_reason) or stop_reason in ("stop", "toolUse"):
+                    return _CAT_TOOL_ONLY
+        return _CAT_OTHER
+    if kind == "usage":
+        return _CAT_USAGE
+    # `in` on a frozenset hashes: a list or object type is simply not a settings type
+    if isinstance(kind, str) and kind in SETTINGS_ENTRY_TYPES:
+        return _CAT_SETTINGS
+    return _CAT_OTHER
+
+
+def flatten_tree(roots: Sequence[TreeNode], leaf_id: Any = None) -> FlatTree:
+    """Flatten ``roots`` (from ``get_tree``) in pi's display order; see §13.1.
+
+    Roots and children that contain the leaf come first (the others keep their order), so
+    the current path is one run from the top. Iterative: no depth limit.
+    """
+    with collector_paused():  # the tree's size is unknown before the walk
+        return _flatten(roots, leaf_id if isinstance(leaf_id, str) else None)
+
+
+def _flatten(roots: Sequence[TreeNode], leaf: str | None) -> FlatTree:
+    flat = FlatTree()
+    flat.leaf_id = leaf
+
+    # 1. Which nodes lie on a root→leaf path ("contain the active leaf").
+    active: set[int] = set()
+    if leaf is not None:
+        path: list[TreeNode] = []
+        walk: list[tuple[TreeNode, int]] = [(root, 0) for root in reversed(roots)]
+        while walk:
+            node, depth = walk.pop()
+            del path[depth:]
+            path.append(node)
+            if node.entry.get("id") == leaf:
+                active.update(id(n) for n in path)
+            children = node.children
+            if children:
+                below = depth + 1
+                for child in reversed(children):
+                    walk.append((child, below))
+
+    # 2. Pre-order walk, active subtrees first.
+    entries = flat.entries
+    ids = flat.ids
+    parents = flat.parents
+    labels = flat.labels
+    label_times = flat.label_timestamps
+    categories = flat._categories
+    tool_calls = flat.tool_calls
+    ordered = list(roots)
+    if active and len(ordered) > 1:
+        ordered = [r for r in roots if id(r) in active] + [r for r in roots if id(r) not in active]
+    stack: list[tuple[TreeNode, int]] = [(root, -1) for root in reversed(ordered)]
+    pop = stack.pop
+    push = stack.append
+    while stack:
+        node, parent = pop()
+        index = len(entries)
+        entry = node.entry
+        entries.append(entry)
+        ids.append(entry.get("id"))
+        parents.append(parent)
+        labels.append(node.label)
+        label_times.append(node.label_timestamp)
+        categories.append(_category(entry, tool_calls))
+        children = node.children
+        if not children:
+            continue
+        if len(children) == 1:
+            push((children[0], index))
+            continue
+        if active:
+            first = [c for c in children if id(c) in active]
+            if first:
+                children = first + [c for c in children if id(c) not in active]
+        for child in reversed(children):
+            push((child, index))
+
+    count = len(entries)
+    index_of = {entry_id: i for i, entry_id in enumerate(ids) if isinstance(entry_id, str)}
+    flat.index_of = index_of
+    on_path = [False] * count
+    if leaf is not None:
+        i = index_of.get(leaf, -1)
+        while i >= 0 and not on_path[i]:
+            on_path[i] = True
+            i = parents[i]
+    flat.on_active_path = on_path
+    if tool_calls:
+        result_calls = flat._result_calls
+        for i, category in enumerate(categories):
+            if category == _CAT_TOOL_RESULT:
+                call_id = entries[i]["message"].get("toolCallId")
+                if _truthy(call_id) and isinstance(call_id, (str, int, float)):
+                    call = tool_calls.get(call_id)
+                    if call is not None:
+                        result_calls[i] = call
+    flat._search_cache = [None] * count
+    return flat
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows (§13.2, §13.3)
+
+
+@dataclass(frozen=True, slots=True)
+class NavRow:
+    """One visible line of the tree list.
+
+    ``index`` is the entry's position in :class:`FlatTree`; ``parent`` the row index of the
+    nearest visible ancestor (-1 for a visible root). ``indent`` is the display indent in
+    levels of three columns; ``gutters`` holds ``(level, show)`` pairs (``show`` draws ``│``).
+    A connector (``├``/``└``) is drawn when ``show_connector`` is set and the row is not a
+    virtual-root child (see :attr:`connector`).
+    """
+
+    entry: Entry
+    entry_id: Any
+    index: int
+    parent: int
+    indent: int
+    show_connector: bool
+    is_last: bool
+    gutters: tuple[tuple[int, bool], ...]
+    is_virtual_root_child: bool
+    on_active_path: bool
+    is_leaf: bool
+    label: str | None
+    label_timestamp: str | None
+    foldable: bool
+    folded: bool
+    text: str
+    child_count: int = 0
+    tool_call: ToolCall | None = None
+
+    @property
+    def connector(self) -> bool:
+        """Whether the row draws ``├``/``└`` (and its fold glyph) in its prefix."""
+        return self.show_connector and not self.is_virtual_root_child
+
+
+def search_tokens(query: str) -> list[str]:
+    """The lower-cased, whitespace-separated tokens of a search query."""
+    return [token for token in re.split(f"[{re.escape(JS_WHITESPACE)}]+", query.lower()) if token]
+
+
+def visible_rows(
+    flat: FlatTree,
+    *,
+    filter_mode: str = "default",
+    search: str = "",
+    folded: Iterable[str] = frozenset(),
+    leaf_id: Any = UNSET,
+    home: str | None = None,
+) -> list[NavRow]:
+    """The rows shown for a filter mode, search query and set of folded entry ids.
+
+    ``leaf_id`` defaults to the flattening leaf; it only decides which tool-call-only
+    assistant stays visible and which row is marked ``is_leaf``. ``home`` (default
+    :func:`default_home`) shortens paths in tool-call rows.
+    """
+    if filter_mode not in FILTER_MODES:
+        raise ValueError(f"unknown filter mode {filter_mode!r}; expected one of {', '.join(FILTER_MODES)}")
+    with collector_paused(len(flat.ids)):
+        return _visible_rows(flat, filter_mode, search, folded, leaf_id, home)
+
+
+def _visible_rows(
+    flat: FlatTree, filter_mode: str, search: str, folded: Iterable[str], leaf_id: Any, home: str | None
+) -> list[NavRow]:
+    leaf = flat.leaf_id if leaf_id is UNSET else (leaf_id if isinstance(leaf_id, str) else None)
+    home_dir = default_home() if home is None else home
+    folded_ids = folded if isinstance(folded, (set, frozenset)) else frozenset(folded)
+    tokens = search_tokens(search) if search else []
+    ids = flat.ids
+    parents = flat.parents
+    labels = flat.labels
+    categories = flat._categories
+    count = len(ids)
+
+    # Which entries pass the filter and the search.
+    keep = bytearray(count)
+    if filter_mode == "labeled-only":
+        for i in range(count):
+            if labels[i] is not None and categories[i] != _CAT_USAGE:
+                keep[i] = 1
+    else:
+        accepted = _MODE_CATEGORIES[filter_mode]
+        for i in range(count):
+            if categories[i] in accepted:
+                keep[i] = 1
+    for i in range(count):
+        if categories[i] == _CAT_TOOL_ONLY and (leaf is None or ids[i] != leaf):
+            keep[i] = 0
+    if tokens:
+        text_of = flat.search_text
+        for i in range(count):
+            if keep[i]:
+                text = text_of(i)
+                for token in tokens:
+                    if token not in text:
+                        keep[i] = 0
+                        break
+
+    # Descendants of folded entries (through the real parent chain) disappear.
+    if folded_ids:
+        hidden = bytearray(count)
+        for i in range(count):
+            p = parents[i]
+            if p >= 0 and (hidden[p] or ids[p] in folded_ids):
+                hidden[i] = 1
+                keep[i] = 0
+
+    # Re-attach every kept entry to its nearest kept ancestor (§13.3).
+    nearest = [-1] * count  # row index of the nearest visible ancestor-or-self
+    row_index: list[int] = []  # row → flat index
+    row_parent: list[int] = []
+    for i in range(count):
+        p = parents[i]
+        above = nearest[p] if p >= 0 else -1
+        if keep[i]:
+            nearest[i] = len(row_index)
+            row_index.append(i)
+            row_parent.append(above)
+        else:
+            nearest[i] = above
+    del nearest
+
+    size = len(row_index)
+    child_count = [0] * size
+    last_child = [-1] * size
+    roots = 0
+    last_root = -1
+    for r in range(size):
+        p = row_parent[r]
+        if p < 0:
+            roots += 1
+            last_root = r
+        else:
+            child_count[p] += 1
+            last_child[p] = r
+
+    # Lay the visible forest out with the flattening rules (§13.1 items 6–7).
+    multiple_roots = roots > 1
+    indents = [0] * size
+    branched = [False] * size
+    child_gutters: list[tuple[tuple[int, bool], ...]] = [()] * size
+    on_path = flat.on_active_path
+    label_times = flat.label_timestamps
+    entries = flat.entries
+    result_calls = flat._result_calls
+    texts = flat._display_cache.get(home_dir)
+    if texts is None:
+        texts = flat._display_cache[home_dir] = [None] * count
+    rows: list[NavRow] = []
+    append = rows.append
+    root_indent = 1 if multiple_roots else 0
+    for r in range(size):
+        i = row_index[r]
+        p = row_parent[r]
+        if p < 0:
+            indent = root_indent
+            just_branched = show_connector = virtual = multiple_roots
+            is_last = r == last_root
+            gutters: tuple[tuple[int, bool], ...] = ()
+            foldable = child_count[r] > 0
+        else:
+            many = child_count[p] > 1
+            parent_indent = indents[p]
+            indent = parent_indent + 1 if many or (branched[p] and parent_indent > 0) else parent_indent
+            just_branched = show_connector = many
+            virtual = False
+            is_last = last_child[p] == r
+            gutters = child_gutters[p]
+            foldable = many and child_count[r] > 0
+        indents[r] = indent
+        branched[r] = just_branched
+        display_indent = (indent - 1 if indent > 0 else 0) if multiple_roots else indent
+        if child_count[r]:
+            if show_connector and not virtual:
+                position = display_indent - 1 if display_indent > 0 else 0
+                child_gutters[r] = gutters + ((position, not is_last),)
+            else:
+                child_gutters[r] = gutters
+        entry_id = ids[i]
+        label = labels[i]
+        text = texts[i]
+        if text is None:
+            text = texts[i] = _display_text(entries[i], result_calls.get(i), home_dir)
+        append(
+            NavRow(
+                entries[i],
+                entry_id,
+                i,
+                p,
+                display_indent,
+                show_connector,
+                is_last,
+                gutters,
+                virtual,
+                on_path[i],
+                leaf is not None and entry_id == leaf,
+                label,
+                label_times[i] if label is not None else None,
+                foldable,
+                entry_id in folded_ids if folded_ids else False,
+                text,
+                child_count[r],
+                result_calls.get(i),
+            )
+        )
+    return rows
+
+
+def navigation_rows(sm: SessionManager, **kwargs: Any) -> list[NavRow]:
+    """:func:`visible_rows` of a session's current tree at its leaf."""
+    return visible_rows(flatten_tree(sm.get_tree(), sm.leaf_id), **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Selection and folding (§13.6)
+
+
+def initial_selection(
+    rows: Sequence[NavRow], flat: FlatTree, wanted_id: Any, row_of: Mapping[int, int] | None = None
+) -> int:
+    """Row index for ``wanted_id``: itself, else its nearest visible ancestor, else the last row."""
+    if not rows:
+        return 0
+    if not isinstance(wanted_id, str):
+        return len(rows) - 1
+    if row_of is None:
+        row_of = {row.index: r for r, row in enumerate(rows)}
+    i = flat.index_of.get(wanted_id, -1)
+    parents = flat.parents
+    steps = 0
+    while i >= 0 and steps <= len(parents):
+        r = row_of.get(i)
+        if r is not None:
+            return r
+        i = parents[i]
+        steps += 1
+    return len(rows) - 1
