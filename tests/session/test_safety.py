@@ -254,7 +254,7 @@ def test_guard_never_joins_a_line_another_writer_is_still_writing(tmp_path):
 
 
 def test_guard_ends_a_stale_unfinished_line_before_appending(tmp_path, monkeypatch):
-    from pi_lab.session import manager as manager_module
+    from pi_lab.session import file_sync as manager_module  # the guard and appends live there
 
     monkeypatch.setattr(manager_module, "STALE_LINE_SECONDS", 0.1)
     sm = make_session(tmp_path)
@@ -271,7 +271,7 @@ def test_guard_ends_a_stale_unfinished_line_before_appending(tmp_path, monkeypat
 
 
 def test_without_allow_a_stale_unfinished_line_is_reported_then_ended(tmp_path, monkeypatch):
-    from pi_lab.session import manager as manager_module
+    from pi_lab.session import file_sync as manager_module  # the guard and appends live there
 
     monkeypatch.setattr(manager_module, "STALE_LINE_SECONDS", 0.1)
     sm = make_session(tmp_path)
@@ -358,7 +358,7 @@ def test_refresh_after_own_append_returns_what_another_process_wrote_before_it(t
     sm = make_session(tmp_path)
     leaf = sm.leaf_id
     real = storage.append_bytes
-    from pi_lab.session import manager as manager_module
+    from pi_lab.session import file_sync as manager_module  # the guard and appends live there
 
     def other_writer_first(fd, payload):  # the other process writes between check and write
         append_raw(sm.session_file, foreign_line("p1", leaf))
