@@ -76,6 +76,13 @@ class SessionView:
         result.refresh_gauge()
         return result
 
+    def rebind(self, sm: Any) -> None:
+        """Show another session (the agent forked to a new file): the rows are laid out
+        from it with the same filter, search and folds, and the gauge recomputed."""
+        self.sm = self.rows.sm = sm
+        self.rows.reload()
+        self.refresh_gauge()
+
     def refresh_gauge(self) -> dict[str, Any]:
         # The rows' projection is reused only while it is current (same leaf, no appends since).
         current = self.rows.projection if self.rows.leaf_id == self.sm.leaf_id else None

@@ -6,9 +6,12 @@ The whole Python-to-browser contract is on this page:
   settings, the row structure and its version, the gauge), so a saved notebook and a second
   view of the same widget show the same thing;
 * the browser sends ``{"kind": "request", "id", "op", "args"}``; read requests are answered
-  at once by ``payload.read_request``, actions (navigate, compact, label, fork, clone,
-  cancel) run as asyncio tasks through ``actions.run_action`` so the kernel stays
+  at once by ``pi_lab.view.payload.read_request``, actions (``pi_lab.view.actions``:
+  navigate, compact, label, fork, clone, cancel) run as asyncio tasks so the kernel stays
   responsive; the answer is ``{"kind": "response", "id", "ok", "result" | "error"}``;
+* every change to the rows (a new filter, search or folds, catching up with the session, a
+  rebind after a fork) goes through one serial job queue (``jobs.py``); after a fork the
+  widget rebinds on the agent's ``session_switch`` event;
 * live changes arrive as ``{"kind": "delta"}`` messages (see ``rows.py``) and
   ``{"kind": "event"}`` messages (streaming text, tool progress).
 
@@ -44,6 +47,7 @@ import traitlets as t
 
 from pi_lab.view.actions import WRITE_ACTIONS, ActionRefused, run_action
 from pi_lab.view.gauge import gauge_after_entries, recorded_context_window, recorded_model
+from pi_lab.widget.jobs import JobQueue
 from pi_lab.widget.live import LiveFeed, follow_file, guard_kernel_parent
 from pi_lab.view.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 
@@ -129,14 +133,13 @@ class SessionWidget(anywidget.AnyWidget):
         self._follow = follow
         self._poll_interval = poll_interval
         self._follow_task: asyncio.Task[None] | None = None
-        self._snapshot_handle: asyncio.TimerHandle | None = None
-        self._state_handle: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
-        self._pending_view: dict[str, Any] = {}
-        self._relayout_task: asyncio.Future[None] | None = None
-        self._sync_deferred = False
+        # Deltas pause: the small traitlets catch up, then (later) the saved structure blob.
+        self._jobs = JobQueue(self._run_job, ((STATE_DELAY_S, self._publish_state),
+                                              (SNAPSHOT_DELAY_S - STATE_DELAY_S, self._refresh_snapshot)), self.log)
         self._feed = LiveFeed(agent, sync=self.sync, stream=self._push_event, status=self._set_status)
+        self._unsubscribe_switch = agent.subscribe(self._on_agent_event)
         self.on_msg(self._on_msg)
         guard_kernel_parent()  # the viewer's requests must not mislabel the cells that run meanwhile
         self._publish_layout()
@@ -152,16 +155,7 @@ class SessionWidget(anywidget.AnyWidget):
                             bool(getattr(self.agent.settings, "enabled", True)))
 
     def _publish_layout(self) -> None:
-        for name in ("_snapshot_handle", "_state_handle"):
-            handle = getattr(self, name, None)
-            if handle is not None:
-                handle.cancel()
-                setattr(self, name, None)
         view = self.view
-        sm = view.sm
-        if sm is not self.agent.session_manager:  # a fork rebound the agent to a new file
-            view.sm = view.rows.sm = self.agent.session_manager
-            view.rows.reload()
         view.refresh_gauge()
         blob = structure_payload(view, self.selected_id)
         header_selected = view.rows.ids[view.rows.locate(self.selected_id)] if (self.selected_id and view.rows.ids) else None
@@ -203,38 +197,43 @@ class SessionWidget(anywidget.AnyWidget):
         self.write_plan = sm.write_plan() if read_only else ""
 
     def sync(self) -> str:
-        """Catch up with the session (appends, a moved leaf); returns ``none``, ``delta`` or ``layout``."""
+        """Catch up with the session (appends, a moved leaf); returns ``none``, ``delta`` or
+        ``layout``. While a job of the queue runs or waits, the sync is queued behind it
+        (and ``none`` returned): the rows are never touched by two jobs at once."""
         if self._closed:
             return "none"
-        if self._relayout_task is not None:
-            self._sync_deferred = True  # the rows are being re-filtered on a worker thread
+        if self._jobs.pending and self._jobs.submit("sync") is not None:
             return "none"
-        if self.view.sm is not self.agent.session_manager:
-            self._publish_layout()
-            return "layout"
         return self._apply_sync(self.view.rows.sync())
 
-    async def _sync_off_loop(self) -> str:
-        """:meth:`sync` with the row work (a re-layout after navigating a large session takes
-        a second) on a worker thread, as re-filtering does; the loop keeps serving the kernel."""
-        if self._closed or self.view.sm is not self.agent.session_manager:
-            return self.sync()
-        while self._relayout_task is not None:
-            await self._relayout_task
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._relayout_task = done  # appends arriving meanwhile wait (see sync)
-        try:
-            result = await asyncio.get_running_loop().run_in_executor(None, self.view.rows.sync)
-        finally:
-            self._relayout_task = None
-            done.set_result(None)
-        kind = self._apply_sync(result)
-        if self._sync_deferred and not self._closed:
-            self._sync_deferred = False
-            self.sync()
-        if self._pending_view and not self._closed:
-            self._relayout()  # a filter or search that changed meanwhile
-        return kind
+    async def _run_job(self, kind: str, payload: Any) -> None:
+        """One job of the queue. Row work (a re-layout of a large session takes a second)
+        runs on a worker thread; publishing runs on the loop."""
+        if self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        if kind == "view":
+            await loop.run_in_executor(None, lambda: self.view.rows.set_view(**payload))
+            if not self._closed:
+                self._publish_layout()
+        elif kind == "sync":
+            result = await loop.run_in_executor(None, self.view.rows.sync)
+            if not self._closed:
+                self._apply_sync(result)
+        else:
+            payload()
+
+    def _on_agent_event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "session_switch":  # a fork or clone: the agent is on another file
+            if self._jobs.submit("call", self._rebind) is None:
+                self._rebind()
+
+    def _rebind(self) -> None:
+        sm = self.agent.session_manager
+        if self._closed or sm is self.view.sm:
+            return  # an in-memory session starts over in the same manager: a sync reloads it
+        self.view.rebind(sm)
+        self._publish_layout()
 
     def _apply_sync(self, result: Any) -> str:
         if result.kind == "layout":
@@ -244,7 +243,7 @@ class SessionWidget(anywidget.AnyWidget):
             gauge = gauge_after_entries(previous, result.new_entries)
             self.view.gauge = gauge if gauge is not None else self.view.refresh_gauge()
             # One message per append: the row operations plus what changed in the gauge. The
-            # traitlets catch up once the session is quiet (see _schedule_state).
+            # traitlets catch up once the session is quiet (the job queue's quiet steps).
             message = result.delta.message()
             message["leaf_id"] = self.view.sm.leaf_id
             message["entries"] = self.view.sm.get_entry_count()
@@ -253,7 +252,7 @@ class SessionWidget(anywidget.AnyWidget):
             if self.view.gauge.get("compactions") != previous.get("compactions"):
                 message["compactions"] = self.view.gauge.get("compactions")
             self.send(message)
-            self._schedule_state()
+            self._jobs.touched()
         return result.kind
 
     def _publish_state(self) -> None:
@@ -265,29 +264,7 @@ class SessionWidget(anywidget.AnyWidget):
             self._publish_gauge()
             self.session = {**self.session, "entries": self.view.sm.get_entry_count()}
 
-    def _schedule_state(self) -> None:
-        """Bring the traitlets up to date when deltas pause (STATE_DELAY_S), and the saved
-        structure blob after a longer pause (SNAPSHOT_DELAY_S): a live session sends one small
-        message per entry, not the whole state."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._publish_state()
-            self.structure = structure_payload(self.view, self.selected_id)
-            return
-        for handle in (self._state_handle, self._snapshot_handle):
-            if handle is not None:
-                handle.cancel()
-        self._state_handle = loop.call_later(STATE_DELAY_S, self._flush_state)
-        self._snapshot_handle = loop.call_later(SNAPSHOT_DELAY_S, self._refresh_snapshot)
-
-    def _flush_state(self) -> None:
-        self._state_handle = None
-        if not self._closed:
-            self._publish_state()
-
     def _refresh_snapshot(self) -> None:
-        self._snapshot_handle = None
         if not self._closed:
             self.structure = structure_payload(self.view, self.selected_id)
 
@@ -296,11 +273,9 @@ class SessionWidget(anywidget.AnyWidget):
             self.busy = busy
             if text or not busy:
                 self.status = text
-            if not busy and self._state_handle is not None:
-                # The run is over: bring the traitlets up to date now rather than on a timer.
-                self._state_handle.cancel()
-                self._state_handle = None
-                self._publish_state()
+            if not busy:
+                # The run is over: bring the traitlets up to date now rather than when quiet.
+                self._jobs.quiet_now(1)
 
     def _push_event(self, data: dict[str, Any]) -> None:
         if not self._closed:
@@ -313,45 +288,22 @@ class SessionWidget(anywidget.AnyWidget):
         if not hasattr(self, "view") or getattr(self, "_resetting_view", False):
             return  # still in __init__ (the view is built with these values), or a reset
         # Like pi, a new filter or search clears the folds.
-        self._pending_view.update(filter_mode=self.filter_mode, search=self.search, folded=())
+        self._change_view(filter_mode=self.filter_mode, search=self.search, folded=())
         self.folded = []
-        self._relayout()
 
     @t.observe("folded")
     def _on_folded(self, change: dict[str, Any]) -> None:
         if not hasattr(self, "view") or getattr(self, "_resetting_view", False):
             return
-        if "filter_mode" in self._pending_view or frozenset(self.folded) != self.view.rows.folded:
-            self._pending_view["folded"] = tuple(self.folded)
-            self._relayout()
+        if self._jobs.pending_view() or frozenset(self.folded) != self.view.rows.folded:
+            self._change_view(folded=tuple(self.folded))
 
-    def _relayout(self) -> None:
-        """Re-filter the rows. On a large session this takes a while, so inside the kernel's
-        event loop it runs on a worker thread (the kernel keeps answering, keystrokes that
-        arrive meanwhile are merged) and appends wait until the new layout is published."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            changes, self._pending_view = self._pending_view, {}
+    def _change_view(self, **changes: Any) -> None:
+        """Re-filter the rows: a job of the queue inside the kernel's event loop (keystrokes
+        that arrive meanwhile are merged into it), at once outside one."""
+        if self._jobs.submit("view", changes) is None:
             self.view.rows.set_view(**changes)
             self._publish_layout()
-            return
-        if self._relayout_task is None:
-            self._relayout_task = asyncio.get_running_loop().create_task(self._run_relayout())
-
-    async def _run_relayout(self) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            while self._pending_view:
-                changes, self._pending_view = self._pending_view, {}
-                await loop.run_in_executor(None, lambda: self.view.rows.set_view(**changes))
-            if not self._closed:
-                self._publish_layout()
-        finally:
-            self._relayout_task = None
-        if self._sync_deferred and not self._closed:
-            self._sync_deferred = False
-            self.sync()
 
     @t.observe("context_window", "reserve_tokens", "keep_recent_tokens")
     def _on_settings(self, change: dict[str, Any]) -> None:
@@ -443,7 +395,7 @@ class SessionWidget(anywidget.AnyWidget):
             result = await run_action(self.agent, op, args)
         except ActionRefused as error:
             # Another writer's entries (picked up before refusing) are shown at once.
-            await self._sync_off_loop()
+            await self._jobs.run("sync")
             self._set_status("", str(error))
             self._reply_error(request_id, str(error), refused=True, concurrent=error.concurrent)
             return
@@ -453,7 +405,7 @@ class SessionWidget(anywidget.AnyWidget):
             self._set_status("", message)
             self._reply_error(request_id, message, refused=False)
             return
-        await self._sync_off_loop()
+        await self._jobs.run("sync")
         if op == "navigate" and not result.get("already_here"):
             with self.hold_sync():
                 self.editor_text = result.get("editor_text") or ""
@@ -465,8 +417,7 @@ class SessionWidget(anywidget.AnyWidget):
         elif op == "compact":
             self._set_status("", f"Compacted: {result['tokens_before']} tokens before")
         elif op in ("fork", "clone"):
-            self._reset_view_for_new_session()
-            self._publish_layout()
+            await self._jobs.run("call", self._reset_view_for_new_session)  # after the rebind
             with self.hold_sync():
                 # pi puts the forked message's text back in the editor (clone has none).
                 self.editor_text = result.get("selected_text") or ""
@@ -482,7 +433,6 @@ class SessionWidget(anywidget.AnyWidget):
         go back to pi's defaults. A filter kept from the old session could hide every entry of
         the new one ("No entries found" on a session that has entries), and the folds name
         entries of the old file; pi's /tree also opens a new session unfiltered."""
-        self._pending_view = {}
         self.view.rows.set_view(filter_mode="default", search="", folded=())
         with self.hold_sync():
             # Observers see the view already reset and have nothing left to re-filter.
@@ -491,6 +441,7 @@ class SessionWidget(anywidget.AnyWidget):
                 self.filter_mode, self.search, self.folded = "default", "", []
             finally:
                 self._resetting_view = False
+        self._publish_layout()
 
     # ------------------------------------------------------------------ following a file
 
@@ -510,9 +461,9 @@ class SessionWidget(anywidget.AnyWidget):
         self._closed = True
         if getattr(self, "_feed", None) is not None:
             self._feed.close()
-        for name in ("_snapshot_handle", "_state_handle"):
-            if getattr(self, name, None) is not None:
-                getattr(self, name).cancel()
+            self._unsubscribe_switch()
+        if getattr(self, "_jobs", None) is not None:
+            self._jobs.close()
         if getattr(self, "_follow_task", None) is not None:
             self._follow_task.cancel()
         super().close()

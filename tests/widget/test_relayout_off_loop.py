@@ -37,8 +37,8 @@ def test_search_relayout_leaves_the_loop_free():
         await asyncio.sleep(0)
         before = widget.row_count
         widget.search = "question 1234"
-        assert widget._relayout_task is not None  # the observer returned at once
-        while widget._relayout_task is not None:
+        assert widget._jobs.pending  # the observer returned at once: the re-layout is a queued job
+        while widget._jobs.pending:
             await asyncio.sleep(0.005)
         done.set()
         await tick_task
