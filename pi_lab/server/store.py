@@ -36,6 +36,7 @@ from typing import Any
 from pi_lab.errors import PiLabError
 from pi_lab.session.readonly import session_from_bytes
 from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines
+from pi_lab.session.tail import FileReplaced, FileTail
 from pi_lab.view.actions import WRITE_ACTIONS
 from pi_lab.view.gauge import gauge_after_entries, recorded_model
 from pi_lab.view.payload import SessionView, ViewSettings, gauge_payload
@@ -272,8 +273,13 @@ class SessionStore:
         with open(loaded.path, "rb") as handle:
             if handle.read(len(loaded.head)) != loaded.head:
                 return self._load(loaded.path)
-            handle.seek(loaded.consumed)
-            chunk = handle.read(stamp.size - loaded.consumed)
+        # The engine's reader of a growing file (SessionManager.refresh reads with it too).
+        reader = FileTail(loaded.path, offset=loaded.consumed, size=loaded.stamp.size,
+                          identity=(loaded.stamp.device, loaded.stamp.inode))
+        try:
+            chunk = reader.read().data
+        except FileReplaced:
+            return self._load(loaded.path)
         start = 0
         if loaded.tail_taken:
             newline = chunk.find(b"\n")
