@@ -225,11 +225,19 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     }
     typesInFlight.add(text.id);
     transport.request<EntryDetail>('entry', { id: text.id }).then(reply => {
-      if (typeof reply.result.type === 'string') {
-        text.type = reply.result.type;
-        list.render();
+      const type = reply.result.type;
+      if (typeof type !== 'string') {
+        return;
       }
-    }, () => undefined);
+      text.type = type;
+      // The rows answer may since have been replaced by a newer one for the same entry.
+      cols?.texts.forEach(t => {
+        if (t && t.id === text.id && !t.text) {
+          t.type = type;
+        }
+      });
+      list.render();
+    }, () => typesInFlight.delete(text.id));
   }
 
   function updatePosition(): void {
