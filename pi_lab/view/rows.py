@@ -44,7 +44,33 @@ from pi_lab.view.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_error_
 
 from pi_lab.session.entries import Entry, str_key
 
-__all__ = ["RowState", "Delta", "SyncResult"]
+__all__ = ["RowState", "Delta", "SyncResult", "entry_flags"]
+
+
+# Flag bits that depend on where the row is drawn (NavRow attributes of the same name).
+_LAYOUT_FLAGS = ("show_connector", "is_last", "is_leaf", "foldable", "folded", "is_virtual_root_child")
+
+
+def entry_flags(marks: ContextMarks, entry: Entry, entry_id: Any, *, label: Any, on_active_path: bool) -> int:
+    """The flag bits of an entry's row that do not depend on the layout: on the active path,
+    labelled, and what the model sees of it at the leaf (``marks``), and whether it failed.
+    A row adds its layout bits (connector, last, leaf, folds, children)."""
+    f = FLAG["on_active_path"] if on_active_path else 0
+    if label:
+        f |= FLAG["has_label"]
+    entry_id = str_key(entry_id)  # the marks hold string ids; a list id is unhashable
+    if entry_id is not None:
+        if entry_id in marks.out_of_context:
+            f |= FLAG["out_of_context"]
+        if entry_id == marks.first_kept_id:
+            f |= FLAG["first_kept"]
+        if entry_id in marks.omitted:
+            f |= FLAG["omitted"]
+        if entry_id in marks.replaced:
+            f |= FLAG["replaced"]
+    if is_error_entry(entry):
+        f |= FLAG["error"]
+    return f
 
 
 def _call_key(call_id: Any) -> Any:
@@ -213,37 +239,12 @@ class RowState:
         return found[1]
 
     def _flags(self, row: NavRow, has_children: bool) -> int:
-        f = 0
-        if row.show_connector:
-            f |= FLAG["show_connector"]
-        if row.is_last:
-            f |= FLAG["is_last"]
-        if row.on_active_path:
-            f |= FLAG["on_active_path"]
-        if row.is_leaf:
-            f |= FLAG["is_leaf"]
-        if row.foldable:
-            f |= FLAG["foldable"]
-        if row.folded:
-            f |= FLAG["folded"]
-        if row.label:
-            f |= FLAG["has_label"]
-        if row.is_virtual_root_child:
-            f |= FLAG["is_virtual_root_child"]
+        f = entry_flags(self.marks, row.entry, row.entry_id, label=row.label, on_active_path=row.on_active_path)
+        for name in _LAYOUT_FLAGS:
+            if getattr(row, name):
+                f |= FLAG[name]
         if has_children:
             f |= FLAG["has_children"]
-        entry_id = str_key(row.entry_id)  # the marks hold string ids; a list id is unhashable
-        marks = self.marks
-        if entry_id in marks.out_of_context:
-            f |= FLAG["out_of_context"]
-        if entry_id is not None and entry_id == marks.first_kept_id:
-            f |= FLAG["first_kept"]
-        if entry_id in marks.omitted:
-            f |= FLAG["omitted"]
-        if entry_id in marks.replaced:
-            f |= FLAG["replaced"]
-        if is_error_entry(row.entry):
-            f |= FLAG["error"]
         return f
 
     def _row_map(self) -> dict[Any, int]:
