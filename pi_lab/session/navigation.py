@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_lab.session import display as _display
+from pi_lab.session import flatten as _flatten
+
 from pi_lab.session.display import (
     ToolCall,
     copy_text,
@@ -35,26 +38,7 @@ from pi_lab.session.flatten import (
 
 _RENDERER = ("render_row", "render_rows", "status_line", "window_for_terminal", "window_range")
 
-__all__ = [
-    "FILTER_MODES",
-    "SETTINGS_ENTRY_TYPES",
-    "ToolCall",
-    "FlatTree",
-    "NavRow",
-    "flatten_tree",
-    "visible_rows",
-    "navigation_rows",
-    "search_text",
-    "search_tokens",
-    "display_text",
-    "format_tool_call",
-    "format_label_time",
-    "copy_text",
-    "shorten_home",
-    "default_home",
-    "initial_selection",
-    *_RENDERER,
-]
+__all__ = [*_display.__all__, *_flatten.__all__, *_RENDERER]
 
 
 def __getattr__(name: str) -> Any:
