@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAGIC", "ROW_COLUMNS", "GutterTable", "RowColumns", "encode_structure", "decode_structure", "row_values"]
+__all__ = ["MAGIC", "ROW_COLUMNS", "GutterTable", "RowColumns", "encode_structure", "decode_structure", "row_values", "pack_blob"]
 
 MAGIC = b"PIR1"
 ROW_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -149,11 +149,22 @@ def encode_structure(columns: RowColumns, gutters: GutterTable, header: dict[str
     blocks = []
     for name, dtype, values in specs:
         blocks.append((name, dtype, len(values), _pad4(_array(dtype, values).tobytes())))
+    head = dict(header, row_count=len(columns), gutter_count=len(gutters))
+    return pack_blob(MAGIC, head, blocks)
+
+
+def pack_blob(magic: bytes, header: dict[str, Any], blocks: list[tuple[str, str, int, bytes]], *,
+              ensure_ascii: bool = True) -> bytes:
+    """``magic``, the JSON header's length (u32), the header padded to 4 bytes with spaces, then
+    each block ``(name, dtype, count, padded bytes)``; the header lists every block's offset.
+
+    The header's own length decides where the columns start, so the offsets are iterated to
+    a fixed point. (The static export packs its columns with this too.)
+    """
     described: list[dict[str, Any]] = []
-    # The header's own length decides where the columns start: iterate to a fixed point.
     while True:
-        head = dict(header, row_count=len(columns), gutter_count=len(gutters), columns=described)
-        head_bytes = _pad4(json.dumps(head, separators=(",", ":")).encode("utf-8"), b" ")
+        head_bytes = _pad4(json.dumps(dict(header, columns=described), separators=(",", ":"),
+                                      ensure_ascii=ensure_ascii).encode("utf-8"), b" ")
         offset = 8 + len(head_bytes)
         new = []
         for name, dtype, count, data in blocks:
@@ -162,7 +173,7 @@ def encode_structure(columns: RowColumns, gutters: GutterTable, header: dict[str
         if new == described:
             break
         described = new
-    return b"".join([MAGIC, struct.pack("<I", len(head_bytes)), head_bytes, *(data for *_, data in blocks)])
+    return b"".join([magic, struct.pack("<I", len(head_bytes)), head_bytes, *(data for *_, data in blocks)])
 
 
 def decode_structure(blob: bytes) -> tuple[dict[str, Any], dict[str, list[int]]]:
