@@ -6,7 +6,7 @@
 For each size: export with ``pi-lab export`` and with pi's ``exportFromFile`` (npm package in
 bench/.pi, called from node), open each file in headless chromium (/usr/bin/chromium) with every
 network request aborted except the file itself, and record the file size, the export time, the
-time from navigation start to the first tree rows drawn, the DOM node count once the page has
+time from navigation start to the first tree rows drawn (median of ``--repeat`` opens), the DOM node count once the page has
 settled, and a screenshot of the tree at the deepest branch point (bench/out/export-*.png).
 Writes bench/out/export_bench.json and prints a Markdown table.
 """
@@ -115,6 +115,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10k,100k")
     ap.add_argument("--timeout", type=float, default=180, help="seconds to wait for a page's first rows")
+    ap.add_argument("--repeat", type=int, default=3, help="opens of each page; the median first rows is reported")
     args = ap.parse_args()
     unavailable = run.pi_unavailable(False)
     from playwright.sync_api import sync_playwright
@@ -134,8 +135,15 @@ def main() -> int:
                     continue
                 row["export_s"] = round((export_pi_lab if which == "pi_lab" else export_pi)(src, out), 2)
                 row["bytes"] = out.stat().st_size
-                row.update(open_page(browser, out, which, branch_id, run.OUT / f"export-{size}-{which}.png",
-                                     args.timeout))
+                runs = []
+                for _ in range(max(1, args.repeat)):
+                    runs.append(open_page(browser, out, which, branch_id, run.OUT / f"export-{size}-{which}.png",
+                                          args.timeout))
+                    if not runs[-1]["opened"]:
+                        break  # a page that does not open once is not opened again
+                opened = [r for r in runs if r["opened"]]
+                row.update(runs[-1] if not opened else sorted(opened, key=lambda r: r["first_rows_ms"])[len(opened) // 2])
+                row["first_rows_all_ms"] = [r.get("first_rows_ms") for r in runs]
                 results.append(row)
                 print(json.dumps(row), file=sys.stderr)
         browser.close()

@@ -94,8 +94,10 @@ def render_html(sm: Any, *, title: str | None = None) -> str:
         '<script type="application/json" id="pi-chunk-offsets">',
         json.dumps(offsets, separators=(",", ":")),
         "</script>\n",
+        # The script before the entry chunks: the first rows are drawn while those are parsed.
+        f"<script>{script}</script>\n",
         f'<script type="application/octet-stream" id="pi-chunks">{"".join(encoded)}</script>\n',
-        f"<script>{script}</script>\n</body>\n</html>\n",
+        "</body>\n</html>\n",
     ])
 
 

@@ -244,8 +244,12 @@ export function previewDetail(record: EntryRecord): Record<string, unknown> | un
 /** The chunks of entry records, inflated on first use and kept. */
 export class ChunkStore {
   private readonly cache = new Map<number, Promise<EntryRecord[]>>();
+  /**
+   * `text` is the packed chunks, or a promise of them: the page puts them after its script, so
+   * the first rows are drawn while the browser is still reading them.
+   */
   constructor(
-    private readonly text: string,
+    private readonly text: string | Promise<string>,
     private readonly offsets: number[],
     private readonly size: number
   ) {}
@@ -254,8 +258,9 @@ export class ChunkStore {
     const chunk = Math.floor(index / this.size);
     let found = this.cache.get(chunk);
     if (!found) {
-      const part = this.text.slice(this.offsets[chunk], this.offsets[chunk + 1]);
-      found = inflate(part).then(buffer => unshare(JSON.parse(new TextDecoder().decode(buffer))).map(complete));
+      found = Promise.resolve(this.text)
+        .then(text => inflate(text.slice(this.offsets[chunk], this.offsets[chunk + 1])))
+        .then(buffer => unshare(JSON.parse(new TextDecoder().decode(buffer))).map(complete));
       this.cache.set(chunk, found);
     }
     return found.then(records => records[index - chunk * this.size]);

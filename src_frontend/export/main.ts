@@ -30,7 +30,14 @@ async function start(): Promise<void> {
   }
   const { header, flat } = decodeMain(await inflate(text('pi-main').trim()));
   const offsets = JSON.parse(text('pi-chunk-offsets') || '[0]') as number[];
-  const transport = new StaticTransport(header, flat, new ChunkStore(text('pi-chunks').trim(), offsets, header.chunk));
+  // The chunks follow this script in the page: read them once the document is parsed.
+  const chunks =
+    document.readyState === 'loading'
+      ? new Promise<string>(resolve =>
+          document.addEventListener('DOMContentLoaded', () => resolve(text('pi-chunks').trim()), { once: true })
+        )
+      : text('pi-chunks').trim();
+  const transport = new StaticTransport(header, flat, new ChunkStore(chunks, offsets, header.chunk));
   const wanted = hashId();
   if (wanted && transport.index(wanted) >= 0) {
     transport.set({ selected_id: wanted });
