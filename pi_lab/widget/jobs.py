@@ -9,7 +9,7 @@ is what keeps the rows consistent, so they all go through one queue:
 * ``"view"`` jobs carry the view changes; keystrokes that arrive while one waits are merged
   into it (the last value of each setting wins);
 * ``"sync"`` jobs are not queued twice: one waiting sync catches up with everything;
-* ``"call"`` jobs run a function on the loop between the others (a rebind after a fork).
+* any other kind (``"rebind"`` after a fork, ``"call"`` with a function) runs in its turn.
 
 After a delta the traitlets and the saved structure are brought up to date once the queue has
 been quiet for a while (the *quiet steps*): a live session sends one small message per entry,

@@ -220,12 +220,18 @@ class SessionWidget(anywidget.AnyWidget):
             result = await loop.run_in_executor(None, self.view.rows.sync)
             if not self._closed:
                 self._apply_sync(result)
+        elif kind == "rebind":
+            sm = self.agent.session_manager
+            if sm is not self.view.sm:  # the new file's rows are laid out off the loop too
+                await loop.run_in_executor(None, lambda: self.view.rebind(sm))
+                if not self._closed:
+                    self._publish_layout()
         else:
             payload()
 
     def _on_agent_event(self, event: dict[str, Any]) -> None:
         if event.get("type") == "session_switch":  # a fork or clone: the agent is on another file
-            if self._jobs.submit("call", self._rebind) is None:
+            if self._jobs.submit("rebind") is None:
                 self._rebind()
 
     def _rebind(self) -> None:
