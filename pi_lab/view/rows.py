@@ -434,12 +434,7 @@ class RowState:
             self._set_flag(leaf_row, "is_leaf", False, ops)
             if parent_stays:
                 if entry_visible:
-                    row = self._new_row(entry, leaf_row, self._child_layout(leaf_row))
-                    p = self.rows[leaf_row]
-                    self._set_flag(leaf_row, "has_children", True, ops)
-                    self._set_flag(leaf_row, "foldable", self.columns.parent[leaf_row] < 0 or p.show_connector, ops)
-                    self._insert(leaf_row + 1, row, ops)
-                    self.leaf_row = self.anchor_row = leaf_row + 1
+                    self._add_only_child(entry, leaf_row, ops)
                 else:
                     self.leaf_row = -1
                     self.anchor_row = leaf_row
@@ -482,16 +477,20 @@ class RowState:
                 elif self.columns.flags[anchor] & FLAG["has_children"]:
                     return False  # the anchor becomes a branch point
                 else:
-                    row = self._new_row(entry, anchor, self._child_layout(anchor))
-                    a = self.rows[anchor]
-                    self._set_flag(anchor, "has_children", True, ops)
-                    self._set_flag(anchor, "foldable", self.columns.parent[anchor] < 0 or a.show_connector, ops)
-                    # The anchor has no visible children, so its subtree is just its own row.
-                    self._insert(anchor + 1, row, ops)
-                    self.leaf_row = self.anchor_row = anchor + 1
+                    self._add_only_child(entry, anchor, ops)
         if entry.get("type") == "label":
             return self._relabel(entry, ops)
         return True
+
+    def _add_only_child(self, entry: Entry, parent: int, ops: list[dict[str, Any]]) -> None:
+        """``entry`` as the first visible child of row ``parent``, which has no visible
+        children, so its subtree is just its own row: the new row goes right below it."""
+        row = self._new_row(entry, parent, self._child_layout(parent))
+        p = self.rows[parent]
+        self._set_flag(parent, "has_children", True, ops)
+        self._set_flag(parent, "foldable", self.columns.parent[parent] < 0 or p.show_connector, ops)
+        self._insert(parent + 1, row, ops)
+        self.leaf_row = self.anchor_row = parent + 1
 
     def _relabel(self, entry: Entry, ops: list[dict[str, Any]]) -> bool:
         target_id = entry.get("targetId")
