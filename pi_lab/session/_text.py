@@ -7,7 +7,7 @@ from typing import Any
 # The JavaScript string helpers live in _js; they are re-exported here for existing callers.
 from pi_lab.session._js import JS_WHITESPACE, js_len, js_slice, js_trim
 
-__all__ = ["js_len", "js_slice", "js_trim", "content_text", "content_preview", "JS_WHITESPACE"]
+__all__ = ["js_len", "js_slice", "js_trim", "content_text", "content_preview", "field_text", "JS_WHITESPACE"]
 
 
 def content_text(content: Any, separator: str = "") -> str:
@@ -53,16 +53,16 @@ def content_preview(content: Any, separator: str = " ", *, thinking_text: bool =
                 arguments = dumps(block.get("arguments", {})).decode("utf-8")
             except (TypeError, ValueError):
                 arguments = repr(block.get("arguments"))
-            parts.append(f"→ {_shown(block.get('name'))}({arguments})")
+            parts.append(f"→ {field_text(block.get('name'))}({arguments})")
         elif kind == "thinking":
             text = block.get("thinking")
             parts.append(f"(thinking) {text}" if thinking_text and isinstance(text, str) else "[thinking]")
         elif kind is not None:
-            parts.append(f"[{_shown(kind)}]")
+            parts.append(f"[{field_text(kind)}]")
     return separator.join(parts)
 
 
-def _shown(value: Any) -> str:
+def field_text(value: Any) -> str:
     """A field as text: scalars as Python shows them, a list or object as compact JSON
     (written iteratively: ``str`` of a 3,000-level list would recurse)."""
     if isinstance(value, (list, dict)):
