@@ -36,7 +36,7 @@ __all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "read_complete_lines"
 # window - reserve was the automatic threshold check.
 _DEFAULT_RESERVE = 16384
 
-Entry = dict[str, Any]
+from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
 
 class FileUnreadable(Exception):
