@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
-from pi_lab.session._text import content_preview
+from pi_lab.session._text import content_preview, field_text
 
 __all__ = ["main", "build_parser", "load_session"]
 
@@ -128,11 +128,11 @@ def _role_label(message: dict[str, Any]) -> str:
     role = message.get("role")
     label = role if isinstance(role, str) else "?"
     if role == "toolResult" and message.get("toolName"):
-        label += f" {message['toolName']}"
+        label += f" {field_text(message['toolName'])}"
         if message.get("isError"):
             label += " (error)"
     elif role == "custom" and message.get("customType"):
-        label += f" {message['customType']}"
+        label += f" {field_text(message['customType'])}"
     return label
 
 
@@ -154,10 +154,10 @@ def _cmd_context(args: argparse.Namespace, out: TextIO) -> int:
                 cost = f"~{tokens} tok"
             else:
                 cost = "~? tok"
-            blocks.append(f"[{count}] {_role_label(message)} · entry {source_id} · {cost}")
+            blocks.append(f"[{count}] {_role_label(message)} · entry {field_text(source_id)} · {cost}")
             blocks.append(f"    {message_preview(message)}")
     model = projection.model or {}
-    model_text = "/".join(str(v) for v in (model.get("provider"), model.get("modelId")) if v) or "unknown"
+    model_text = "/".join(field_text(v) for v in (model.get("provider"), model.get("modelId")) if v) or "unknown"
     total_text = f"~{total} tok" if estimate is not None else "~? tok"
     out.write(
         f"Context at leaf {leaf}: {count} message{'s' if count != 1 else ''}, {total_text}"

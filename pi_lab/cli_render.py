@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from pi_lab.session._text import field_text
 from pi_lab.session.display import _display_text, format_label_time
 from pi_lab.session.flatten import NavRow
 
@@ -62,7 +63,8 @@ def render_row(
     if row.on_active_path:
         parts.append("• ")
     if row.label:
-        parts.append(f"[{row.label}] ")
+        label = row.label if isinstance(row.label, str) else field_text(row.label)  # odd label values
+        parts.append(f"[{label}] ")
         if show_label_times and row.label_timestamp:
             parts.append(format_label_time(row.label_timestamp, now) + " ")
     if home is None:

@@ -276,7 +276,8 @@ class EntryAppends:
         for copy in kept:
             if copy.get("type") == "compaction":
                 first_kept = copy.get("firstKeptEntryId")
-                if first_kept != copy.get("id") and first_kept in first_after_label:
+                # A non-string firstKeptEntryId (hand-edited file) names no entry.
+                if isinstance(first_kept, str) and first_kept != copy.get("id") and first_kept in first_after_label:
                     copy["firstKeptEntryId"] = first_after_label[first_kept]
         now = self._now()
         session_id = self._session_id_factory() if self._session_id_factory else uuid7(epoch_ms(now))
