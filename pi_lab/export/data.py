@@ -29,6 +29,7 @@ from typing import Any
 from pi_lab.export.context import context_records
 from pi_lab.server.listing import title_fields
 from pi_lab.widget.gauge import recorded_context_window, recorded_model
+from pi_lab.widget.detail import RAW_LIMIT, TEXT_LIMIT
 from pi_lab.widget.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_error_entry
 from pi_lab.widget.payload import SessionView, ViewSettings, entry_payload
 from pi_lab.widget.rows import RowState
@@ -36,6 +37,7 @@ from pi_lab.widget.rows import RowState
 __all__ = ["CHUNK", "MAGIC", "export_data"]
 
 CHUNK = 256
+_NO_CUT = min(TEXT_LIMIT, RAW_LIMIT)
 MAGIC = b"PIX1"
 _COLUMNS = (("parent", "i", "i32"), ("category", "B", "u8"), ("kind", "B", "u8"), ("tokens", "I", "u32"),
             ("entry", "I", "u32"), ("flags", "H", "u16"))
@@ -284,8 +286,16 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
             entry_id = flat.ids[i]
             record: dict[str, Any] = {"c": contexts[i]}
             if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
-                short = entry_payload(view, entry_id, False)
                 full = entry_payload(view, entry_id, True)
+                # Every part of a detail is cut from this entry's own text, which its raw JSON
+                # holds at full length; so a raw JSON under the smallest limit means nothing is
+                # cut. A tool result also shows its call (another entry's arguments).
+                raw = full.get("raw")
+                if (isinstance(raw, dict) and isinstance(raw.get("text"), str) and len(raw["text"]) <= _NO_CUT
+                        and full.get("kind") != "tool_result" and "tool_result" not in full):
+                    short = full
+                else:
+                    short = entry_payload(view, entry_id, False)
                 if full != short:
                     record["p"] = _short_patch(short, full)
                 entry = _printable_entry(flat.entries[i])
