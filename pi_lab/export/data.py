@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import sys
 from array import array
 from typing import Any
@@ -30,7 +29,9 @@ from pi_lab.export.context import context_records
 from pi_lab.server.listing import title_fields
 from pi_lab.widget.gauge import recorded_context_window, recorded_model
 from pi_lab.widget.detail import RAW_LIMIT, TEXT_LIMIT
-from pi_lab.widget.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_error_entry
+from pi_lab.view.columns import pack_blob
+from pi_lab.view.rows import entry_flags
+from pi_lab.widget.kinds import FLAG_BITS, KIND_NAMES, entry_kind
 from pi_lab.widget.payload import SessionView, ViewSettings, entry_payload
 from pi_lab.widget.rows import RowState
 
@@ -43,51 +44,15 @@ _COLUMNS = (("parent", "i", "i32"), ("category", "B", "u8"), ("kind", "B", "u8")
             ("entry", "I", "u32"), ("flags", "H", "u16"))
 
 
-def _pad4(data: bytes, fill: bytes) -> bytes:
-    return data + fill * ((-len(data)) % 4)
-
-
 def _pack(header: dict[str, Any], columns: dict[str, list[int]]) -> bytes:
     blocks = []
     for name, code, dtype in _COLUMNS:
         arr = array(code, columns[name])
         if sys.byteorder != "little":
             arr.byteswap()
-        blocks.append((name, dtype, len(columns[name]), _pad4(arr.tobytes(), b"\0")))
-    described: list[dict[str, Any]] = []
-    while True:  # the header's length decides where the columns start
-        head = _pad4(json.dumps(dict(header, columns=described), separators=(",", ":"),
-                                ensure_ascii=False).encode("utf-8"), b" ")
-        offset = 8 + len(head)
-        new = []
-        for name, dtype, count, data in blocks:
-            new.append({"name": name, "dtype": dtype, "offset": offset, "count": count})
-            offset += len(data)
-        if new == described:
-            break
-        described = new
-    return b"".join([MAGIC, struct.pack("<I", len(head)), head, *(b[3] for b in blocks)])
-
-
-def _static_flags(rows: RowState, entry: dict[str, Any], entry_id: Any, label: Any, on_path: bool) -> int:
-    # The layout-independent part of RowState._flags; the page adds the layout bits.
-    marks = rows.marks
-    f = 0
-    if on_path:
-        f |= FLAG["on_active_path"]
-    if label:
-        f |= FLAG["has_label"]
-    if entry_id in marks.out_of_context:
-        f |= FLAG["out_of_context"]
-    if entry_id is not None and entry_id == marks.first_kept_id:
-        f |= FLAG["first_kept"]
-    if entry_id in marks.omitted:
-        f |= FLAG["omitted"]
-    if entry_id in marks.replaced:
-        f |= FLAG["replaced"]
-    if is_error_entry(entry):
-        f |= FLAG["error"]
-    return f
+        data = arr.tobytes()
+        blocks.append((name, dtype, len(columns[name]), data + b"\0" * ((-len(data)) % 4)))
+    return pack_blob(MAGIC, header, blocks, ensure_ascii=False)
 
 
 def _is_cut(value: Any) -> bool:
@@ -246,7 +211,8 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
         columns["kind"].append(entry_kind(entry))
         columns["tokens"].append(min(rows._tokens(entry), 0xFFFFFFFF))
         columns["entry"].append(rows.entry_pos.get(entry_id, 0) if isinstance(entry_id, str) else 0)
-        columns["flags"].append(_static_flags(rows, entry, entry_id, flat.labels[i], flat.on_active_path[i]))
+        columns["flags"].append(entry_flags(rows.marks, entry, entry_id, label=flat.labels[i],
+                                            on_active_path=flat.on_active_path[i]))
         texts.append(flat.display_text(i, home))
         search.append(flat.search_text(i))
     info = {
