@@ -103,9 +103,12 @@ def test_double_click_pi_session_file_opens_viewer(page, lab_server, open_lab, f
     item = page.locator(".jp-DirListing-item", has=page.get_by_text(PI_FILE_NAME, exact=True))
     item.dblclick()
 
-    # The viewer itself is tested in test_viewer.py; here: the packaged front end opens it.
+    # The viewer itself is tested in ui-tests/tests/viewer.spec.ts; here: the packaged front end opens it.
     view = page.locator(".jp-PiSessionDocument .jp-PiSessionView .pi-lab")
     expect(view.locator(".pi-meta")).to_contain_text(f"{len(lines) - 1} entries")
     expect(view.locator(".pi-row").first).to_be_visible()
-    expect(page.locator(".lm-TabBar-tab.lm-mod-current", has_text=PI_FILE_NAME)).to_be_visible()
+    # The tab shows the session's title (its first user message here), not the timestamp file name.
+    label = page.locator(".lm-TabBar-tab.lm-mod-current[data-type='document-title'] .lm-TabBar-tabLabel")
+    expect(label).to_have_text(re.compile(r"\S"))
+    expect(label).not_to_have_text(PI_FILE_NAME)
     page.screenshot(path=str(screenshot_dir / "pi-session-viewer.png"))

@@ -9,6 +9,7 @@ Screenshots go to PI_LAB_SCREENSHOTS (default /tmp/pi-lab-screenshots).
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import shutil
 import sys
@@ -687,6 +688,7 @@ def test_read_only_viewer_says_so_before_any_choice(page, lab_server, open_lab, 
     viewer = ".jp-PiSessionDocument .pi-lab"
     page.locator(f"{viewer} .pi-row").nth(1).wait_for()
     row = page.locator(f"{viewer} .pi-row").nth(1)
+    expect(row).to_have_attribute("data-id", re.compile(r".+"))  # the row's text (and id) has arrived
     row_id = row.get_attribute("data-id")
     row.dblclick()
     dialog = page.locator(f"{viewer} .pi-dialog")
