@@ -25,7 +25,23 @@ export class MetadataOnlyModelFactory extends TextModelFactory {
   }
 }
 
-export type PiSessionDocument = DocumentWidget<SessionViewerPanel, DocumentRegistry.ICodeModel>;
+/**
+ * A document widget whose tab label is the session's title, never a rename of the file.
+ *
+ * JupyterLab's DocumentWidget treats a change of its tab label as the user renaming the file
+ * (`_onTitleChanged` calls `context.rename(label)`), so naming the tab after the session would
+ * rename the user's pi session to its first message. The viewer only reads; it disconnects that
+ * handler. (tests/browser/test_browser_lab.py checks the file keeps its name.)
+ */
+export class PiSessionDocument extends DocumentWidget<SessionViewerPanel, DocumentRegistry.ICodeModel> {
+  constructor(options: DocumentWidget.IOptions<SessionViewerPanel, DocumentRegistry.ICodeModel>) {
+    super(options);
+    const renamer = (this as unknown as { _onTitleChanged?: (...args: unknown[]) => unknown })._onTitleChanged;
+    if (renamer) {
+      this.title.changed.disconnect(renamer, this);
+    }
+  }
+}
 
 export class PiSessionWidgetFactory extends ABCWidgetFactory<PiSessionDocument, DocumentRegistry.ICodeModel> {
   constructor(
@@ -47,7 +63,7 @@ export class PiSessionWidgetFactory extends ABCWidgetFactory<PiSessionDocument, 
         }
       }
     });
-    widget = new DocumentWidget({ content, context });
+    widget = new PiSessionDocument({ content, context });
     widget.addClass('jp-PiSessionDocument');
     context.pathChanged.connect(() => content.setPath(context.localPath));
     return widget;

@@ -111,4 +111,7 @@ def test_double_click_pi_session_file_opens_viewer(page, lab_server, open_lab, f
     label = page.locator(".lm-TabBar-tab.lm-mod-current[data-type='document-title'] .lm-TabBar-tabLabel")
     expect(label).to_have_text(re.compile(r"\S"))
     expect(label).not_to_have_text(PI_FILE_NAME)
+    # Naming the tab must not rename the file (a DocumentWidget renames on a label change).
+    page.wait_for_timeout(1000)
+    assert sorted(p.name for p in lab_server.root_dir.iterdir() if p.suffix == ".jsonl") == [PI_FILE_NAME]
     page.screenshot(path=str(screenshot_dir / "pi-session-viewer.png"))
