@@ -493,6 +493,13 @@ class SessionWidget(anywidget.AnyWidget):
         lines.append("(a snapshot: run the cell with a kernel for the live viewer)")
         return "\n".join(lines)
 
+    def to_html(self, path: str | os.PathLike[str], *, leaf_id: str | None = None) -> Any:
+        """Write this session as one self-contained HTML file (``pi_lab.export.export_html``):
+        the read-only viewer, no kernel and no network needed to open it."""
+        from pi_lab.export import export_html
+
+        return export_html(self.view.sm, path, leaf_id=leaf_id)
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle  # (data, metadata) or data

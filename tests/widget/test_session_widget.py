@@ -538,3 +538,20 @@ def test_the_snapshot_shows_where_the_model_is_missing_and_hides_beside_a_live_v
             assert not page.locator("#live .pi-lab-fallback").is_visible()
         finally:
             browser.close()
+
+
+def test_to_html_writes_the_static_export_of_the_widgets_session(seed_file, tmp_path):
+    before = Path(seed_file).read_bytes()
+    widget = SessionWidget(seed_file)
+    widget.view.sm.branch("A3")
+    out = tmp_path / "shared.html"
+    widget.to_html(out)
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") or page.lower().startswith("<!doctype html>")
+    assert "Content-Security-Policy" in page
+    # The widget's own leaf is the export's leaf: the same page as exporting the manager at A3.
+    from pi_lab.export import export_html
+
+    assert export_html(widget.view.sm, tmp_path / "a3.html").read_bytes() == out.read_bytes()
+    assert export_html(widget.view.sm, tmp_path / "a4.html", leaf_id="A4").read_bytes() != out.read_bytes()
+    assert Path(seed_file).read_bytes() == before  # the session file is only read
