@@ -7,13 +7,12 @@ state pi keeps (session-format.md §9, tree-and-context.md §1) and calls them.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from pi_lab.errors import ConcurrentWriteError
+from pi_lab.session import opening as _opening
 from pi_lab.session import paths as _paths
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._text import js_trim
@@ -33,12 +32,6 @@ from pi_lab.session.projection import (
     build_context_entries,
     build_session_projection,
     project_path,
-)
-from pi_lab.session.storage import (
-    InvalidSessionFile,
-    check_regular_file,
-    create_exclusive,
-    load_entries_from_file,
 )
 from pi_lab.session.changes import ChangeCursor, ChangeLog, Changes
 from pi_lab.session.appends import EntryAppends, _is_user_or_assistant
@@ -151,80 +144,11 @@ class SessionManager(EntryAppends, FileSync):
         """
         resolved = _paths.resolve_path(str(path))
         if read_only:
-            return cls._open_read_only(resolved, session_dir, cwd_override, uuid_factory=uuid_factory, clock=clock)
-        cwd = cwd_override
-        if cwd is None:
-            from pi_lab.session.storage import read_session_header
-
-            if os.path.exists(resolved):
-                check_regular_file(resolved)
-            header = read_session_header(resolved)
-            if header is None and os.path.exists(resolved):
-                # The first line may exceed the discovery scan; a full load learns the cwd.
-                loaded = load_entries_from_file(resolved).entries
-                header = loaded[0] if loaded else None
-            header_cwd = header.get("cwd") if header else None
-            cwd = header_cwd if isinstance(header_cwd, str) else os.getcwd()
-        directory = str(session_dir) if session_dir is not None else str(Path(resolved).parent)
-        return cls(cwd, directory, resolved, True, uuid_factory=uuid_factory, clock=clock)
-
-    @classmethod
-    def _open_read_only(
-        cls,
-        resolved: str,
-        session_dir: str | os.PathLike[str] | None,
-        cwd_override: str | None,
-        *,
-        uuid_factory: UuidFactory | None,
-        clock: Clock | None,
-    ) -> SessionManager:
-        """Read a session without writing it: no repair, no migration rewrite (in memory
-        only, with ids derived from the file's bytes so every read gives the same ones)."""
-        import hashlib
-
-        from pi_lab.session.readonly import stable_uuid_factory_from_digest
-
-        try:
-            check_regular_file(resolved)
-        except FileNotFoundError:
-            raise SessionNotFound(f"No session file at {resolved}") from None
-        # Ids are only made for a version-1 file; hash its bytes (while reading) only then.
-        from pi_lab.session.migration import js_to_number
-        from pi_lab.session.storage import read_session_header
-
-        first = read_session_header(resolved)
-        version = first.get("version") if first is not None else None
-        needs_ids = first is None or (1.0 if version is None else js_to_number(version)) < 2
-        hasher = hashlib.sha256() if needs_ids else None
-        loaded = load_entries_from_file(resolved, repair=False, hasher=hasher)
-        if loaded.invalid_reason or (not loaded.entries and loaded.skipped_lines):
-            raise InvalidSessionFile(resolved, loaded.invalid_reason)
-        if not loaded.entries:
-            raise InvalidSessionFile(resolved, "empty file (no session header)")
-        header = loaded.entries[0]
-        cwd = cwd_override
-        if cwd is None:
-            cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
-        directory = str(session_dir) if session_dir is not None else str(Path(resolved).parent)
-        factory = uuid_factory or (stable_uuid_factory_from_digest(hasher.digest()) if hasher else None)
-        sm = cls(cwd, directory, None, True, uuid_factory=factory, clock=clock, preloaded=[])
-        sm._read_only = True
-        sm._session_file = resolved
-        sm.skipped_lines = list(loaded.skipped_lines)
-        sm._loaded_version = loaded.entries[0].get("version")
-        sm._pending_rewrite = sm._adopt_checked(loaded.entries, resolved)
-        sm._uuid_factory = uuid_factory  # stable ids only for the migration of this read
-        sm._flushed = True
-        sm._note_read(loaded)
-        if loaded.tail_start < loaded.size:
-            # The unterminated last line is shown (pi parses it) but not yet consumed: if its
-            # writer is still on it, refresh reads the finished line again.
-            sm._consumed_bytes = loaded.tail_start
-            with open(resolved, "rb") as handle:
-                handle.seek(loaded.tail_start)
-                sm._tail = handle.read(loaded.size - loaded.tail_start) if loaded.tail_parsed else None
-            sm._partial_seen = (loaded.tail_start, loaded.size, time.monotonic())
-        return sm
+            return _opening.open_read_only(cls, resolved, session_dir, cwd_override, uuid_factory=uuid_factory,
+                                           clock=clock)
+        cwd = cwd_override if cwd_override is not None else _opening.header_cwd(resolved)
+        return cls(cwd, _opening.directory_of(resolved, session_dir), resolved, True, uuid_factory=uuid_factory,
+                   clock=clock)
 
     @classmethod
     def create(
@@ -277,9 +201,7 @@ class SessionManager(EntryAppends, FileSync):
     ) -> SessionManager:
         """Open the most recently modified session of ``cwd``, or start a new one."""
         cwd_s = str(cwd)
-        default_dir = _paths.default_session_dir(cwd_s)
-        directory = str(session_dir) if session_dir is not None else default_dir
-        filter_cwd = cwd_s if _paths.resolve_path(directory) != _paths.resolve_path(default_dir) else None
+        directory, filter_cwd = _opening.cwd_sessions(cwd_s, session_dir)
         found = _paths.find_most_recent_session(directory, filter_cwd)
         if found:
             return cls(cwd_s, directory, found, True, uuid_factory=uuid_factory, clock=clock)
@@ -297,36 +219,13 @@ class SessionManager(EntryAppends, FileSync):
         clock: Clock | None = None,
     ) -> SessionManager:
         """Copy a whole session file into a new one whose header names it as parent."""
-        source = _paths.resolve_path(str(source_path))
-        cwd = _paths.resolve_path(str(target_cwd))
-        loaded = load_entries_from_file(source)
-        if not loaded.entries:
-            raise ValueError(f"Cannot fork: source session file is empty or invalid: {source}")
-        directory = str(session_dir) if session_dir is not None else _paths.default_session_dir(cwd)
-        os.makedirs(directory, exist_ok=True)
-        session_id = validate_session_id(id) if id is not None else uuid7()
-        now = (clock or utc_now)()
-        header: Entry = {
-            "type": "session",
-            "version": CURRENT_VERSION,
-            "id": session_id,
-            "timestamp": iso_timestamp(now),
-            "cwd": cwd,
-            "parentSession": source,
-        }
-        target = os.path.join(directory, _paths.session_file_name(header["timestamp"], session_id))
-        # pi 1.6.0 copies the source lines without migrating them (session-format.md §7).
-        body = [e for e in loaded.entries if e.get("type") != "session"]
-        create_exclusive(target, [header, *body])
+        cwd, directory, target = _opening.write_fork(source_path, target_cwd, session_dir, id=id, clock=clock)
         return cls(cwd, directory, target, True, uuid_factory=uuid_factory, clock=clock)
 
     @staticmethod
     def list(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> list[_paths.SessionInfo]:
         """Sessions of ``cwd``, newest first."""
-        cwd_s = str(cwd)
-        default_dir = _paths.default_session_dir(cwd_s)
-        directory = str(session_dir) if session_dir is not None else default_dir
-        filter_cwd = cwd_s if _paths.resolve_path(directory) != _paths.resolve_path(default_dir) else None
+        directory, filter_cwd = _opening.cwd_sessions(str(cwd), session_dir)
         return _paths.list_sessions(directory, filter_cwd)
 
     @staticmethod
