@@ -37,7 +37,7 @@ import orjson
 from pi_lab.errors import PiLabError
 
 from ._assistant import AssistantBuilder, Clock, now_ms
-from .protocol import Cancel, Cancelled, CompleteFromStream, StreamEvent
+from .protocol import Cancel, Cancelled, CompleteFromStream, Context, StreamEvent
 from .redact import redact
 
 T = TypeVar("T")
@@ -89,6 +89,48 @@ class KeyedClient(CompleteFromStream):
         if model.provider != self.provider:
             return None
         return os.environ.get(self.env_key) or None
+
+    async def stream(
+        self,
+        model: Any,
+        context: Context,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        reasoning: str | None = None,
+        cancel: Cancel | None = None,
+        session_id: str | None = None,
+        max_tokens: int | None = None,
+        cache_retention: str | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """`ModelClient.stream` for both providers: only the request and the reader differ.
+
+        A missing key ends the message at once, before anything is sent.
+        """
+        builder = AssistantBuilder(model, self._clock())
+        yield builder.start()
+        key = self._resolve_key(model)
+        request = self._request(
+            model, context, key, tools=tools, reasoning=reasoning, session_id=session_id,
+            max_tokens=max_tokens, cache_retention=cache_retention,
+        )
+        if isinstance(request, str):
+            yield builder.fail(request)
+            return
+        url, headers, body = request
+        async for event in stream_reply(
+            builder, self._reader(builder, model), url, headers=headers, body=body, cancel=cancel,
+            timeout=self.timeout, secret=key, limits=(self.idle_timeout, self.deadline), clock=self._clock,
+        ):
+            yield event
+
+    def _request(
+        self, model: Any, context: Context, key: str | None, **options: Any
+    ) -> str | tuple[str, dict[str, str], dict[str, Any]]:
+        """The provider's `(url, headers, body)`, or the error text when it cannot be sent."""
+        raise NotImplementedError
+
+    def _reader(self, builder: AssistantBuilder, model: Any) -> Reader:
+        raise NotImplementedError
 
 
 class ProviderFailure(PiLabError):

@@ -33,7 +33,6 @@ message_stop`).
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -41,7 +40,7 @@ import httpx
 from . import _http
 from ._assistant import AssistantBuilder, Clock
 from .model import Model, calculate_cost
-from .protocol import Cancel, Context, StreamEvent
+from .protocol import Context, StreamEvent
 from .request import build_request
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_ANTHROPIC_BASE_URL", "THINKING_BUDGETS", "AnthropicClient"]
@@ -90,24 +89,12 @@ class AnthropicClient(_http.KeyedClient):
         super().__init__(api_key, base_url, headers, timeout, clock, idle_timeout, deadline)
         self.cache_retention = cache_retention
 
-    async def stream(
-        self,
-        model: Model,
-        context: Context,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        reasoning: str | None = None,
-        cancel: Cancel | None = None,
-        session_id: str | None = None,  # the Messages API has no session field
-        max_tokens: int | None = None,
-        cache_retention: str | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        builder = AssistantBuilder(model, self._clock())
-        yield builder.start()
-        key = self._resolve_key(model)
+    def _request(
+        self, model: Model, context: Context, key: str | None, *, session_id: str | None = None, **options: Any
+    ) -> str | tuple[str, dict[str, str], dict[str, Any]]:
+        # session_id: the Messages API has no session field
         if not key:
-            yield builder.fail(f"No API key for provider: {model.provider} (set ANTHROPIC_API_KEY or pass api_key)")
-            return
+            return f"No API key for provider: {model.provider} (set ANTHROPIC_API_KEY or pass api_key)"
         headers = {
             "content-type": "application/json",
             "accept": "text/event-stream",
@@ -115,17 +102,12 @@ class AnthropicClient(_http.KeyedClient):
             **self._headers,
             "x-api-key": key,
         }
-        body = self.build_body(
-            model, context, tools=tools, reasoning=reasoning, max_tokens=max_tokens, cache_retention=cache_retention
-        )
         base_url = model.base_url or self.base_url or DEFAULT_ANTHROPIC_BASE_URL
         url = base_url.rstrip("/") + "/v1/messages"
-        reader = _Reader(builder, model)
-        async for event in _http.stream_reply(
-            builder, reader, url, headers=headers, body=body, cancel=cancel, timeout=self.timeout, secret=key,
-            limits=(self.idle_timeout, self.deadline), clock=self._clock,
-        ):
-            yield event
+        return url, headers, self.build_body(model, context, **options)
+
+    def _reader(self, builder: AssistantBuilder, model: Model) -> _Reader:
+        return _Reader(builder, model)
 
     def build_body(
         self,

@@ -29,7 +29,6 @@ or `<status> status code (no body)`.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -37,7 +36,7 @@ import httpx
 from . import _http
 from ._assistant import AssistantBuilder, Clock
 from .model import Model, make_usage
-from .protocol import Cancel, Context, StreamEvent
+from .protocol import Context, StreamEvent
 from .request import build_request
 from .tokens import compact_json
 
@@ -78,44 +77,20 @@ class OpenAIClient(_http.KeyedClient):
         super().__init__(api_key, base_url, headers, timeout, clock, idle_timeout, deadline)
         self.max_tokens_field = max_tokens_field
 
-    async def stream(
-        self,
-        model: Model,
-        context: Context,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        reasoning: str | None = None,
-        cancel: Cancel | None = None,
-        session_id: str | None = None,
-        max_tokens: int | None = None,
-        cache_retention: str | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        builder = AssistantBuilder(model, self._clock())
-        yield builder.start()
-        key = self._resolve_key(model)
+    def _request(
+        self, model: Model, context: Context, key: str | None, **options: Any
+    ) -> str | tuple[str, dict[str, str], dict[str, Any]]:
         base_url = model.base_url or self.base_url
         if not key and not base_url:
-            yield builder.fail(f"No API key for provider: {model.provider} (set OPENAI_API_KEY or pass api_key)")
-            return
+            return f"No API key for provider: {model.provider} (set OPENAI_API_KEY or pass api_key)"
         headers = {"content-type": "application/json", "accept": "text/event-stream", **self._headers}
         if key:
             headers["authorization"] = f"Bearer {key}"
-        body = self.build_body(
-            model,
-            context,
-            tools=tools,
-            reasoning=reasoning,
-            max_tokens=max_tokens,
-            session_id=session_id,
-            cache_retention=cache_retention,
-        )
         url = (base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
-        reader = _Reader(builder, model)
-        async for event in _http.stream_reply(
-            builder, reader, url, headers=headers, body=body, cancel=cancel, timeout=self.timeout, secret=key,
-            limits=(self.idle_timeout, self.deadline), clock=self._clock,
-        ):
-            yield event
+        return url, headers, self.build_body(model, context, **options)
+
+    def _reader(self, builder: AssistantBuilder, model: Model) -> _Reader:
+        return _Reader(builder, model)
 
     def build_body(
         self,
