@@ -10,23 +10,22 @@ current root-to-node path is kept as a stack that grows and shrinks with the wal
 appended when the walk enters it and removed when it leaves), and only a compaction or a
 ``context_edit`` rebuilds it (they change earlier messages). The numbers equal
 ``estimate_context_tokens(build_session_context(entries, call.parentId).messages)``.
+That stack is :mod:`pi_lab.corpus.context`; the per-field readers are :mod:`pi_lab.corpus.fields`.
 """
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Mapping
 from typing import Any
 
+from pi_lab.corpus.context import _Context, _rebuild, _Stats
+from pi_lab.corpus.fields import _content_bytes, _ms, _num, _text_chars, _usage_row, _utf8_len, _window
 from pi_lab.corpus.schema import TABLE_NAMES
-from pi_lab.compaction.tokens import calculate_context_tokens, estimate_tokens, js_json, usage_anchor
-from pi_lab.llm.catalog import context_window_for
+from pi_lab.compaction.tokens import estimate_tokens, js_json, usage_anchor
 from pi_lab.session._json import loads_object
 from pi_lab.session._text import js_len, js_trim
-from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.migration import migrate_entries
-from pi_lab.session.projection import _context_entries_of_path, entry_to_messages, project_with_edit
+from pi_lab.session.projection import _context_entries_of_path, entry_to_messages
 from pi_lab.session.readonly import stable_uuid_factory
 from pi_lab.session.storage import parse_lines
 
@@ -41,91 +40,6 @@ from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every mod
 
 class FileUnreadable(Exception):
     """A file that yields no session (its reason goes to ``Corpus.errors``)."""
-
-
-_DAY_MS: dict[str, int | None] = {}
-
-
-def _ms(value: Any) -> int | None:
-    """Epoch ms of an ISO timestamp (``parse_iso_ms``), with a fast path for the shape pi
-    writes (``2026-03-02T09:00:00.000Z``): a session has thousands, over a few days."""
-    if value.__class__ is str and len(value) == 24 and value[23] == "Z" and value[10] == "T" and value[19] == ".":
-        day = value[:10]
-        base = _DAY_MS.get(day, -1)
-        if base == -1:
-            day_ms = parse_iso_ms(day + "T00:00:00.000Z")
-            base = None if day_ms != day_ms else int(day_ms)
-            _DAY_MS[day] = base
-        tail = value[11:13] + value[14:16] + value[17:19] + value[20:23]
-        if base is not None and tail.isdigit() and value[13] == ":" and value[16] == ":":
-            h, mi, sec, frac = int(tail[0:2]), int(tail[2:4]), int(tail[4:6]), int(tail[6:9])
-            if h < 24 and mi < 60 and sec < 60:
-                return base + ((h * 60 + mi) * 60 + sec) * 1000 + frac
-    ms = parse_iso_ms(value)
-    return None if ms != ms else int(ms)
-
-
-_WINDOWS: dict[Any, int | None] = {}
-
-
-def _window(model: str | None) -> int | None:
-    found = _WINDOWS.get(model, -1)
-    if found == -1:
-        found = _WINDOWS[model] = context_window_for(model)
-    return found
-
-
-def _num(value: Any) -> float:
-    """A usage counter as a number: missing, null or not a number → 0 (session-format.md §6.2)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    if isinstance(value, float) and math.isnan(value):
-        return 0
-    return value
-
-
-def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
-    """(input, output, cache_read, cache_write, total_tokens, cost) of one Usage object."""
-    if not isinstance(usage, Mapping):
-        return (0, 0, 0, 0, 0, 0.0)
-    inp, out = _num(usage.get("input")), _num(usage.get("output"))
-    cr, cw = _num(usage.get("cacheRead")), _num(usage.get("cacheWrite"))
-    total = _num(usage.get("totalTokens")) or (inp + out + cr + cw)
-    cost = usage.get("cost")
-    cost_total = float(_num(cost.get("total"))) if isinstance(cost, Mapping) else 0.0
-    return (inp, out, cr, cw, total, cost_total)
-
-
-def _text_chars(content: Any) -> int:
-    """JavaScript length of the text blocks (or the string) of a content value."""
-    if isinstance(content, str):
-        return js_len(content)
-    chars = 0
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-                chars += js_len(block["text"])
-    return chars
-
-
-def _utf8_len(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def _content_bytes(content: Any) -> int:
-    """UTF-8 bytes of a tool result's content: its text plus the base64 of its images."""
-    if isinstance(content, str):
-        return _utf8_len(content)
-    size = 0
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                size += _utf8_len(block["text"])
-            elif block.get("type") == "image" and isinstance(block.get("data"), str):
-                size += len(block["data"])
-    return size
 
 
 # ---------------------------------------------------------------------------------------------
@@ -150,124 +64,6 @@ def read_complete_lines(data: bytes) -> tuple[list[Entry], list[int], bool]:
         else:
             entries.append(entry)
     return entries, skipped, partial
-
-
-# ---------------------------------------------------------------------------------------------
-# The incremental projection
-
-
-class _Context:
-    """The projection of one path as parallel per-context-entry lists with running sums.
-
-    ``cum_tokens[i]``: pi's estimate of every message of context entries 0..i;
-    ``anchors[i]``: (usage tokens, cum tokens through that message, its entry) of the last
-    valid usage anchor among them, so the context estimate of the whole list is O(1).
-    """
-
-    __slots__ = ("entries", "counts", "cum_count", "cum_tokens", "anchors", "edits")
-
-    def __init__(self) -> None:
-        self.entries: list[Entry] = []
-        self.counts: list[int] = []
-        self.cum_count: list[int] = []
-        self.cum_tokens: list[int] = []
-        self.anchors: list[tuple[Any, int, Entry] | None] = []
-        self.edits: dict[str, Entry] = {}
-
-    def push(self, entry: Entry, stats: tuple[int, list[int], tuple[Any, int] | None]) -> None:
-        count, _tokens, local_anchor = stats
-        base_tokens = self.cum_tokens[-1] if self.cum_tokens else 0
-        base_count = self.cum_count[-1] if self.cum_count else 0
-        self.entries.append(entry)
-        self.counts.append(count)
-        self.cum_count.append(base_count + count)
-        self.cum_tokens.append(base_tokens + (sum(_tokens) if count else 0))
-        if local_anchor is not None:
-            self.anchors.append((local_anchor[0], base_tokens + local_anchor[1], entry))
-        else:
-            self.anchors.append(self.anchors[-1] if self.anchors else None)
-
-    def pop(self) -> None:
-        self.entries.pop()
-        self.counts.pop()
-        self.cum_count.pop()
-        self.cum_tokens.pop()
-        self.anchors.pop()
-
-    @property
-    def message_count(self) -> int:
-        return self.cum_count[-1] if self.cum_count else 0
-
-    @property
-    def plain_tokens(self) -> int:
-        """Sum of pi's per-message estimates (no usage anchor)."""
-        return self.cum_tokens[-1] if self.cum_tokens else 0
-
-    @property
-    def estimate(self) -> Any:
-        """``estimate_context_tokens(messages).tokens``: last anchor's usage + what follows."""
-        if not self.cum_tokens:
-            return 0
-        anchor = self.anchors[-1]
-        if anchor is None:
-            return self.cum_tokens[-1]
-        return anchor[0] + (self.cum_tokens[-1] - anchor[1])
-
-    def anchor_entry(self) -> Entry | None:
-        anchor = self.anchors[-1] if self.anchors else None
-        return anchor[2] if anchor is not None else None
-
-
-class _Stats:
-    """Messages, per-message estimates and the local usage anchor of (entry, edit) pairs,
-    computed once per pair: entries and edits live as long as the file's rows."""
-
-    __slots__ = ("cache",)
-
-    def __init__(self) -> None:
-        self.cache: dict[tuple[int, int], tuple[int, list[int], tuple[Any, int] | None]] = {}
-
-    def of(self, entry: Entry, edit: Entry | None, messages: list[dict[str, Any]] | None = None):
-        key = (id(entry), id(edit) if edit is not None else 0)
-        found = self.cache.get(key)
-        if found is not None:
-            return found
-        if messages is None:
-            messages = entry_to_messages(entry) if edit is None else project_with_edit(entry, edit)
-        tokens = [estimate_tokens(m) for m in messages]
-        anchor = None
-        running = 0
-        for message, tok in zip(messages, tokens):
-            running += tok
-            usage = usage_anchor(message)
-            if usage is not None:
-                anchor = (calculate_context_tokens(usage), running)
-        stats = (len(messages), tokens, anchor)
-        self.cache[key] = stats
-        return stats
-
-
-_EMPTY = (0, [], None)
-
-
-def _rebuild(context_entries: list[Entry], stats: _Stats) -> _Context:
-    """A fresh context from its context entries, with the rules of ``project_path``."""
-    ctx = _Context()
-    edits: dict[str, Entry] = {}
-    for entry in context_entries:
-        if entry.get("type") == "context_edit":
-            target = entry.get("targetId")
-            if isinstance(target, str):
-                edits[target] = entry
-    ctx.edits = edits
-    for i, entry in enumerate(context_entries):
-        if i > 0 and entry.get("type") == "compaction":
-            ctx.push(entry, _EMPTY)  # an older checkpoint inside the kept range
-            continue
-        entry_id = entry.get("id")
-        edit = edits.get(entry_id) if isinstance(entry_id, str) else None
-        ctx.push(entry, stats.of(entry, edit))
-    return ctx
 
 
 # ---------------------------------------------------------------------------------------------

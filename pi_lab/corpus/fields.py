@@ -1,0 +1,100 @@
+"""Reading the fields of session entries into corpus columns: timestamps, usage, sizes.
+
+Each function maps one JSON value to one cell, lenient the way pi is (a missing or odd
+value counts 0 or None, never an error), with caches for the values a session repeats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pi_lab.llm.catalog import context_window_for
+from pi_lab.session._text import js_len
+from pi_lab.session.ids import parse_iso_ms
+
+
+_DAY_MS: dict[str, int | None] = {}
+
+
+def _ms(value: Any) -> int | None:
+    """Epoch ms of an ISO timestamp (``parse_iso_ms``), with a fast path for the shape pi
+    writes (``2026-03-02T09:00:00.000Z``): a session has thousands, over a few days."""
+    if value.__class__ is str and len(value) == 24 and value[23] == "Z" and value[10] == "T" and value[19] == ".":
+        day = value[:10]
+        base = _DAY_MS.get(day, -1)
+        if base == -1:
+            day_ms = parse_iso_ms(day + "T00:00:00.000Z")
+            base = None if day_ms != day_ms else int(day_ms)
+            _DAY_MS[day] = base
+        tail = value[11:13] + value[14:16] + value[17:19] + value[20:23]
+        if base is not None and tail.isdigit() and value[13] == ":" and value[16] == ":":
+            h, mi, sec, frac = int(tail[0:2]), int(tail[2:4]), int(tail[4:6]), int(tail[6:9])
+            if h < 24 and mi < 60 and sec < 60:
+                return base + ((h * 60 + mi) * 60 + sec) * 1000 + frac
+    ms = parse_iso_ms(value)
+    return None if ms != ms else int(ms)
+
+
+_WINDOWS: dict[Any, int | None] = {}
+
+
+def _window(model: str | None) -> int | None:
+    found = _WINDOWS.get(model, -1)
+    if found == -1:
+        found = _WINDOWS[model] = context_window_for(model)
+    return found
+
+
+def _num(value: Any) -> float:
+    """A usage counter as a number: missing, null or not a number → 0 (session-format.md §6.2)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and math.isnan(value):
+        return 0
+    return value
+
+
+def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
+    """(input, output, cache_read, cache_write, total_tokens, cost) of one Usage object."""
+    if not isinstance(usage, Mapping):
+        return (0, 0, 0, 0, 0, 0.0)
+    inp, out = _num(usage.get("input")), _num(usage.get("output"))
+    cr, cw = _num(usage.get("cacheRead")), _num(usage.get("cacheWrite"))
+    total = _num(usage.get("totalTokens")) or (inp + out + cr + cw)
+    cost = usage.get("cost")
+    cost_total = float(_num(cost.get("total"))) if isinstance(cost, Mapping) else 0.0
+    return (inp, out, cr, cw, total, cost_total)
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _block_sum(content: Any, measure: Callable[[str], int], images: bool) -> int:
+    """``measure`` of a content string, or summed over its text blocks (and, with ``images``,
+    the base64 length of its image blocks); any other block or value counts 0."""
+    if isinstance(content, str):
+        return measure(content)
+    total = 0
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                total += measure(block["text"])
+            elif images and kind == "image" and isinstance(block.get("data"), str):
+                total += len(block["data"])
+    return total
+
+
+def _text_chars(content: Any) -> int:
+    """JavaScript length of the text blocks (or the string) of a content value."""
+    return _block_sum(content, js_len, False)
+
+
+def _content_bytes(content: Any) -> int:
+    """UTF-8 bytes of a tool result's content: its text plus the base64 of its images."""
+    return _block_sum(content, _utf8_len, True)
