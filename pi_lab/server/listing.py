@@ -37,7 +37,7 @@ from pi_lab.session._text import JS_WHITESPACE, content_text, js_trim
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.navigation import search_tokens
 from pi_lab.session.paths import SessionInfo
-from pi_lab.session.storage import _decode_and_parse
+from pi_lab.session.storage import _decode_and_parse, _kind_of
 
 __all__ = ["SessionListing", "SEARCH_TEXT_LIMIT", "session_title", "first_user_message", "title_fields"]
 
@@ -576,13 +576,16 @@ class SessionListing:
         }
 
 
+# The listing's words for storage's kinds of non-regular file (the listing says what a
+# reader sees in the file browser; one classification of st_mode serves both).
+_LISTED_KIND = {
+    "directory": "a folder",
+    "FIFO (named pipe)": "a FIFO (named pipe)",
+    "socket": "a socket",
+    "character device": "a device",
+    "block device": "a device",
+}
+
+
 def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
+    return _LISTED_KIND.get(_kind_of(mode), "not a regular file")
