@@ -62,29 +62,27 @@ def _content_chars(content: Any) -> int:
         return len(content) if content.isascii() else js_len(content)
     if isinstance(content, str):
         return js_len(content)
-    chars = 0
-    if isinstance(content, list):
-        for block in content:
-            if block.__class__ is not dict and not isinstance(block, Mapping):
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                chars += _text_len(block.get("text"))
-            elif kind == "image":
-                chars += IMAGE_CHARS
-    return chars
+    return _blocks_chars(content, assistant=False) if isinstance(content, list) else 0
 
 
 def _assistant_chars(content: Any) -> int:
+    """Characters of an assistant content: text, thinking and tool-call blocks."""
+    return _blocks_chars(content, assistant=True) if isinstance(content, list) else 0
+
+
+def _blocks_chars(blocks: list[Any], *, assistant: bool) -> int:
+    # pi counts text in every role, images only outside assistant messages, thinking and tool
+    # calls only inside them; one walk serves both so the rules cannot drift apart.
     chars = 0
-    if not isinstance(content, list):
-        return 0
-    for block in content:
+    for block in blocks:
         if block.__class__ is not dict and not isinstance(block, Mapping):
             continue
         kind = block.get("type")
         if kind == "text":
             chars += _text_len(block.get("text"))
+        elif not assistant:
+            if kind == "image":
+                chars += IMAGE_CHARS
         elif kind == "thinking":
             chars += _text_len(block.get("thinking"))
         elif kind == "toolCall":
