@@ -232,8 +232,8 @@ async def generate_branch_summary(
 
     response = await request_summary(
         branch_summary_prompt(prepared.messages, custom_instructions, replace_instructions), client, model,
-        thinking_level=thinking_level, retry=retry, callbacks=callbacks,
-        signal=signal if signal is not None else cancel, session_id=session_id,
+        thinking_level=thinking_level, retry=retry, callbacks=callbacks, signal=signal, cancel=cancel,
+        session_id=session_id,
     )
     if response.get("stopReason") == "aborted":
         return BranchSummaryResult(aborted=True)

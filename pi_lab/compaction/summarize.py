@@ -132,12 +132,14 @@ def response_text(response: Mapping[str, Any]) -> str:
     )
 
 
-def _check_response(response: Mapping[str, Any], label: str) -> None:
+def _checked_summary(response: Mapping[str, Any], label: str) -> SummaryResult:
+    """The summary in ``response``, or :class:`SummarizationError` under compaction's rules."""
     failure = summarization_failure(response, label)
     if failure:
         raise SummarizationError(failure)
     if has_tool_call(response):
         raise SummarizationError(f"{label} attempted to call a tool")
+    return SummaryResult(response_text(response), response.get("usage"))
 
 
 # --- requests -------------------------------------------------------------------------------
@@ -237,16 +239,19 @@ async def request_summary(
     callbacks: Any = None,
     signal: Any = None,
     session_id: str | None = None,
+    cancel: Any = None,
 ) -> dict[str, Any]:
     """One summarisation request (history, turn prefix or branch) with its retries; the
-    response is returned unchecked, each caller applies its own failure rules (§6.5)."""
+    response is returned unchecked, each caller applies its own failure rules (§6.5).
+
+    ``cancel`` is the older name of ``signal``, used when ``signal`` is not given."""
     return await complete_summarization(
         client,
         model,
         build_summarization_context(prompt_text),
         reasoning=reasoning_for(model, thinking_level),
         session_id=session_id,
-        signal=signal,
+        signal=signal if signal is not None else cancel,
         retry=retry,
         callbacks=callbacks,
     )
@@ -274,11 +279,10 @@ async def generate_summary_with_usage(
     del reserve_tokens
     response = await request_summary(
         history_prompt(messages, previous_summary, custom_instructions), client, model,
-        thinking_level=thinking_level, retry=retry, callbacks=callbacks,
-        signal=signal if signal is not None else cancel, session_id=session_id,
+        thinking_level=thinking_level, retry=retry, callbacks=callbacks, signal=signal, cancel=cancel,
+        session_id=session_id,
     )
-    _check_response(response, "Summarization")
-    return SummaryResult(response_text(response), response.get("usage"))
+    return _checked_summary(response, "Summarization")
 
 
 async def generate_summary(messages: Sequence[Mapping[str, Any]], client: Any, model: Any, **options: Any) -> str:
@@ -302,11 +306,10 @@ async def generate_turn_prefix_summary(
     """Summarise the early part of a turn that is cut in the middle (§6.3); raises on failure."""
     response = await request_summary(
         turn_prefix_prompt(messages, custom_instructions), client, model,
-        thinking_level=thinking_level, retry=retry, callbacks=callbacks,
-        signal=signal if signal is not None else cancel, session_id=session_id,
+        thinking_level=thinking_level, retry=retry, callbacks=callbacks, signal=signal, cancel=cancel,
+        session_id=session_id,
     )
-    _check_response(response, "Turn prefix summarization")
-    return SummaryResult(response_text(response), response.get("usage"))
+    return _checked_summary(response, "Turn prefix summarization")
 
 
 def _add_usages(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:

@@ -119,6 +119,17 @@ def test_cancel_flag_reaches_the_client():
     assert client.calls[0]["cancel"] is flag
 
 
+def test_request_summary_takes_cancel_when_no_signal_is_given():
+    from pi_lab.compaction.summarize import request_summary
+
+    flag, other = asyncio.Event(), asyncio.Event()
+    client = FakeClient(reply())
+    run(request_summary("text", client, model(), cancel=flag))
+    run(request_summary("text", client, model(), signal=other, cancel=flag))
+    assert client.calls[0]["cancel"] is flag
+    assert client.calls[1]["cancel"] is other
+
+
 # --- prompts keep pi's structure ------------------------------------------------------------------------
 
 
