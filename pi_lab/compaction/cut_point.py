@@ -95,6 +95,13 @@ class _View:
             return False
         return any(map(is_cut_point_message, self.messages(i)))
 
+    def first_cut_point(self, indices: range) -> int:
+        """The first index in ``indices`` (walked in its own direction) that is a cut point, else -1."""
+        for i in indices:
+            if self.is_cut_point(i):
+                return i
+        return -1
+
     def is_turn_start(self, i: int) -> bool:
         if self.source(i).get("type") == "compaction":
             return False
@@ -164,11 +171,7 @@ def _recovery_omission_suffix(view: _View, cut: int, end: int) -> bool:
 
 
 def _find_cut(view: _View, start: int, end: int, keep_recent_tokens: float, recovery_rule: bool) -> CutPointResult:
-    first_cut = -1
-    for i in range(start, end):
-        if view.is_cut_point(i):
-            first_cut = i
-            break
+    first_cut = view.first_cut_point(range(start, end))
     if first_cut < 0:
         return CutPointResult(start, -1, False)
 
@@ -184,17 +187,10 @@ def _find_cut(view: _View, start: int, end: int, keep_recent_tokens: float, reco
         accumulated += tokens
         if accumulated >= keep_recent_tokens:
             exceeded = True
-            chosen = -1
-            for c in range(i, end):
-                if view.is_cut_point(c):
-                    chosen = c
-                    break
+            chosen = view.first_cut_point(range(i, end))
             if chosen < 0:
                 # Only tool results follow: fall back to the last cut point before them.
-                for c in range(i - 1, first_cut - 1, -1):
-                    if view.is_cut_point(c):
-                        chosen = c
-                        break
+                chosen = view.first_cut_point(range(i - 1, first_cut - 1, -1))
             cut = chosen
             break
 
