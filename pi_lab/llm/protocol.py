@@ -60,28 +60,37 @@ class Context(TypedDict, total=False):
 
 
 @dataclass(frozen=True, slots=True)
-class StreamStart:
+class _MessageEvent:
+    # Start, done and error all carry the whole assistant message; they differ only in `kind`
+    # (and in what the message holds), so the field is declared once.
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _DeltaEvent:
+    # Text and thinking deltas carry the same two fields.
+    index: int
+    delta: str
+
+
+class StreamStart(_MessageEvent):
     """The request was accepted; `message` is the (still empty) assistant message."""
 
-    message: dict[str, Any]
+    __slots__ = ()
     kind = "start"
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(_DeltaEvent):
     """More text for the content block at `index`."""
 
-    index: int
-    delta: str
+    __slots__ = ()
     kind = "text_delta"
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingDelta:
+class ThinkingDelta(_DeltaEvent):
     """More reasoning text for the thinking block at `index`."""
 
-    index: int
-    delta: str
+    __slots__ = ()
     kind = "thinking_delta"
 
 
@@ -94,19 +103,17 @@ class ToolCallEvent:
     kind = "toolcall"
 
 
-@dataclass(frozen=True, slots=True)
-class StreamDone:
+class StreamDone(_MessageEvent):
     """Success; `message["stopReason"]` is `stop`, `length` or `toolUse`."""
 
-    message: dict[str, Any]
+    __slots__ = ()
     kind = "done"
 
 
-@dataclass(frozen=True, slots=True)
-class StreamError:
+class StreamError(_MessageEvent):
     """Failure; `message["stopReason"]` is `error` or `aborted`, with `errorMessage`."""
 
-    message: dict[str, Any]
+    __slots__ = ()
     kind = "error"
 
 
