@@ -76,3 +76,19 @@ def test_collect_needs_a_final_event() -> None:
 
     with pytest.raises(RuntimeError):
         asyncio.run(collect(no_end()))
+
+
+def test_events_of_the_same_shape_stay_distinct() -> None:
+    # Start/done/error share one base and so do the two deltas: each must still be its own
+    # frozen, slotted type that compares only with its own kind.
+    from pi_lab.llm import StreamError, ThinkingDelta
+
+    message = {"role": "assistant", "content": []}
+    done, error = StreamDone(message), StreamError(message=message)
+    assert (done.kind, error.kind, StreamStart(message).kind) == ("done", "error", "start")
+    assert done != error and done == StreamDone(message)
+    assert TextDelta(0, "x") != ThinkingDelta(0, "x")
+    assert repr(ThinkingDelta(1, "y")) == "ThinkingDelta(index=1, delta='y')"
+    assert not hasattr(done, "__dict__")
+    with pytest.raises(AttributeError):
+        done.message = {}  # type: ignore[misc]
