@@ -5,14 +5,13 @@
 
 import { FLAG_BITS, KIND_NAMES } from '../core/row';
 import type { DeltaMessage, FilterMode, Gauge, LiveEvent, Reply, SessionInfo, Transport, ViewState } from '../core/transport';
+import { KeyListeners, SETTINGS_KEYS, VIEW_KEYS, writeChanges } from '../core/viewState';
 
 import { ChunkStore, ExportHeader, previewDetail } from './data';
 import { encodeStructure, FlatData, Layout, layoutRows, locateRow } from './layout';
 
 export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
 const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone', 'compact_preview', 'allow_writes']);
-const VIEW_KEYS = new Set<keyof ViewState>(['filter_mode', 'search', 'folded']);
-const SETTINGS_KEYS = new Set<keyof ViewState>(['context_window', 'reserve_tokens', 'keep_recent_tokens']);
 const SCALARS = ['message_count', 'estimated_total', 'context_tokens', 'measured_tokens', 'trailing_tokens',
   'thinking_level', 'model', 'system_tokens', 'compaction_id'];
 
@@ -90,21 +89,8 @@ export class StaticTransport implements Transport {
   }
 
   set(changes: Partial<ViewState>): void {
-    const next = { ...changes };
     // Like pi (and the other views), a new filter or search clears the folds.
-    if (
-      (next.filter_mode !== undefined && next.filter_mode !== this.state.filter_mode) ||
-      (next.search !== undefined && next.search !== this.state.search)
-    ) {
-      next.folded = [];
-    }
-    const changed: (keyof ViewState)[] = [];
-    for (const [key, value] of Object.entries(next) as [keyof ViewState, unknown][]) {
-      if (!sameValue(this.state[key], value)) {
-        (this.state as unknown as Record<string, unknown>)[key] = value;
-        changed.push(key);
-      }
-    }
+    const changed = writeChanges(this.state, changes);
     if (changed.some(key => VIEW_KEYS.has(key))) {
       this.current = this.layout();
       this.state.row_count = this.current.rowIndex.length;
@@ -115,17 +101,11 @@ export class StaticTransport implements Transport {
       this.state.gauge = this.gauge();
       changed.push('gauge');
     }
-    changed.forEach(key => this.listeners.get(key)?.forEach(cb => cb()));
+    changed.forEach(key => this.listeners.emit(key));
   }
 
   on(key: keyof ViewState, callback: () => void): () => void {
-    let set = this.listeners.get(key);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(key, set);
-    }
-    set.add(callback);
-    return () => set!.delete(callback);
+    return this.listeners.on(key, callback);
   }
 
   onDelta(_callback: (delta: DeltaMessage) => void): () => void {
@@ -277,18 +257,8 @@ export class StaticTransport implements Transport {
   }
 
   private readonly state: ViewState;
-  private readonly listeners = new Map<keyof ViewState, Set<() => void>>();
+  private readonly listeners = new KeyListeners();
   private readonly indexOf: Map<string, number>;
   private current: Layout;
   private version = 0;
-}
-
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) {
-    return true;
-  }
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((item, i) => item === b[i]);
-  }
-  return false;
 }

@@ -18,14 +18,13 @@ import type {
 } from '../core/transport';
 
 import { readHeader } from '../core/row';
+import { KeyListeners, sameValue, SETTINGS_KEYS, VIEW_KEYS, writeChanges } from '../core/viewState';
 
 import { ApiError, GaugeSettings, PiLabApi, PollReply, SessionState, ViewParams } from './api';
 import { sessionTitle, TitleSource } from './title';
 
 export const READ_ONLY_MESSAGE = 'read-only viewer — Open in notebook to navigate or compact';
 const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone']);
-const VIEW_KEYS = new Set<keyof ViewState>(['filter_mode', 'search', 'folded']);
-const SETTINGS_KEYS = new Set<keyof ViewState>(['context_window', 'reserve_tokens', 'keep_recent_tokens']);
 
 function initialState(): ViewState {
   return {
@@ -105,24 +104,11 @@ export class RestTransport implements Transport {
   }
 
   set(changes: Partial<ViewState>): void {
-    const changed: (keyof ViewState)[] = [];
-    const next = { ...changes };
-    // Like pi (and the notebook widget), a new filter or search clears the folds.
-    if (
-      (next.filter_mode !== undefined && next.filter_mode !== this.state.filter_mode) ||
-      (next.search !== undefined && next.search !== this.state.search)
-    ) {
-      next.folded = [];
-    }
-    if (next.context_window !== undefined && next.context_window !== this.state.context_window) {
+    if (changes.context_window !== undefined && changes.context_window !== this.state.context_window) {
       this.windowChosen = true;
     }
-    for (const [key, value] of Object.entries(next) as [keyof ViewState, unknown][]) {
-      if (!sameValue(this.state[key], value)) {
-        (this.state as unknown as Record<string, unknown>)[key] = value;
-        changed.push(key);
-      }
-    }
+    // Like pi (and the notebook widget), a new filter or search clears the folds.
+    const changed = writeChanges(this.state, changes);
     changed.forEach(key => this.emit(key));
     if (changed.some(key => VIEW_KEYS.has(key))) {
       void this.relayout();
@@ -132,13 +118,7 @@ export class RestTransport implements Transport {
   }
 
   on(key: keyof ViewState, callback: () => void): () => void {
-    let set = this.listeners.get(key);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(key, set);
-    }
-    set.add(callback);
-    return () => set!.delete(callback);
+    return this.listeners.on(key, callback);
   }
 
   onDelta(callback: (delta: DeltaMessage) => void): () => void {
@@ -288,6 +268,7 @@ export class RestTransport implements Transport {
 
   /** Change state the server decided (no relayout, no gauge request). */
   private put(changes: Partial<ViewState>): void {
+    // Each key is told as soon as it is written (a listener may read the keys before it).
     for (const [key, value] of Object.entries(changes) as [keyof ViewState, unknown][]) {
       if (!sameValue(this.state[key], value)) {
         (this.state as unknown as Record<string, unknown>)[key] = value;
@@ -301,7 +282,7 @@ export class RestTransport implements Transport {
   }
 
   private emit(key: keyof ViewState): void {
-    this.listeners.get(key)?.forEach(cb => cb());
+    this.listeners.emit(key);
   }
 
   private body(extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -323,7 +304,7 @@ export class RestTransport implements Transport {
   }
 
   private readonly state: ViewState = initialState();
-  private readonly listeners = new Map<keyof ViewState, Set<() => void>>();
+  private readonly listeners = new KeyListeners();
   private readonly deltaListeners = new Set<(delta: DeltaMessage) => void>();
   private generation = -1;
   private version = -1;
@@ -332,14 +313,4 @@ export class RestTransport implements Transport {
   private polling = false;
   private layoutToken = 0;
   private titleHint: string | null = null;
-}
-
-function sameValue(a: unknown, b: unknown): boolean {
-  if (a === b) {
-    return true;
-  }
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((item, i) => item === b[i]);
-  }
-  return false;
 }
