@@ -13,6 +13,7 @@ import { Widget } from '@lumino/widgets';
 import { rowSafe } from '../core/dom';
 
 import { ListedSession, PiLabApi, SearchSnippet, SessionGroup, SessionListing } from './api';
+import { element } from './dom';
 import { sessionTitle } from './title';
 
 /** Opens a session: its location, its title, and (from a search) the query and the matching entry. */
@@ -50,16 +51,6 @@ function addStyles(): void {
 
 const REFRESH_MS = 30_000;
 const SEARCH_DELAY_MS = 250;
-
-function element<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, parent: HTMLElement, text?: string) {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  parent.appendChild(node);
-  return node;
-}
 
 /** "3 min ago", "yesterday 14:02", "2025-11-20": how long ago `iso` was. */
 export function relativeTime(iso: string, now: Date = new Date()): string {

@@ -9,21 +9,12 @@ import type { CompactionPreview } from '../core/actions';
 import { mountViewer, ViewerHandle } from '../core/viewer';
 
 import { ApiError, PiLabApi, SessionState } from './api';
+import { element } from './dom';
 import { READ_ONLY_MESSAGE, RestTransport } from './restTransport';
 import { sessionTitle, TitleSource } from './title';
 
 const POLL_VISIBLE_MS = 1500;
 const POLL_HIDDEN_MS = 6000;
-
-function element<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, parent: HTMLElement, text?: string) {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) {
-    node.textContent = text;
-  }
-  parent.appendChild(node);
-  return node;
-}
 
 /** How a viewer starts: with a search applied (and an entry selected), named until it loads. */
 export interface ViewerOptions {
