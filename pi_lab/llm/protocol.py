@@ -60,37 +60,28 @@ class Context(TypedDict, total=False):
 
 
 @dataclass(frozen=True, slots=True)
-class _MessageEvent:
-    # Start, done and error all carry the whole assistant message; they differ only in `kind`
-    # (and in what the message holds), so the field is declared once.
-    message: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _DeltaEvent:
-    # Text and thinking deltas carry the same two fields.
-    index: int
-    delta: str
-
-
-class StreamStart(_MessageEvent):
+class StreamStart:
     """The request was accepted; `message` is the (still empty) assistant message."""
 
-    __slots__ = ()
+    message: dict[str, Any]
     kind = "start"
 
 
-class TextDelta(_DeltaEvent):
+@dataclass(frozen=True, slots=True)
+class TextDelta:
     """More text for the content block at `index`."""
 
-    __slots__ = ()
+    index: int
+    delta: str
     kind = "text_delta"
 
 
-class ThinkingDelta(_DeltaEvent):
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
     """More reasoning text for the thinking block at `index`."""
 
-    __slots__ = ()
+    index: int
+    delta: str
     kind = "thinking_delta"
 
 
@@ -103,17 +94,19 @@ class ToolCallEvent:
     kind = "toolcall"
 
 
-class StreamDone(_MessageEvent):
+@dataclass(frozen=True, slots=True)
+class StreamDone:
     """Success; `message["stopReason"]` is `stop`, `length` or `toolUse`."""
 
-    __slots__ = ()
+    message: dict[str, Any]
     kind = "done"
 
 
-class StreamError(_MessageEvent):
+@dataclass(frozen=True, slots=True)
+class StreamError:
     """Failure; `message["stopReason"]` is `error` or `aborted`, with `errorMessage`."""
 
-    __slots__ = ()
+    message: dict[str, Any]
     kind = "error"
 
 
