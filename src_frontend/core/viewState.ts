@@ -15,6 +15,28 @@ export const SETTINGS_KEYS: ReadonlySet<keyof ViewState> = new Set<keyof ViewSta
   'keep_recent_tokens'
 ]);
 
+/**
+ * The state a read-only viewer opens with, apart from what its source knows (leaf, session,
+ * gauge and its settings, sizes): no filter, search or folds, the detail pane, no messages.
+ */
+export function openingView(): Pick<
+  ViewState,
+  'filter_mode' | 'search' | 'folded' | 'show_label_times' | 'tool_output' | 'side_pane' | 'structure' | 'status' | 'busy' | 'editor_text'
+> {
+  return {
+    filter_mode: 'default',
+    search: '',
+    folded: [],
+    show_label_times: false,
+    tool_output: 'preview',
+    side_pane: 'detail',
+    structure: null,
+    status: '',
+    busy: '',
+    editor_text: ''
+  };
+}
+
 /** Equal as view-state values: the same value, or arrays with the same items in order. */
 export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) {

@@ -5,7 +5,7 @@
 
 import { FLAG_BITS, KIND_NAMES } from '../core/row';
 import type { DeltaMessage, FilterMode, Gauge, LiveEvent, Reply, SessionInfo, Transport, ViewState } from '../core/transport';
-import { KeyListeners, SETTINGS_KEYS, VIEW_KEYS, writeChanges } from '../core/viewState';
+import { KeyListeners, openingView, SETTINGS_KEYS, VIEW_KEYS, writeChanges } from '../core/viewState';
 
 import { ChunkStore, ExportHeader, previewDetail } from './data';
 import { encodeStructure, FlatData, Layout, layoutRows, locateRow } from './layout';
@@ -46,15 +46,9 @@ export class StaticTransport implements Transport {
   ) {
     const settings = header.settings;
     this.state = {
+      ...openingView(),
       leaf_id: header.leaf_id,
       selected_id: header.leaf_id,
-      filter_mode: 'default',
-      search: '',
-      folded: [],
-      show_label_times: false,
-      tool_output: 'preview',
-      side_pane: 'detail',
-      structure: null,
       structure_version: 1,
       row_count: 0,
       gauge: header.gauge as unknown as Gauge,
@@ -62,9 +56,6 @@ export class StaticTransport implements Transport {
       reserve_tokens: settings.reserve_tokens,
       keep_recent_tokens: settings.keep_recent_tokens,
       session: header.session as unknown as SessionInfo,
-      status: '',
-      busy: '',
-      editor_text: '',
       height: 0
     };
     this.indexOf = new Map();

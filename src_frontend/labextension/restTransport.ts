@@ -18,7 +18,7 @@ import type {
 } from '../core/transport';
 
 import { readHeader } from '../core/row';
-import { KeyListeners, sameValue, SETTINGS_KEYS, VIEW_KEYS, writeChanges } from '../core/viewState';
+import { KeyListeners, openingView, sameValue, SETTINGS_KEYS, VIEW_KEYS, writeChanges } from '../core/viewState';
 
 import { ApiError, GaugeSettings, PiLabApi, PollReply, SessionState, ViewParams } from './api';
 import { sessionTitle, TitleSource } from './title';
@@ -28,15 +28,9 @@ const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'cl
 
 function initialState(): ViewState {
   return {
+    ...openingView(),
     leaf_id: null,
     selected_id: null,
-    filter_mode: 'default',
-    search: '',
-    folded: [],
-    show_label_times: false,
-    tool_output: 'preview',
-    side_pane: 'detail',
-    structure: null,
     structure_version: 0,
     row_count: 0,
     gauge: {},
@@ -44,9 +38,6 @@ function initialState(): ViewState {
     reserve_tokens: 16_384,
     keep_recent_tokens: 20_000,
     session: {},
-    status: '',
-    busy: '',
-    editor_text: '',
     height: 560
   };
 }
