@@ -79,7 +79,7 @@ def test_collect_needs_a_final_event() -> None:
 
 
 def test_events_of_the_same_shape_stay_distinct() -> None:
-    # Start/done/error share one base and so do the two deltas: each must still be its own
+    # Start/done/error carry the same field, and so do the two deltas: each is still its own
     # frozen, slotted type that compares only with its own kind.
     from pi_lab.llm import StreamError, ThinkingDelta
 
