@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from pi_lab.corpus.context import _Context, _rebuild, _Stats
-from pi_lab.corpus.fields import _content_bytes, _ms, _num, _text_chars, _usage_row, _utf8_len, _window
+from pi_lab.corpus.fields import _append_usage, _content_bytes, _ms, _num, _text_chars, _usage_row, _utf8_len, _window
 from pi_lab.corpus.schema import TABLE_NAMES
 from pi_lab.compaction.tokens import estimate_tokens, js_json, usage_anchor
 from pi_lab.session._json import loads_object
@@ -299,12 +299,7 @@ class _Extractor:
         mc["context_tokens_plain"].append(ctx.plain_tokens)
         mc["context_tokens_projected"].append(float(projected))
         mc["input_tokens_measured"].append(float(measured) if measured is not None else None)
-        mc["input"].append(float(inp))
-        mc["output"].append(float(out))
-        mc["cache_read"].append(float(cr))
-        mc["cache_write"].append(float(cw))
-        mc["total_tokens"].append(float(total))
-        mc["cost"].append(cost)
+        _append_usage(mc, (inp, out, cr, cw, total, cost))
         mc["compaction_id"].append(compaction_id)
         mc["context_window"].append(window)
         mc["fill_ratio"].append(float(seen) / window if window else None)
@@ -473,7 +468,7 @@ class _Extractor:
             ec["copied"].append(False)
             ec["copied_from"].append(None)
             if message is not None:
-                inp, out, cr, cw, total, cost = _usage_row(message.get("usage")) if role == "assistant" else (0, 0, 0, 0, 0, 0.0)
+                usage = _usage_row(message.get("usage")) if role == "assistant" else (0, 0, 0, 0, 0, 0.0)
                 ms["file"].append(self.path)
                 ms["session_id"].append(self.session_id)
                 ms["entry_id"].append(entry_id if isinstance(entry_id, str) else None)
@@ -488,12 +483,7 @@ class _Extractor:
                 ms["model"].append(message.get("model") if isinstance(message.get("model"), str) else None)
                 ms["provider"].append(message.get("provider") if isinstance(message.get("provider"), str) else None)
                 ms["tool_name"].append(message.get("toolName") if isinstance(message.get("toolName"), str) else None)
-                ms["input"].append(float(inp))
-                ms["output"].append(float(out))
-                ms["cache_read"].append(float(cr))
-                ms["cache_write"].append(float(cw))
-                ms["total_tokens"].append(float(total))
-                ms["cost"].append(cost)
+                _append_usage(ms, usage)
                 ms["on_active_path"].append(id(entry) in self.active)
                 ms["copied"].append(False)
                 ms["copied_from"].append(None)
