@@ -400,8 +400,10 @@ class SessionWidget(anywidget.AnyWidget):
         try:
             result = await run_action(self.agent, op, args)
         except ActionRefused as error:
-            # Another writer's entries (picked up before refusing) are shown at once.
-            await self._jobs.run("sync")
+            # Another writer's entries (picked up before refusing) are shown at once. Any other
+            # refusal changed nothing: answer at once, not behind the syncs of a running agent.
+            if error.concurrent:
+                await self._jobs.run("sync")
             self._set_status("", str(error))
             self._reply_error(request_id, str(error), refused=True, concurrent=error.concurrent)
             return
