@@ -37,6 +37,7 @@ from pi_lab.session.changes import ChangeCursor, ChangeLog, Changes
 from pi_lab.session.appends import EntryAppends, _is_user_or_assistant
 from pi_lab.session.errors import EntryNotFound, SessionNotFound
 from pi_lab.session.file_sync import STALE_LINE_SECONDS, FileSync  # noqa: F401  (STALE_LINE_SECONDS: a re-export)
+from pi_lab.session.index import apply_label, index_lines
 from pi_lab.session.tail import FileTail
 from pi_lab.session.tree import (
     UNSET,
@@ -298,35 +299,11 @@ class SessionManager(EntryAppends, FileSync):
         return None
 
     def _rebuild_index(self) -> None:
-        self._by_id = {}
-        self._labels = {}
-        self._label_timestamps = {}
-        self._leaf_id = None
-        self._has_conversation = False
         self._entries_cache = None
         self._branch_cache = {}
         self._tree = None
-        by_id = self._by_id
-        labels_seen = False
-        leaf: Any = None
-        for entry in self._file_entries:
-            kind = entry.get("type")
-            if kind == "session":
-                continue
-            entry_id = entry.get("id")
-            if entry_id.__class__ is str:
-                by_id[entry_id] = entry
-                leaf = entry_id
-            else:
-                leaf = UNSET  # pi sets the leaf to the line's id even when it has none
-            if kind == "label":
-                labels_seen = True
-        self._leaf_id = leaf
-        self._has_conversation = any(_is_user_or_assistant(e) for e in self._file_entries)
-        if labels_seen:
-            for entry in self._file_entries:
-                if entry.get("type") == "label":
-                    self._apply_label(entry)
+        (self._by_id, self._leaf_id, self._has_conversation, self._labels,
+         self._label_timestamps) = index_lines(self._file_entries)
         self._changes.rebuilt()
 
     def _index_entry(self, entry: Entry) -> None:
@@ -341,15 +318,7 @@ class SessionManager(EntryAppends, FileSync):
             self._has_conversation = True
 
     def _apply_label(self, entry: Entry) -> None:
-        target = entry.get("targetId")
-        if target.__class__ is not str:
-            return  # pi's label map would hold it under a key no string id ever finds
-        if entry.get("label"):
-            self._labels[target] = entry["label"]
-            self._label_timestamps[target] = entry.get("timestamp")
-        else:
-            self._labels.pop(target, None)
-            self._label_timestamps.pop(target, None)
+        apply_label(self._labels, self._label_timestamps, entry)
 
     # ------------------------------------------------------------------ read API
 
