@@ -24,7 +24,9 @@ import { ApiError, GaugeSettings, PiLabApi, PollReply, SessionState, ViewParams 
 import { sessionTitle, TitleSource } from './title';
 
 export const READ_ONLY_MESSAGE = 'read-only viewer — Open in notebook to navigate or compact';
-const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone']);
+// The server names the requests this viewer refuses (session.write_actions, from the one Python
+// list pi_lab.view.actions.WRITE_ACTIONS); this set only answers before its first state arrives.
+const WRITE_OPS_BEFORE_STATE = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone']);
 
 function initialState(): ViewState {
   return {
@@ -125,7 +127,8 @@ export class RestTransport implements Transport {
     if (op === 'hello') {
       return { result: {} as T, buffers: [] };
     }
-    if (WRITE_OPS.has(op)) {
+    const named = (this.state.session as { write_actions?: string[] }).write_actions;
+    if (named ? named.includes(op) : WRITE_OPS_BEFORE_STATE.has(op)) {
       throw new Error(READ_ONLY_MESSAGE);
     }
     const body = this.body({ args });
