@@ -201,7 +201,7 @@ async def clone(agent: Any, args: Mapping[str, Any]) -> dict[str, Any]:
 
 ACTIONS = {"navigate": navigate, "compact": compact, "cancel": cancel, "label": label, "fork": fork, "clone": clone}
 # The one list of requests that act on the session (the widget runs them as tasks, the
-# read-only server refuses them). src_frontend/labextension/restTransport.ts keeps a copy.
+# read-only server refuses them and sends them to the Lab viewer as session.write_actions).
 WRITE_ACTIONS = frozenset(ACTIONS)
 
 
