@@ -36,6 +36,7 @@ from pi_lab.session.navigation import (
     flatten_tree,
     visible_rows,
 )
+from pi_lab.session._text import field_text
 from pi_lab.session.projection import project_path
 from pi_lab.session.tree import TreeNode
 from pi_lab.view.columns import GutterTable, RowColumns, encode_structure, row_values
@@ -282,7 +283,14 @@ class RowState:
 
     def row_text(self, row: int) -> dict[str, Any]:
         r = self.rows[row]
-        return {"id": r.entry_id, "text": r.text, "label": r.label, "label_time": r.label_timestamp}
+        text = {"id": r.entry_id, "text": r.text, "label": r.label, "label_time": r.label_timestamp}
+        if not r.text:
+            # pi draws an entry of a type it does not know as a blank row; the viewer names it
+            # by its raw type (RowText.type), which travels with the row, deltas included.
+            kind = r.entry.get("type") if hasattr(r.entry, "get") else None
+            if kind is not None:
+                text["type"] = kind if isinstance(kind, str) else field_text(kind)
+        return text
 
     def texts(self, start: int, end: int) -> list[dict[str, Any]]:
         start = max(0, start)

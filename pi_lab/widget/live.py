@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pi_lab.errors import PiLabError
@@ -144,8 +144,13 @@ class LiveFeed:
 
 async def follow_file(sm: Any, on_change: Callable[[], None], *, interval: float = 1.0,
                       stopped: Callable[[], bool] = lambda: False,
-                      on_error: Callable[[str], None] = lambda message: None) -> None:
+                      on_error: Callable[[str], None] = lambda message: None,
+                      refresh: Callable[[], Awaitable[list[Any]]] | None = None) -> None:
     """Poll ``sm.refresh()`` every ``interval`` seconds; call ``on_change`` when lines arrive.
+
+    ``refresh`` replaces the plain ``sm.refresh()`` call, e.g. to run it as a job of the
+    widget's queue: a refresh while a re-layout reads the tree on a worker thread would let the
+    layout see the new entries and the change feed add them a second time.
 
     The other writer's entries are shown as they come; the leaf follows the file only until
     the user moves it in pi_lab (``sm.leaf_pinned``), then stays where the user put it."""
@@ -154,7 +159,8 @@ async def follow_file(sm: Any, on_change: Callable[[], None], *, interval: float
         if stopped():
             return
         try:
-            added = sm.refresh()  # the engine's leaf rule: a leaf the user moved stays put
+            # the engine's leaf rule: a leaf the user moved stays put
+            added = await refresh() if refresh is not None else sm.refresh()
         except (OSError, ValueError, PiLabError) as error:
             on_error(f"Stopped following the file: {error}")
             return

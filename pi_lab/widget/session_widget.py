@@ -461,9 +461,34 @@ class SessionWidget(anywidget.AnyWidget):
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
+        self._followed_stamp: tuple[int, int, int] | None = None
         self._follow_task = loop.create_task(follow_file(
             self.view.sm, self.sync, interval=self._poll_interval, stopped=lambda: self._closed,
-            on_error=lambda message: self._set_status("", message)))
+            on_error=lambda message: self._set_status("", message), refresh=self._refresh_in_turn))
+
+    async def _refresh_in_turn(self) -> list[Any]:
+        """Read the file's new lines as a job of the queue, so that no re-layout is reading the
+        session on a worker thread meanwhile (it would see the new entries, and the change
+        feed would then add them a second time); the rows catch up in the same job."""
+        added: list[Any] = []
+        # Only a changed file is worth a job: a job every poll would keep the queue from ever
+        # being quiet, and the traitlets are published when it is.
+        try:
+            st = os.stat(self.view.sm.session_file)
+        except OSError:
+            st = None
+        stamp = (st.st_size, st.st_mtime_ns, st.st_ino) if st is not None else None
+        if stamp is not None and stamp == self._followed_stamp:
+            return added
+        self._followed_stamp = stamp
+
+        def refresh_and_sync() -> None:
+            added.extend(self.view.sm.refresh())
+            if added and not self._closed:
+                self._apply_sync(self.view.rows.sync())
+
+        await self._jobs.run("call", refresh_and_sync)
+        return added
 
     def close(self) -> None:
         self._closed = True

@@ -198,3 +198,17 @@ def test_folded_ancestor_hides_new_entries():
     assert result.kind == "delta"
     assert len(state.rows) == before
     assert snapshot(state) == snapshot(RowState(sm, folded={"BS1"}))
+
+
+def test_a_row_of_an_unknown_type_carries_its_raw_type_also_in_a_delta():
+    entries = [orjson.loads(line) for line in SEED_SECTION_14.splitlines() if line.strip()]
+    entries.append({"type": "future_thing", "id": "F1", "parentId": "C1", "timestamp": "2026-07-29T09:06:00Z"})
+    sm = SessionManager.in_memory(entries=entries)
+    rows = RowState(sm, filter_mode="all")
+    row = rows.ids.index("F1")
+    assert rows.row_text(row)["text"] == "" and rows.row_text(row)["type"] == "future_thing"
+    assert "type" not in rows.row_text(rows.ids.index("U1"))  # rows with text need no type
+    sm.add_loaded_entries([{"type": "later_thing", "id": "F2", "parentId": "F1", "timestamp": "2026-07-29T09:07:00Z"}])
+    result = rows.sync()
+    inserted = [op for op in result.delta.ops if op["op"] == "insert"]
+    assert [op["text"]["type"] for op in inserted] == ["later_thing"]
