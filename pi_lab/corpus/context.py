@@ -12,7 +12,7 @@ from typing import Any
 
 from pi_lab.compaction.tokens import calculate_context_tokens, estimate_tokens, usage_anchor
 from pi_lab.session.entries import Entry
-from pi_lab.session.projection import entry_to_messages, project_with_edit
+from pi_lab.session.projection import context_edits, entry_to_messages, project_with_edit
 
 
 class _Context:
@@ -112,18 +112,12 @@ _EMPTY = (0, [], None)
 def _rebuild(context_entries: list[Entry], stats: _Stats) -> _Context:
     """A fresh context from its context entries, with the rules of ``project_path``."""
     ctx = _Context()
-    edits: dict[str, Entry] = {}
-    for entry in context_entries:
-        if entry.get("type") == "context_edit":
-            target = entry.get("targetId")
-            if isinstance(target, str):
-                edits[target] = entry
-    ctx.edits = edits
+    ctx.edits = context_edits(context_entries)
     for i, entry in enumerate(context_entries):
         if i > 0 and entry.get("type") == "compaction":
             ctx.push(entry, _EMPTY)  # an older checkpoint inside the kept range
             continue
         entry_id = entry.get("id")
-        edit = edits.get(entry_id) if isinstance(entry_id, str) else None
+        edit = ctx.edits.get(entry_id) if isinstance(entry_id, str) else None
         ctx.push(entry, stats.of(entry, edit))
     return ctx

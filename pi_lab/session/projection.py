@@ -226,16 +226,23 @@ def build_session_projection(
     return project_path(path)
 
 
-def project_path(path: list[Entry]) -> SessionProjection:
-    """:func:`build_session_projection` for an already computed root-to-leaf path."""
-    thinking_level, model = get_context_settings(path)
-    context_entries = _context_entries_of_path(path)
+def context_edits(context_entries: list[Entry]) -> dict[str, Entry]:
+    """The context edit in force for each target id: the last one in path order wins (a
+    non-string ``targetId`` names no entry)."""
     edits: dict[str, Entry] = {}
     for entry in context_entries:
         if entry.get("type") == "context_edit":
             target = entry.get("targetId")
             if isinstance(target, str):
                 edits[target] = entry
+    return edits
+
+
+def project_path(path: list[Entry]) -> SessionProjection:
+    """:func:`build_session_projection` for an already computed root-to-leaf path."""
+    thinking_level, model = get_context_settings(path)
+    context_entries = _context_entries_of_path(path)
+    edits = context_edits(context_entries)
     projected: list[ProjectedEntry] = []
     messages: list[Message] = []
     for i, entry in enumerate(context_entries):

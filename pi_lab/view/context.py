@@ -14,7 +14,7 @@ from typing import Any
 
 from pi_lab.compaction import estimate_projected_context_tokens, estimate_tokens
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
-from pi_lab.session.projection import SessionProjection, entry_to_messages, project_path, replay_system_state
+from pi_lab.session.projection import SessionProjection, context_edits, entry_to_messages, project_path, replay_system_state
 from pi_lab.session._js import js_string
 from pi_lab.session._text import content_preview
 
@@ -44,23 +44,11 @@ def entry_tokens(entry: Entry) -> int:
 
 
 def _edits(projection: SessionProjection) -> tuple[set[str], set[str]]:
-    omitted: set[str] = set()
-    replaced: set[str] = set()
-    for item in projection.entries:
-        source = item.source
-        if source.get("type") != "context_edit":
-            continue
-        target = source.get("targetId")
-        if not isinstance(target, str):
-            continue
-        # The last edit for a target wins, in path order.
-        if source.get("replacement") is None:
-            omitted.add(target)
-            replaced.discard(target)
-        else:
-            replaced.add(target)
-            omitted.discard(target)
-    return omitted, replaced
+    """Targets the edits in force drop (``omitted``) and replace (the engine's rule: the last
+    edit of a target wins, in path order)."""
+    edits = context_edits([item.source for item in projection.entries])
+    omitted = {target for target, edit in edits.items() if edit.get("replacement") is None}
+    return omitted, set(edits) - omitted
 
 
 def context_marks(branch: Sequence[Entry], projection: SessionProjection | None = None) -> ContextMarks:
