@@ -18,11 +18,13 @@ from typing import Any
 from pi_lab.errors import PiLabError
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.compaction import CompactionSettings
+from pi_lab.view.compare_requests import OPS as COMPARE_OPS
 from pi_lab.view.context import context_at
 from pi_lab.view.detail import entry_detail
 from pi_lab.view.gauge import gauge
 from pi_lab.view.preview import compaction_preview
 from pi_lab.view.rows import RowState
+from pi_lab.view.timeline_requests import OPS as TIMELINE_OPS
 
 __all__ = [
     "ViewSettings",
@@ -191,6 +193,9 @@ READ_OPS = {
     "context_at": lambda view, a: context_payload(view, a.get("id")),
     "gauge": lambda view, a: view.gauge or view.refresh_gauge(),
     "compact_preview": lambda view, a: preview_payload(view),
+    # The views of context over time and between nodes register their requests in their own modules.
+    **TIMELINE_OPS,
+    **COMPARE_OPS,
 }
 
 
