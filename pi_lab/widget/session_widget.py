@@ -93,7 +93,7 @@ class SessionWidget(anywidget.AnyWidget):
     folded = t.List(t.Unicode()).tag(sync=True)
     show_label_times = t.Bool(False).tag(sync=True)
     tool_output = t.Enum(["none", "preview", "full"], "preview").tag(sync=True)
-    side_pane = t.Enum(["detail", "context", "compactions"], "detail").tag(sync=True)
+    side_pane = t.Enum(["detail", "context", "compactions", "compare"], "detail").tag(sync=True)
     structure = t.Bytes(b"").tag(sync=True)
     structure_version = t.Int(0).tag(sync=True)
     row_count = t.Int(0).tag(sync=True)

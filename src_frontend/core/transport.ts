@@ -13,7 +13,7 @@ export interface ViewState {
   folded: string[];
   show_label_times: boolean;
   tool_output: 'none' | 'preview' | 'full';
-  side_pane: 'detail' | 'context' | 'compactions';
+  side_pane: 'detail' | 'context' | 'compactions' | 'compare';
   structure: DataView | null;
   structure_version: number;
   row_count: number;

@@ -3,6 +3,7 @@
 // returns the function that unmounts it.
 
 import { ActionTarget, CompactionPreview, Dialogs } from './actions';
+import { COMPARE_STYLES, ComparePane } from './compare';
 import { renderDetail, EntryDetail } from './detail';
 import { button, clear, el, rowSafe } from './dom';
 import { GaugeView, renderCompactions } from './gauge';
@@ -40,7 +41,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   const root = el('div', 'pi-lab', host);
   // Keys typed in the viewer are the viewer's: JupyterLab's notebook shortcuts stay out.
   root.setAttribute('data-lm-suppress-shortcuts', 'true');
-  el('style', '', root, STYLES);
+  el('style', '', root, STYLES + COMPARE_STYLES);
   root.style.height = `${transport.get('height') || 560}px`;
 
   // ---------------------------------------------------------------- header and gauge
@@ -113,7 +114,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   tabs.setAttribute('role', 'tablist');
   const pane = el('div', 'pi-pane', side);
   const tabButtons = new Map<string, HTMLButtonElement>();
-  for (const [name, label] of [['detail', 'Entry'], ['context', 'What the model sees'], ['compactions', 'Compactions']] as const) {
+  for (const [name, label] of [['detail', 'Entry'], ['context', 'What the model sees'], ['compactions', 'Compactions'], ['compare', 'Compare']] as const) {
     const b = button(label, 'pi-tab', tabs, () => transport.set({ side_pane: name }));
     b.setAttribute('role', 'tab');
     tabButtons.set(name, b);
@@ -125,6 +126,12 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     preview: p => showPreview(p),
     notify: (message, isError) => notify(message, isError),
     closed: () => list.el.focus()
+  });
+  const compare = new ComparePane(transport, {
+    open: id => void selectId(id),
+    selected: () => transport.get('selected_id'),
+    leaf: () => liveLeaf,
+    notify: (message, isError) => notify(message, isError)
   });
   const allowButton = button('Allow writing…', 'pi-small', access, () => dialogs.allowWrites());
   const accessBadge = el('span', 'pi-readonly-badge', access, 'read-only');
@@ -321,6 +328,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
         settings: values => transport.set(values as Partial<ViewState>),
         summary: entry => transport.request<EntryDetail>('entry', { id: entry, full: true }).then(reply => reply.result.summary?.text ?? null)
       });
+      return;
+    }
+    if (which === 'compare') {
+      compare.render(pane);
       return;
     }
     if (!id) {
