@@ -15,6 +15,12 @@ export interface CompareHandlers {
   selected(): string | null;
   /** The session's current leaf. */
   leaf(): string | null;
+  /**
+   * Open the viewer's "Go here" dialog for an entry (no summary / summary / summary with
+   * instructions): the notebook widget appends a pi-compatible branch_summary when asked; a
+   * read-only view only moves its leaf in memory. The entry is selected in the tree first.
+   */
+  goTo(entryId: string): void;
   /** A short message in the viewer's banner. */
   notify(message: string, isError?: boolean): void;
 }

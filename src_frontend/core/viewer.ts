@@ -131,6 +131,13 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     open: id => void selectId(id),
     selected: () => transport.get('selected_id'),
     leaf: () => liveLeaf,
+    goTo: id => {
+      void selectId(id).then(() => {
+        if (cols && selected >= 0 && cols.texts[selected]?.id === id) {
+          void withTarget(selected, t => dialogs.navigate(t, liveLeaf));
+        }
+      });
+    },
     notify: (message, isError) => notify(message, isError)
   });
   const allowButton = button('Allow writing…', 'pi-small', access, () => dialogs.allowWrites());
