@@ -1,0 +1,157 @@
+"""The read requests of the timeline strip and the composition bar (view.timeline_requests).
+
+They are what the notebook widget and the JupyterLab server answer, so they go through
+``payload.read_request`` here, as both hosts call it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pi_lab.view import context_composition, context_timeline
+from pi_lab.view.context import context_at
+from pi_lab.view.payload import READ_OPS, RequestError, SessionView, ViewSettings, read_request
+from view.view_sessions import FIXTURE_NAMES, fixture_session, generated_session, needs_fixtures
+
+
+def view_of(sm, **settings):
+    return SessionView.open(sm, ViewSettings(**settings) if settings else None)
+
+
+def rebuilt_rows(reply):
+    """The timeline rows again, from the columns of the reply (the strip's view of them)."""
+    calls = reply["calls"]
+    rows = []
+    markers = iter(sorted(reply["markers"], key=lambda m: m["call"] + (0.5 if m["kind"] == "overflow" else 0)))
+    pending = next(markers, None)
+    for i, entry_id in enumerate(calls["id"]):
+        while pending is not None and pending["kind"] != "overflow" and pending["call"] <= i:
+            rows.append({k: v for k, v in pending.items() if k != "call"})
+            pending = next(markers, None)
+        effective = calls["compaction"][i]
+        rows.append({
+            "kind": "call", "entry_id": entry_id, "measured": calls["measured"][i], "estimated": calls["estimated"][i],
+            "window": calls["window"][i], "model": reply["models"][calls["model"][i]],
+            "compaction_id": reply["markers"][effective]["entry_id"] if effective >= 0 else None,
+        })
+        while pending is not None and pending["kind"] == "overflow" and pending["call"] == i:
+            rows.append({k: v for k, v in pending.items() if k != "call"})
+            pending = next(markers, None)
+    while pending is not None:
+        rows.append({k: v for k, v in pending.items() if k != "call"})
+        pending = next(markers, None)
+    return rows
+
+
+def comparable(rows):
+    keep = ("kind", "entry_id", "measured", "estimated", "window", "model", "compaction_id", "tokens_before",
+            "first_kept_id", "from_id", "empty", "error")
+    return [{k: r.get(k) for k in keep} for r in rows]
+
+
+def test_requests_are_registered_for_both_hosts():
+    assert {"timeline", "timeline_at", "composition"} <= set(READ_OPS)
+
+
+def test_seed_timeline_columns(seed):
+    reply = read_request(view_of(seed, reserve_tokens=1000, keep_recent_tokens=500), "timeline", {})
+    assert reply["leaf_id"] == "C1"
+    assert reply["calls"]["id"] == ["A1", "A2", "A4", "A5", "A6"]
+    assert reply["call_count"] == 5 and reply["measured_count"] == 0  # the seed has no usage
+    assert [(m["kind"], m["entry_id"], m["call"]) for m in reply["markers"]] == [("branch_summary", "BS1", 2),
+                                                                                  ("compaction", "C1", 5)]
+    assert reply["markers"][1]["tokens_before"] == 115000
+    assert (reply["reserve_tokens"], reply["keep_recent_tokens"]) == (1000, 500)
+    assert comparable(rebuilt_rows(reply)) == comparable(context_timeline(seed))
+
+
+def test_jwt_leaf_timeline(seed):
+    reply = read_request(view_of(seed), "timeline", {"leaf_id": "A3"})
+    assert reply["leaf_id"] == "A3" and reply["calls"]["id"] == ["A1", "A2", "A3"] and reply["markers"] == []
+
+
+@pytest.mark.parametrize("seed_number", [1, 3])
+def test_generated_columns_equal_the_rows(seed_number):
+    sm = generated_session(3000, seed_number)
+    reply = read_request(view_of(sm), "timeline", {"leaf_id": None})
+    rows = context_timeline(sm)
+    assert comparable(rebuilt_rows(reply)) == comparable(rows)
+    kinds = {m["kind"] for m in reply["markers"]}
+    assert {"compaction", "branch_summary"} <= kinds
+    # a call after a compaction names the marker of the compaction in effect
+    effective = [reply["markers"][k]["kind"] for k in reply["calls"]["compaction"] if k >= 0]
+    assert effective and set(effective) == {"compaction"}
+
+
+@needs_fixtures()
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_real_fixture_columns(name, tmp_path):
+    sm = fixture_session(name, tmp_path)
+    reply = read_request(view_of(sm), "timeline", {})
+    assert comparable(rebuilt_rows(reply)) == comparable(context_timeline(sm))
+
+
+def test_timeline_at_maps_any_entry_to_its_call(seed):
+    view = view_of(seed)
+    at = lambda entry, leaf=None: read_request(view, "timeline_at", {"id": entry, "leaf_id": leaf})  # noqa: E731
+    assert at("U1") == {"id": "U1", "on_branch": True, "call_id": None}  # before every call
+    assert at("T1")["call_id"] == "A1"
+    assert at("A2")["call_id"] == "A2"
+    assert at("BS1")["call_id"] == "A2"  # the summary sits after A2 on the cookie branch
+    assert at("C1")["call_id"] == "A6"
+    assert at("A3") == {"id": "A3", "on_branch": False, "call_id": None}  # the JWT branch is not current
+    assert at("A3", "A3")["call_id"] == "A3"
+    assert at("U2B", "A3")["on_branch"] is False
+
+
+@pytest.mark.parametrize("op, args, message", [
+    ("timeline", {"leaf_id": "nope"}, "leaf_id: entry nope not found"),
+    ("timeline", {"leaf_id": ["A1"]}, "leaf_id must be an entry id"),
+    ("timeline", {"leaf_id": 5}, "not int"),
+    ("timeline_at", {"id": "nope"}, "id: entry nope not found"),
+    ("timeline_at", {}, "id must be an entry id"),
+    ("timeline_at", {"id": "A1", "leaf_id": {"x": 1}}, "leaf_id must be an entry id"),
+    ("composition", {"id": "nope"}, "id: entry nope not found"),
+    ("composition", {"id": 3}, "id must be an entry id"),
+    ("composition", {}, "id must be an entry id"),
+    ("composition", {"id": ""}, "id is empty"),
+])
+def test_bad_arguments_are_request_errors(seed, op, args, message):
+    # A RequestError is what both hosts answer as a message; anything else would be a
+    # traceback in the kernel (the widget) or a 500 (the server).
+    with pytest.raises(RequestError, match=message):
+        read_request(view_of(seed), op, args)
+
+
+def test_arguments_that_are_not_an_object(seed):
+    for op in ("timeline", "timeline_at", "composition"):
+        with pytest.raises(RequestError, match="must be an object"):
+            READ_OPS[op](view_of(seed), ["id"])
+
+
+def test_empty_session_has_an_empty_timeline():
+    from pi_lab.session import SessionManager
+
+    sm = SessionManager.in_memory("/repo")
+    reply = read_request(view_of(sm), "timeline", {})
+    assert reply["call_count"] == 0 and reply["calls"]["id"] == [] and reply["markers"] == []
+
+
+def test_composition_request_and_its_message_indexes(seed):
+    reply = read_request(view_of(seed), "composition", {"id": "A2"})
+    assert reply["at"] == "A2" and reply["parts"] == context_composition(seed, "A2")
+    assert reply["total"] == sum(p["tokens"] for p in reply["parts"])
+
+
+@pytest.mark.parametrize("seed_number", [1, 2])
+def test_part_indexes_count_the_listed_messages_that_are_not_omitted(seed_number):
+    # The bar filters the "what the model sees" list by these indexes: the k-th listed
+    # message that is not an omitted placeholder is projected message k (projection.ts).
+    sm = generated_session(2500, seed_number)
+    path = sm.get_branch()
+    for entry in path[:: max(1, len(path) // 30)] + path[-1:]:
+        listed = [m for m in context_at(sm.get_branch(entry["id"]))["messages"] if not m.get("omitted")]
+        projected = sm.build_session_context(entry["id"]).messages
+        assert [m["role"] for m in listed] == [m.get("role") for m in projected]
+        for part in context_composition(sm, entry["id"]):
+            assert all(0 <= i < len(listed) for i in part["indexes"])
