@@ -2,10 +2,194 @@
 
 Each entry maps a request name to ``handler(view, args) -> JSON-ready dict``; ``payload.READ_OPS``
 merges them, so the notebook widget, the JupyterLab server and the static export answer them alike.
+
+The answers are the Python functions' results shaped for the Compare pane: long lists are cut
+at ``limit`` rows (the pane asks again with a larger limit for "show more") with the full counts
+and token sums beside them, and each listed entry carries its kind and a short preview, so the
+pane draws without one request per row. Bad arguments are refused with a
+:class:`~pi_lab.view.payload.RequestError` whose text the pane shows as it is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable
 
-OPS: dict[str, Callable[[Any, Any], Any]] = {}
+from pi_lab.session.display import display_text
+from pi_lab.session.entries import display_kind, is_error_entry
+from pi_lab.view.branches import compare_branches
+from pi_lab.view.context import message_preview
+from pi_lab.view.diff import context_search, diff_with_messages
+from pi_lab.view.errors import ViewError
+
+__all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT"]
+
+DEFAULT_LIMIT = 200
+MAX_LIMIT = 20_000
+_PREVIEW = 120
+_SUMMARY_CHARS = 4000
+_NAMES = {"a": "A", "b": "B"}
+
+
+def _refuse(message: str) -> Exception:
+    # payload imports this module to build READ_OPS, so its error class is looked up when a
+    # request runs, not at import time.
+    from pi_lab.view.payload import RequestError
+
+    return RequestError(message)
+
+
+def _args(args: Any) -> Mapping[str, Any]:
+    if not isinstance(args, Mapping):
+        raise _refuse(f"the request arguments must be an object, not {type(args).__name__}")
+    return args
+
+
+def _pick(view: Any, args: Mapping[str, Any], key: str) -> str:
+    """The entry id picked as A or B, checked: present, a string, an entry of the session."""
+    name = _NAMES[key]
+    value = args.get(key)
+    if value is None or value == "":
+        raise _refuse(f"pick {name} first: no entry is chosen as {name}")
+    if not isinstance(value, str):
+        raise _refuse(f"{name} must be an entry id (a string), not {type(value).__name__}")
+    if view.sm.get_entry(value) is None:
+        raise _refuse(f"{name}: entry {value} is not in this session")
+    return value
+
+
+def _pair(view: Any, args: Any) -> tuple[str, str]:
+    args = _args(args)
+    a, b = _pick(view, args, "a"), _pick(view, args, "b")
+    if a == b:
+        raise _refuse(f"A and B are the same entry ({a}): pick two different entries to compare")
+    return a, b
+
+
+def _limit(args: Mapping[str, Any]) -> int:
+    value = args.get("limit", DEFAULT_LIMIT)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _refuse(f"limit must be a positive whole number, not {value!r}")
+    return min(value, MAX_LIMIT)
+
+
+def _node(view: Any, entry_id: str | None) -> dict[str, Any] | None:
+    """How the pane names a picked entry: id, kind, one line of text, where it stands."""
+    if entry_id is None:
+        return None
+    sm = view.sm
+    entry = sm.get_entry(entry_id)
+    if entry is None:
+        return None
+    text = display_text(entry)
+    return {
+        "id": entry_id,
+        "kind": display_kind(entry),
+        "text": text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…",
+        "is_leaf": entry_id == sm.leaf_id,
+        # a tree tip: nothing was appended after it
+        "is_tip": not sm.get_children(entry_id),
+    }
+
+
+def _answer(call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except ViewError as error:  # a question the view cannot answer: the user's to fix
+        raise _refuse(str(error)) from None
+
+
+def _diff(view: Any, args: Any) -> dict[str, Any]:
+    a, b = _pair(view, args)
+    limit = _limit(args)
+    result, messages = _answer(lambda: diff_with_messages(view.sm, a, b))
+    # Under each compaction summary: the entries it stands for, as the other side holds them
+    # (read from the whole groups, before they are cut to the limit).
+    for replaced in result["replaced"]:
+        wanted = set(replaced["source_ids"])
+        pool = "only_a" if replaced["side"] == "b" else "only_b"
+        rows: list[dict[str, Any]] = []
+        for row, message in zip(result[pool], messages[pool]):
+            if row["source_id"] in wanted and len(rows) < limit:
+                rows.append({**row, "preview": message_preview(message, _PREVIEW)})
+        replaced["rows"] = rows
+        replaced["count"] = len(replaced["source_ids"])
+    counts: dict[str, int] = {}
+    group_tokens: dict[str, int] = {}
+    for group in ("both", "only_a", "only_b"):
+        rows = result[group]
+        counts[group] = len(rows)
+        group_tokens[group] = sum(r["tokens"] for r in rows)
+        shown = rows[:limit]
+        for row, message in zip(shown, messages[group]):
+            row["preview"] = message_preview(message, _PREVIEW)
+        result[group] = shown
+    result["counts"] = counts
+    result["group_tokens"] = group_tokens
+    result["limit"] = limit
+    result["nodes"] = {"a": _node(view, a), "b": _node(view, b)}
+    return result
+
+
+def _search(view: Any, args: Any) -> dict[str, Any]:
+    a, b = _pair(view, args)
+    limit = _limit(args)
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise _refuse("type the text to look for in both contexts")
+    found = _answer(lambda: context_search(view.sm, a, b, query, case_sensitive=bool(args.get("case_sensitive"))))
+    for side in ("a", "b"):
+        hits = found[side]
+        found[f"{side}_hits"] = len(hits)
+        found[f"{side}_count"] = sum(h["count"] for h in hits)
+        found[side] = hits[:limit]
+    found["limit"] = limit
+    return found
+
+
+def _segment(view: Any, ids: list[str | None], limit: int) -> list[dict[str, Any]]:
+    sm = view.sm
+    rows: list[dict[str, Any]] = []
+    for entry_id in ids[:limit]:
+        entry = sm.get_entry(entry_id) if entry_id is not None else None
+        if entry is None:
+            rows.append({"id": entry_id, "kind": "unknown", "text": "", "error": False})
+            continue
+        text = display_text(entry)
+        rows.append({
+            "id": entry_id,
+            "kind": display_kind(entry),
+            "text": text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…",
+            "error": is_error_entry(entry),
+        })
+    return rows
+
+
+def _branches(view: Any, args: Any) -> dict[str, Any]:
+    a, b = _pair(view, args)
+    limit = _limit(args)
+    result = _answer(lambda: compare_branches(view.sm, a, b))
+    for side in ("a", "b"):
+        ids = result[side]
+        result[f"{side}_count"] = len(ids)
+        result[f"{side}_rows"] = _segment(view, ids, limit)
+        result[side] = ids[:limit]
+    for summary in result["summaries"]:
+        text = summary["summary"]
+        if len(text) > _SUMMARY_CHARS:
+            summary["summary"] = text[: _SUMMARY_CHARS - 1] + "…"
+            summary["truncated"] = True
+    result["limit"] = limit
+    result["nodes"] = {
+        "a": _node(view, a),
+        "b": _node(view, b),
+        "common": _node(view, result["common_ancestor"]),
+    }
+    return result
+
+
+OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "context_diff": _diff,
+    "context_search": _search,
+    "compare_branches": _branches,
+}

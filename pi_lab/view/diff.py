@@ -161,25 +161,36 @@ def context_diff(sm: Any, a_id: str, b_id: str, *, search: str | None = None, ca
     tokens there. ``search``: also run :func:`context_search` and put it under ``"search"``.
     ``notes`` explains the special cases (same node, nothing in common).
     """
+    return diff_with_messages(sm, a_id, b_id, search=search, case_sensitive=case_sensitive)[0]
+
+
+def diff_with_messages(sm: Any, a_id: Any, b_id: Any, *, search: str | None = None,
+                       case_sensitive: bool = False) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    """:func:`context_diff` and, per group (``both``, ``only_a``, ``only_b``), the projected
+    message behind each row (A's for ``both``), so a viewer can preview the rows it shows."""
     sm = manager_of(sm)
     a = _Side(sm, a_id, "a_id")
     b = a if b_id == a_id else _Side(sm, b_id, "b_id")
     both: list[dict[str, Any]] = []
     only_a: list[dict[str, Any]] = []
     only_b: list[dict[str, Any]] = []
+    messages: dict[str, list[dict[str, Any]]] = {"both": [], "only_a": [], "only_b": []}
     for key, source, message in a.rows:
         row = _row(source, message)
         other = b.keys.get(key)
         if other is None:
             only_a.append(row)
+            messages["only_a"].append(message)
             continue
         if other is not message and other != message:
             row["edited"] = True
             row["tokens_b"] = int(estimate_tokens(other))
         both.append(row)
+        messages["both"].append(message)
     for key, source, message in b.rows:
         if key not in a.keys:
             only_b.append(_row(source, message))
+            messages["only_b"].append(message)
     tokens_a = sum(int(estimate_tokens(m)) for _, _, m in a.rows)
     tokens_b = tokens_a if b is a else sum(int(estimate_tokens(m)) for _, _, m in b.rows)
     replaced = [r for r in (_replaced(a, b, "a"), _replaced(b, a, "b")) if r is not None]
@@ -205,4 +216,4 @@ def context_diff(sm: Any, a_id: str, b_id: str, *, search: str | None = None, ca
     }
     if search is not None:
         result["search"] = _search(a, b, search, case_sensitive)
-    return result
+    return result, messages
