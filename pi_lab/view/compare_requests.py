@@ -188,7 +188,17 @@ def _branches(view: Any, args: Any) -> dict[str, Any]:
     return result
 
 
+def _pick_node(view: Any, args: Any) -> dict[str, Any]:
+    """One picked entry as the pane names it (before a second pick makes a comparison)."""
+    args = _args(args)
+    side = args.get("side", "a")
+    if side not in _NAMES:
+        raise _refuse(f"side must be 'a' or 'b', not {side!r}")
+    return _node(view, _pick(view, {side: args.get("id")}, side))  # type: ignore[return-value]
+
+
 OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "compare_node": _pick_node,
     "context_diff": _diff,
     "context_search": _search,
     "compare_branches": _branches,

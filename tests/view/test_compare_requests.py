@@ -240,3 +240,16 @@ def test_the_widget_answers_and_refuses_them(tmp_path):
     refused = call("context_search", a="A3", b="gone", query="x")
     assert refused["ok"] is False and "B: entry gone is not in this session" in refused["error"]
     widget.close()
+
+
+def test_a_single_pick_is_named():
+    view = seed_view()
+    assert read_request(view, "compare_node", {"id": "C1", "side": "b"}) == {
+        "id": "C1", "kind": "compaction", "text": "[compaction: 115k tokens]", "is_leaf": True, "is_tip": True}
+    assert read_request(view, "compare_node", {"id": "U1"})["text"] == "user: 检查认证实现"
+    with pytest.raises(RequestError, match="B: entry zz is not in this session"):
+        read_request(view, "compare_node", {"id": "zz", "side": "b"})
+    with pytest.raises(RequestError, match="pick A first"):
+        read_request(view, "compare_node", {})
+    with pytest.raises(RequestError, match="side must be"):
+        read_request(view, "compare_node", {"id": "U1", "side": "c"})
