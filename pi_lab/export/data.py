@@ -19,6 +19,7 @@ Each part is gzip-compressed and base64-encoded by ``html.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -187,6 +188,40 @@ def _encode_chunk(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {"s": strings, "r": root[0]}
 
 
+class _IndexedChildren:
+    """The session manager, with ``get_children`` answered from one index built here.
+
+    The manager's ``get_children`` scans every entry (as pi's does), and the detail of each
+    entry lists its children: an export asked it once per entry, O(n²), which was most of
+    the time of exporting a 10k session. The index lists the same entries in the same order
+    (the manager's id lookup: first appearance of an id, its last entry)."""
+
+    def __init__(self, sm: Any):
+        self._sm = sm
+        children: dict[Any, list[Any]] = {}
+        seen: set[str] = set()
+        for entry in sm.entries:
+            entry_id = entry.get("id")
+            if not isinstance(entry_id, str) or entry_id in seen:
+                continue
+            seen.add(entry_id)
+            live = sm.get_entry(entry_id)
+            try:
+                children.setdefault(live.get("parentId"), []).append(live)
+            except TypeError:  # an unhashable parentId is nobody's id
+                pass
+        self._children = children
+
+    def get_children(self, parent_id: Any) -> list[Any]:
+        try:
+            return list(self._children.get(parent_id, ()))
+        except TypeError:
+            return []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sm, name)
+
+
 def _dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
 
@@ -245,6 +280,7 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
     }
     main = _pack(header, columns)
     contexts = context_records(flat.entries, flat.parents)
+    view = dataclasses.replace(view, sm=_IndexedChildren(sm))
     chunks: list[bytes] = []
     for start in range(0, count, CHUNK):
         part = []

@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from pi_lab.session._js import js_string
 from pi_lab.session.navigation import copy_text
 from pi_lab.view.context import entry_tokens
@@ -49,7 +51,29 @@ def _scalar_text(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)  # what default=str would write
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def _pretty(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=2, default=str)`` at any depth.
+
+    Python's indented encoder is written in Python and was most of the time of an HTML
+    export; orjson indents the same way in native code. Its numbers and escapes are not
+    always Python's (``1e-05`` is ``0.00001`` there, NaN is ``null``; big integers, lone
+    surrogates, non-string keys and deep nesting raise), so its compact text is checked
+    against the C compact encoder's first: equal compact texts mean equal tokens, and both
+    indent tokens alike. Anything else takes the exact walk below.
+    """
+    try:
+        compact = _COMPACT.encode(value)
+        if orjson.dumps(value, default=str).decode("utf-8") == compact:
+            return orjson.dumps(value, default=str, option=orjson.OPT_INDENT_2).decode("utf-8")
+    except (TypeError, ValueError, RecursionError, orjson.JSONEncodeError):
+        pass
+    return _pretty_walk(value)
+
+
+def _pretty_walk(value: Any) -> str:
     """``json.dumps(value, ensure_ascii=False, indent=2, default=str)`` at any depth.
 
     Python's indented encoder is recursive (a 1,000-level ``details`` raised RecursionError),
