@@ -70,7 +70,7 @@ def _fingerprint(path: str) -> tuple[int, int, int]:
 
 def _extract_batch(paths: Sequence[str]) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, tuple[int, int, int]]]]:
     """Worker task: the tables of a batch of files, their errors and their fingerprints."""
-    from pi_lab.corpus.extract import FileUnreadable, extract_file
+    from pi_lab.corpus.extract import extract_file
     from pi_lab.corpus.tables import columns_to_tables as to_tables
     from pi_lab.corpus.tables import concat_tables as concat
 
@@ -81,19 +81,36 @@ def _extract_batch(paths: Sequence[str]) -> tuple[dict[str, Any], list[tuple[str
         try:
             before = _fingerprint(path)
             columns = extract_file(path)
-        except FileUnreadable as error:
-            errors.append((path, str(error)))
-            continue
-        except (OSError, ValueError) as error:  # NotARegularFile, permissions, vanished files
-            reason = getattr(error, "strerror", None) or str(error)
-            errors.append((path, reason))
-            continue
-        except Exception as error:  # a bug on one odd file must not lose the other files
-            errors.append((path, f"{type(error).__name__}: {error}"))
+        except Exception as error:
+            errors.append((path, error_reason(path, error)))
             continue
         parts.append(to_tables(columns))
         stamps.append((path, before))
     return concat(parts), errors, stamps
+
+
+def error_reason(path: str, error: BaseException) -> str:
+    """The ``Corpus.errors`` reason for a file whose extraction raised ``error``.
+
+    Bad input is expected and said plainly: a file that holds no session (``FileUnreadable``,
+    pi_lab's own ``PiLabError`` such as a FIFO), one the system will not read (``OSError``) or
+    bytes that do not decode. Anything else is a bug in pi_lab: the other files are still read,
+    but the reason says so and a warning with the traceback is logged, so it is not mistaken
+    for a bad file.
+    """
+    from pi_lab.corpus.extract import FileUnreadable
+    from pi_lab.errors import PiLabError
+
+    if isinstance(error, (FileUnreadable, PiLabError)):
+        return str(error)
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    if isinstance(error, UnicodeDecodeError):
+        return f"cannot decode the file: {error}"
+    import logging  # only on this path: a cached scan imports as little as it can
+
+    logging.getLogger("pi_lab.corpus").warning("internal error while reading %s", path, exc_info=error)
+    return f"internal error: {type(error).__name__}: {error} (please report)"
 
 
 class _Progress:
