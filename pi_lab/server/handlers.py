@@ -21,7 +21,9 @@ large file is read. Nothing here writes a session file.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import math
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,8 +58,11 @@ from pi_lab.view.payload import (
     SessionView,
     ViewSettings,
     preview_payload,
+    kind_of,
     read_request,
+    request_args,
     structure_payload,
+    whole_number,
 )
 
 __all__ = ["PiLabState", "make_handlers", "READ_ONLY_MESSAGE", "API_ROOT"]
@@ -71,6 +76,11 @@ _LIMITS = {"context_window": (1_000, 100_000_000), "reserve_tokens": (0, 100_000
 
 MAX_FOLDS = 10_000
 MAX_SEARCH_CHARS = 1_000
+# A request body is a few small objects; anything nested deeper is refused before a handler (or
+# the text of an error message) walks it.
+MAX_BODY_DEPTH = 32
+# A reason is one line a person reads in the viewer's status bar.
+MAX_REASON_CHARS = 300
 T = TypeVar("T")
 _DEFAULT_SETTINGS = ViewSettings()
 
@@ -92,8 +102,81 @@ def _json_bytes(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=True, default=str).encode("ascii")
 
 
+def one_line(message: str) -> str:
+    """``message`` as one short line: control characters become spaces, the tail is cut."""
+    text = "".join(" " if ch < " " or ch == "\x7f" else ch for ch in message).strip()
+    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
+
+
+class ApiError(web.HTTPError):
+    """An HTTP error whose reason is shown to the user: one line, logged as data.
+
+    Tornado logs ``log_message % args``; the reason is passed as an argument so that a ``%``
+    in it (a file name, a search) can never break the log line, and the reply carries it as is.
+    """
+
+    def __init__(self, status: int, message: str, *, reason: str) -> None:
+        self.message = one_line(message)
+        super().__init__(status, "%s", self.message, reason=reason)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError("a number too large for a double")
+    return value
+
+
+def _refuse_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
+
+
+def _depth_at_most(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects at most ``limit`` levels deep (an explicit stack)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return False
+        stack.extend((child, depth + 1) for child in children)
+    return True
+
+
+def parse_body(raw: bytes | None) -> dict[str, Any]:
+    """The JSON object of a request body, or :class:`ApiError` 400 saying what is wrong with it.
+
+    Strict JSON: no NaN or Infinity, no number beyond a double's range (JavaScript would not send
+    them); UTF-8; an object at the top, nested at most ``MAX_BODY_DEPTH`` levels.
+    """
+    try:
+        value = json.loads(raw or b"{}", parse_constant=_refuse_constant, parse_float=_finite)
+    except RecursionError:
+        raise ApiError(400, f"the request body is nested deeper than {MAX_BODY_DEPTH} levels",
+                       reason="bad-request") from None
+    except UnicodeDecodeError:
+        raise ApiError(400, "the request body is not UTF-8 text", reason="bad-request") from None
+    except ValueError as error:
+        raise ApiError(400, f"the request body is not JSON: {error}", reason="bad-request") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, f"the request body must be a JSON object, not {kind_of(value)}", reason="bad-request")
+    if not _depth_at_most(value, MAX_BODY_DEPTH):
+        raise ApiError(400, f"the request body is nested deeper than {MAX_BODY_DEPTH} levels", reason="bad-request")
+    return value
+
+
 class PiLabHandler(APIHandler):
     auth_resource = "contents"
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        error = (kwargs.get("exc_info") or (None, None, None))[1]
+        if not isinstance(error, ApiError):
+            super().write_error(status_code, **kwargs)
+            return
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"message": error.message, "reason": error.reason}))
 
     @property
     def pi_lab(self) -> PiLabState:
@@ -105,16 +188,10 @@ class PiLabHandler(APIHandler):
             return resolve_location(value, root_dir=self.settings["server_root_dir"], sessions_dir=config.sessions_dir,
                                     allow_hidden=bool(getattr(self.contents_manager, "allow_hidden", False)))
         except PathRefused as error:
-            raise web.HTTPError(error.status, error.message, reason="path-refused") from None
+            raise ApiError(error.status, error.message, reason="path-refused") from None
 
     def body(self) -> dict[str, Any]:
-        try:
-            value = json.loads(self.request.body or b"{}")
-        except ValueError:
-            raise web.HTTPError(400, "the request body is not JSON", reason="bad-request") from None
-        if not isinstance(value, dict):
-            raise web.HTTPError(400, "the request body must be a JSON object", reason="bad-request")
-        return value
+        return parse_body(self.request.body)
 
     async def in_thread(self, fn: Callable[[], T], location: Location | None = None) -> T:
         """Run ``fn`` in a worker thread, turning engine errors into clear JSON errors."""
@@ -125,23 +202,26 @@ class PiLabHandler(APIHandler):
         except web.HTTPError:
             raise
         except FileNotFoundError:
-            raise web.HTTPError(404, f"{name}: no such file", reason="not-found") from None
+            raise ApiError(404, f"{name}: no such file", reason="not-found") from None
         except NotASession as error:
-            raise web.HTTPError(422, f"{name} is not a pi session: {error}", reason="not-a-session") from None
+            raise ApiError(422, f"{name} is not a pi session: {error}", reason="not-a-session") from None
         except FileTooLarge as error:
-            raise web.HTTPError(413, f"{name} is too large for the viewer: {error}", reason="too-large") from None
+            raise ApiError(413, f"{name} is too large for the viewer: {error}", reason="too-large") from None
         except RequestError as error:
-            raise web.HTTPError(400, str(error), reason="bad-request") from None
+            raise ApiError(400, str(error), reason="bad-request") from None
         except PermissionError:
-            raise web.HTTPError(403, f"{name}: permission denied", reason="permission-denied") from None
+            raise ApiError(403, f"{name}: permission denied", reason="permission-denied") from None
         except IsADirectoryError:
-            raise web.HTTPError(422, f"{name} is a folder, not a session file", reason="not-a-session") from None
+            raise ApiError(422, f"{name} is a folder, not a session file", reason="not-a-session") from None
         except NotARegularFile as error:
-            raise web.HTTPError(422, f"{name} is a {error.kind}, not a session file", reason="not-a-regular-file") from None
+            raise ApiError(422, f"{name} is a {error.kind}, not a session file", reason="not-a-regular-file") from None
         except PiLabError as error:  # pi_lab's own errors carry a message meant for the user
-            raise web.HTTPError(422, f"{name}: {error}", reason="not-a-session") from None
+            raise ApiError(422, f"{name}: {error}", reason="not-a-session") from None
         except OSError as error:
-            raise web.HTTPError(500, f"{name}: {error.strerror or error}", reason="os-error") from None
+            if error.errno in (errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR):
+                # The path the request named cannot be a readable file: the request's mistake.
+                raise ApiError(404, f"{name}: no such file ({error.strerror})", reason="not-found") from None
+            raise ApiError(500, f"{name}: {error.strerror or error}", reason="os-error") from None
 
     def send_json(self, value: Any) -> None:
         self.set_header("Cache-Control", "no-store")
@@ -159,33 +239,48 @@ def _settings(raw: Any, recorded_window: int | None = None) -> ViewSettings:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise RequestError("settings must be an object")
+        raise RequestError(f"settings must be an object, not {kind_of(raw)}")
     values: dict[str, int] = {}
     for name, (low, high) in _LIMITS.items():
         value = raw.get(name, defaults.get(name, getattr(_DEFAULT_SETTINGS, name)))
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise RequestError(f"settings.{name} must be an integer from {low} to {high}")
-        values[name] = value
+        values[name] = whole_number(value, f"settings.{name}", low=low, high=high)
     return ViewSettings(**values)
 
 
 def _view(raw: Any) -> tuple[str, str, tuple[str, ...]]:
-    raw = raw if isinstance(raw, dict) else {}
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise RequestError(f"view must be an object, not {kind_of(raw)}")
     filter_mode = raw.get("filter_mode", "default")
+    if not isinstance(filter_mode, str):
+        raise RequestError(f"view.filter_mode must be a string, not {kind_of(filter_mode)}")
     if filter_mode not in FILTER_MODES:
-        raise RequestError(f"unknown filter mode {filter_mode!r}")
-    folded = raw.get("folded") or []
+        raise RequestError(f"unknown filter mode {filter_mode[:40]!r} (one of {', '.join(FILTER_MODES)})")
+    folded = raw.get("folded")
+    if folded is None:
+        folded = []
     if not isinstance(folded, list):
-        raise RequestError("view.folded must be a list of entry ids")
+        raise RequestError(f"view.folded must be a list of entry ids, not {kind_of(folded)}")
     # Bounded work per request: a layout is linear in the session, and so must be its inputs.
     if len(folded) > MAX_FOLDS:
         raise RequestError(f"view.folded may name at most {MAX_FOLDS} entries")
-    if isinstance(raw.get("search"), str) and len(raw["search"]) > MAX_SEARCH_CHARS:
+    odd = [f for f in folded if not isinstance(f, str)]
+    if odd:
+        raise RequestError(f"view.folded must be a list of entry ids (strings), not a list holding {kind_of(odd[0])}")
+    search = raw.get("search")
+    if search is None:
+        search = ""
+    if not isinstance(search, str):
+        raise RequestError(f"view.search must be a string, not {kind_of(search)}")
+    if len(search) > MAX_SEARCH_CHARS:
         raise RequestError(f"view.search may have at most {MAX_SEARCH_CHARS} characters")
-    try:
-        return view_key(filter_mode, raw.get("search", ""), folded)
-    except ValueError as error:
-        raise RequestError(str(error)) from None
+    return view_key(filter_mode, search, folded)
+
+
+def _optional_version(body: dict[str, Any], name: str) -> int | None:
+    value = body.get(name)
+    return None if value is None else whole_number(value, name)
 
 
 def _state(store: SessionStore, loaded: LoadedSession, shared: SharedView, location: Location,
@@ -213,8 +308,12 @@ def session_answer(state: PiLabState, location: Location, op: str, body: dict[st
     key = _view(body.get("view"))
     raw_settings = body.get("settings")
     if raw_settings is not None and not isinstance(raw_settings, dict):
-        raise RequestError("settings must be an object")
-    args = body.get("args") if isinstance(body.get("args"), dict) else {}
+        raise RequestError(f"settings must be an object, not {kind_of(raw_settings)}")
+    args = request_args(body.get("args"))
+    selected = body.get("selected_id")
+    if selected is not None and not isinstance(selected, str):
+        raise RequestError(f"selected_id must be an entry id (a string), not {kind_of(selected)}")
+    version, generation = _optional_version(body, "version"), _optional_version(body, "generation")
     loaded = store.get(location.real, refresh=op in ("state", "poll"))
     recorded = None
     if not (raw_settings or {}).get("context_window"):
@@ -224,15 +323,13 @@ def session_answer(state: PiLabState, location: Location, op: str, body: dict[st
     shared = store.view(loaded, key)
     with loaded.lock:
         if op == "structure":
-            selected = body.get("selected_id")
-            return {"version": shared.version}, structure_payload(shared.view, selected if isinstance(selected, str) else None)
+            return {"version": shared.version}, structure_payload(shared.view, selected)
         if op == "state":
             return _state(store, loaded, shared, location, settings), None
         if op == "poll":
-            version, generation = body.get("version"), body.get("generation")
             if generation == loaded.generation and version == shared.version:
                 return {"kind": "none", "version": shared.version, "generation": loaded.generation}, None
-            chain = shared.deltas_since(version) if generation == loaded.generation and isinstance(version, int) else None
+            chain = shared.deltas_since(version) if generation == loaded.generation and version is not None else None
             reply = _state(store, loaded, shared, location, settings)
             if chain:
                 reply.update(kind="delta", deltas=chain)
@@ -253,7 +350,7 @@ class SessionHandler(PiLabHandler):
     @authorized(action="read")
     async def get(self, op: str | None = None) -> None:
         if op:
-            raise web.HTTPError(405, "use POST for session requests", reason="bad-request")
+            raise ApiError(405, "use POST for session requests", reason="bad-request")
         location = self.location(self.get_query_argument("path", ""))
         result, _ = await self.in_thread(lambda: session_answer(self.pi_lab, location, "state", {}), location)
         self.send_json(result)
@@ -262,9 +359,9 @@ class SessionHandler(PiLabHandler):
     @authorized(action="read")
     async def post(self, op: str | None = None) -> None:
         if op in WRITE_OPS:
-            raise web.HTTPError(403, READ_ONLY_MESSAGE, reason="read-only")
+            raise ApiError(403, READ_ONLY_MESSAGE, reason="read-only")
         if op not in SESSION_OPS:
-            raise web.HTTPError(404, f"unknown session request {op!r}", reason="bad-request")
+            raise ApiError(404, f"unknown session request {op!r}", reason="bad-request")
         body = self.body()
         location = self.location(body.get("path"))
         result, blob = await self.in_thread(lambda: session_answer(self.pi_lab, location, op, body), location)
@@ -306,7 +403,7 @@ class OpenInNotebookHandler(PiLabHandler):
 
         header = await self.in_thread(header_of, location)
         if header is None:
-            raise web.HTTPError(422, f"{location.key} is not a pi session (its first line is not a session header)",
+            raise ApiError(422, f"{location.key} is not a pi session (its first line is not a session header)",
                                 reason="not-a-session")
         folder, stem, target = notebook_plan(location, self.pi_lab.config.notebook_dir)
         source = notebook_source(target)
@@ -324,7 +421,7 @@ class OpenInNotebookHandler(PiLabHandler):
             await ensure_async(cm.save({"type": "notebook", "format": "json", "content": make_notebook(source)}, path))
             self.send_json({"path": path, "created": True, "source": source})
             return
-        raise web.HTTPError(409, f"too many notebooks named {stem}-N.ipynb already", reason="conflict")
+        raise ApiError(409, f"too many notebooks named {stem}-N.ipynb already", reason="conflict")
 
     async def _opens(self, path: str, source: str) -> bool:
         """Whether the notebook at ``path`` is one this handler made for the same file."""

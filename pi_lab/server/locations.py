@@ -21,6 +21,7 @@ from dataclasses import dataclass
 __all__ = ["Location", "PathRefused", "SESSIONS_PREFIX", "resolve_location", "inside"]
 
 SESSIONS_PREFIX = "@sessions/"
+MAX_PATH_BYTES = 4096  # PATH_MAX on Linux: a longer name is no file the system can open
 
 
 class PathRefused(Exception):
@@ -79,6 +80,12 @@ def resolve_location(value: object, *, root_dir: str, sessions_dir: str | None, 
         raise PathRefused(400, "a session path is required")
     if "\0" in value:
         raise PathRefused(400, "a session path may not contain NUL")
+    try:
+        encoded = os.fsencode(value)
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape: no file can have that name
+        raise PathRefused(400, "a session path may not contain a lone surrogate") from None
+    if len(encoded) > MAX_PATH_BYTES:
+        raise PathRefused(400, f"a session path may have at most {MAX_PATH_BYTES} bytes")
     if value.startswith(SESSIONS_PREFIX):
         if not sessions_dir or not os.path.isdir(sessions_dir):
             raise PathRefused(404, "the sessions folder is not configured or does not exist")

@@ -39,14 +39,92 @@ __all__ = [
     "READ_OPS",
     "RequestError",
     "MAX_ROWS_PER_REQUEST",
+    "request_args",
+    "whole_number",
+    "entry_id_arg",
+    "flag_arg",
+    "kind_of",
 ]
 
 MAX_ROWS_PER_REQUEST = 2000
+# Row numbers and versions are JavaScript numbers on the other side: beyond 2**53 they are not exact.
+MAX_WHOLE = 2**53 - 1
 
 
 class RequestError(PiLabError, ValueError):
     """A request the viewer can show to the user as is (a bad id, a stale version...): the
     user's mistake, not a bug, hence a :class:`~pi_lab.errors.PiLabError`."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Request arguments: parsed JSON from a comm message or a REST body, so of any type at all. Every
+# read request takes its arguments through these, so a wrong type is a RequestError with a
+# one-line reason that names the argument and the type it got (never the value: it may be a long
+# string or nested deep), and never a TypeError, a ValueError or a RecursionError further in.
+
+
+def kind_of(value: Any) -> str:
+    """The JSON kind of ``value`` as a reason names it ("a string", "null", "a list"...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def request_args(args: Any) -> Mapping[str, Any]:
+    """The arguments object of a request (absent means none)."""
+    if args is None:
+        return {}
+    if not isinstance(args, Mapping):
+        raise RequestError(f"the request arguments must be an object, not {kind_of(args)}")
+    return args
+
+
+def whole_number(value: Any, name: str, *, low: int = 0, high: int = MAX_WHOLE) -> int:
+    """``value`` as a whole number from ``low`` to ``high``; a float is accepted only when it is
+    one exactly (``5.0`` from a Python client), never NaN, an infinity or ``true``."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise RequestError(f"{name} must be a whole number from {low} to {high}, not {_number_or_kind(value)}")
+    return value
+
+
+def _number_or_kind(value: Any) -> str:
+    """A number as written (a Python caller may pass a 5,000-digit int: that one is not), else its kind."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return kind_of(value)
+    if isinstance(value, int) and abs(value).bit_length() > 128:
+        return "a number that large"
+    return repr(value)
+
+
+def entry_id_arg(args: Mapping[str, Any], name: str = "id", *, optional: bool = False) -> str | None:
+    """The entry id named ``name`` in ``args``: a string (``None`` when absent, if ``optional``)."""
+    value = args.get(name)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise RequestError(f"{name} must be an entry id (a string), not {kind_of(value)}")
+    return value
+
+
+def flag_arg(args: Mapping[str, Any], name: str, default: bool = False) -> bool:
+    value = args.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise RequestError(f"{name} must be true or false, not {kind_of(value)}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,17 +187,18 @@ def structure_payload(view: SessionView, selected_id: str | None = None) -> byte
 def rows_payload(view: SessionView, start: int, end: int, version: int | None = None) -> dict[str, Any]:
     """Display text and labels of rows ``[start, end)`` (at most ``MAX_ROWS_PER_REQUEST``)."""
     rows = view.rows
-    if version is not None and version != rows.version:
+    start = whole_number(start, "start")
+    end = whole_number(end, "end")
+    if version is not None and whole_number(version, "version") != rows.version:
         return {"stale": True, "version": rows.version}
-    start = max(0, int(start))
-    end = min(int(end), start + MAX_ROWS_PER_REQUEST)
+    end = min(end, start + MAX_ROWS_PER_REQUEST)
     return {"version": rows.version, "start": start, "rows": rows.texts(start, end)}
 
 
 def _entry(sm: Any, entry_id: Any) -> Mapping[str, Any]:
     if not isinstance(entry_id, str):
         # Named by its type: the text of a deep value would recurse and say nothing useful.
-        raise RequestError(f"Entry id must be a string, not {type(entry_id).__name__}")
+        raise RequestError(f"Entry id must be a string, not {kind_of(entry_id)}")
     entry = sm.get_entry(entry_id)
     if entry is None:
         raise RequestError(f"Entry {entry_id} not found")
@@ -181,7 +260,7 @@ def preview_payload(view: SessionView) -> dict[str, Any]:
 
 
 def _locate(view: SessionView, args: Mapping[str, Any]) -> dict[str, Any]:
-    row = view.rows.locate(args.get("id"), fallback_last=False)
+    row = view.rows.locate(entry_id_arg(args), fallback_last=False)
     return {"row": row, "version": view.rows.version,
             "id": view.rows.ids[row] if row >= 0 else None}
 
@@ -189,8 +268,8 @@ def _locate(view: SessionView, args: Mapping[str, Any]) -> dict[str, Any]:
 READ_OPS = {
     "rows": lambda view, a: rows_payload(view, a.get("start", 0), a.get("end", 0), a.get("version")),
     "locate": _locate,
-    "entry": lambda view, a: entry_payload(view, a.get("id"), bool(a.get("full"))),
-    "context_at": lambda view, a: context_payload(view, a.get("id")),
+    "entry": lambda view, a: entry_payload(view, entry_id_arg(a), flag_arg(a, "full")),
+    "context_at": lambda view, a: context_payload(view, entry_id_arg(a, optional=True)),
     "gauge": lambda view, a: view.gauge or view.refresh_gauge(),
     "compact_preview": lambda view, a: preview_payload(view),
     # The views of context over time and between nodes register their requests in their own modules.
@@ -201,7 +280,8 @@ READ_OPS = {
 
 def read_request(view: SessionView, op: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Answer a read-only request; raises :class:`RequestError` for an unknown op or bad id."""
-    handler = READ_OPS.get(op)
+    handler = READ_OPS.get(op) if isinstance(op, str) else None
     if handler is None:
-        raise RequestError(f"unknown request {op!r}")
-    return handler(view, args or {})
+        raise RequestError(f"unknown request {op[:80]!r}" if isinstance(op, str) else
+                           f"the request name must be a string, not {kind_of(op)}")
+    return handler(view, request_args(args))

@@ -1,0 +1,290 @@
+"""Every endpoint answers a malformed request with a 4xx and a one-line reason, never a 500.
+
+A request is untrusted input just like a session file: a hand-written ``curl``, a stale front end
+or someone probing the server. Each endpoint of ``make_handlers`` (and each session operation:
+``SESSION_OPS`` and the refused write operations) is sent every parameter it reads with values of
+every wrong type: a string where a number is expected, ``null``, ``1e400``, ``NaN``, a list, an
+object, ``true``, a negative or a 2**70 integer, a lone surrogate, a long string, 10,000 levels of
+nesting; and bodies that are not JSON objects, not UTF-8, or nested too deeply. The answer must be
+the right 4xx (or a 200 where the value is a legitimate one), a JSON ``message`` of one line, and
+nothing with a traceback in the server's log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_lab.server.handlers import API_ROOT as API
+from pi_lab.server.handlers import SESSION_OPS, WRITE_OPS
+
+LINES = [
+    {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"},
+    {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+     "message": {"role": "user", "content": "hello", "timestamp": 1767225601000}},
+    {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "provider": "p", "model": "m",
+                 "usage": {"input": 10, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 12},
+                 "stopReason": "stop", "timestamp": 1767225602000}},
+]
+
+# Each bad value as JSON *text*: NaN, 1e400 and deep nesting cannot be written by json.dumps.
+DEEP = "[" * 10_000 + "]" * 10_000
+VALUES: dict[str, str] = {
+    "string": '"x"',
+    "null": "null",
+    "1e400": "1e400",
+    "float": "1.5",
+    "list": "[]",
+    "list of ids": '["u1", 3]',
+    "object": "{}",
+    "true": "true",
+    "negative": "-1",
+    "2**70": str(2**70),
+    "NaN": "NaN",
+    "Infinity": "Infinity",
+    "-Infinity": "-Infinity",
+    "lone surrogate": '"\\ud800"',
+    "percent": '"%s%d%(x)s"',
+    "newline": '"a\\nb"',
+    "long string": json.dumps("x" * 100_000),
+    "deep": DEEP,
+}
+
+# Fields every session operation reads (the body's path, view and settings and the args object).
+COMMON_FIELDS = ["path", "view", "view.filter_mode", "view.search", "view.folded", "view.folded.0",
+                 "settings", "settings.context_window", "settings.reserve_tokens", "settings.keep_recent_tokens",
+                 "args"]
+# The fields a given operation reads on top of those.
+OP_FIELDS: dict[str, list[str]] = {
+    "rows": ["args.start", "args.end", "args.version"],
+    "entry": ["args.id", "args.full"],
+    "context_at": ["args.id"],
+    "locate": ["args.id"],
+    "structure": ["selected_id"],
+    "poll": ["version", "generation"],
+}
+KNOWN_OPS = {*OP_FIELDS, "state", "gauge", "compact_preview"}
+# Arguments the other read operations (context over time, between nodes) may read.
+OTHER_ARGS = ["args.id", "args.a", "args.b", "args.leaf_id", "args.query", "args.case_sensitive", "args.start",
+              "args.end", "args.version", "args.limit"]
+
+# (field, value) pairs that are legitimate: answered 200. Any other value of a field the operation
+# reads is a wrong value and answered 4xx; a field the operation does not read is ignored.
+VALID: dict[str, set[str]] = {
+    "view": {"null", "object"},
+    "view.search": {"null", "string", "lone surrogate", "percent", "newline"},
+    "view.folded": {"null", "list"},
+    "view.folded.0": {"string", "lone surrogate", "percent", "newline", "long string"},
+    "settings": {"null", "object"},
+    "args": {"null", "object"},
+    "args.version": {"null"},
+    "args.full": {"true", "null"},
+    "selected_id": {"null", "string", "lone surrogate", "percent", "newline", "long string"},
+    "version": {"null"},
+    "generation": {"null"},
+}
+VALID_FOR_OP: dict[tuple[str, str], set[str]] = {
+    ("locate", "args.id"): {"string", "lone surrogate", "percent", "newline", "long string"},
+    ("context_at", "args.id"): {"null"},
+    ("entry", "args"): set(),  # the entry's id is required
+    ("locate", "args"): set(),
+}
+# Fields whose wrong values are a missing file rather than a malformed request.
+NOT_FOUND_OK = {"path"}
+
+BODIES: dict[str, bytes] = {
+    "a list": b"[]",
+    "a string": b'"x"',
+    "a number": b"1",
+    "null": b"null",
+    "not JSON": b"{path:",
+    "truncated": b'{"path": "s.jsonl", "args": {"start": 0',
+    "not UTF-8": b'{"path": "s\xff\xfe.jsonl"}',
+    "NaN": b"NaN",
+    "deep list": DEEP.encode(),
+    "deep object": ('{"a":' * 10_000 + "1" + "}" * 10_000).encode(),
+    "deep args": b'{"path": "s.jsonl", "args": ' + DEEP.encode() + b"}",
+}
+
+
+def _body_text(field: str, value: str) -> str:
+    """The JSON text of a good request for ``s.jsonl`` with ``field`` set to the raw ``value``."""
+    body: dict[str, Any] = {"path": "s.jsonl", "view": {"filter_mode": "default", "search": "", "folded": ["u9"]},
+                            "settings": {"context_window": 200_000},
+                            "args": {"start": 0, "end": 5, "id": "u1", "a": "u1", "b": "a1", "query": "hello"}}
+    mark = "\u0000VALUE\u0000"
+    target = body
+    keys = field.split(".")
+    for key in keys[:-1]:
+        target = target[key] if not isinstance(target, list) else target[int(key)]
+    last = keys[-1]
+    if isinstance(target, list):
+        target[int(last)] = mark
+    else:
+        target[last] = mark
+    return json.dumps(body).replace(json.dumps(mark), value)
+
+
+class LogWatch(logging.Handler):
+    """Keeps every record of the server's loggers; a record that cannot be formatted counts too."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+        self.broken: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        try:
+            record.getMessage()
+        except Exception as error:  # noqa: BLE001  (logging would print a traceback to stderr)
+            self.broken.append(f"{record.msg!r} % {record.args!r}: {error}")
+
+    def tracebacks(self) -> list[str]:
+        found = list(self.broken)
+        for record in self.records:
+            text = record.getMessage() if not self.broken else str(record.msg)
+            if record.exc_info or "Traceback" in text or "Unhandled error" in text:
+                found.append(f"{record.name}: {text[:300]}")
+        return found
+
+
+@pytest.fixture
+def log_watch(jp_serverapp):
+    watch = LogWatch()
+    loggers = [jp_serverapp.log, logging.getLogger("tornado.application"), logging.getLogger("tornado.general"),
+               logging.getLogger("tornado.access"), logging.getLogger()]
+    for logger in loggers:
+        logger.addHandler(watch)
+    yield watch
+    for logger in loggers:
+        logger.removeHandler(watch)
+
+
+@pytest.fixture
+def session_file(root: Path) -> Path:
+    path = root / "s.jsonl"
+    path.write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in LINES))
+    return path
+
+
+async def _post(jp_fetch, parts: tuple[str, ...], body: bytes | str) -> tuple[int, dict[str, Any]]:
+    response = await jp_fetch(API, *parts, method="POST", body=body, raise_error=False,
+                              headers={"Content-Type": "application/json"})
+    return response.code, _reply(response)
+
+
+def _reply(response: Any) -> dict[str, Any]:
+    if response.headers.get("Content-Type", "").startswith("application/octet-stream"):
+        return {}
+    return json.loads(response.body or b"null")
+
+
+def _check(problems: list[str], what: str, code: int, reply: Any, expected: set[int]) -> None:
+    if code not in expected:
+        problems.append(f"{what}: {code} (expected {sorted(expected)}) {str(reply)[:200]}")
+        return
+    if code >= 400:
+        message = reply.get("message") if isinstance(reply, dict) else None
+        if not isinstance(message, str) or not message.strip():
+            problems.append(f"{what}: {code} without a message: {str(reply)[:200]}")
+        elif "\n" in message or len(message) > 500:
+            problems.append(f"{what}: {code} message is not one short line: {message[:200]!r}")
+
+
+def _fields_of(op: str) -> list[str]:
+    if op in KNOWN_OPS:
+        return COMMON_FIELDS + OP_FIELDS.get(op, [])
+    return COMMON_FIELDS + OTHER_ARGS
+
+
+def _expected(op: str, field: str, value: str, reads: bool) -> set[int]:
+    valid = VALID_FOR_OP.get((op, field), VALID.get(field, set()))
+    if field == "args" and value in valid and op not in KNOWN_OPS:
+        return {200, 400}  # an empty or absent args object: fine, or a missing required argument
+    if not reads or value in valid:
+        return {200}
+    if field in NOT_FOUND_OK:
+        return {400, 404}
+    return {400}
+
+
+async def test_every_session_parameter_of_every_wrong_type_is_a_4xx(jp_fetch, session_file, log_watch):
+    problems: list[str] = []
+    for op in sorted(SESSION_OPS):
+        read_by_op = set(COMMON_FIELDS + OP_FIELDS.get(op, []))
+        for field in _fields_of(op):
+            for name, value in VALUES.items():
+                # Context-over-time and comparison requests read arguments of their own: any 4xx or 200.
+                known = op in KNOWN_OPS or field in COMMON_FIELDS
+                expected = _expected(op, field, name, field in read_by_op) if known else {200, 400, 404, 422}
+                code, reply = await _post(jp_fetch, ("session", op), _body_text(field, value))
+                _check(problems, f"session/{op} {field}={name}", code, reply, expected)
+    assert not problems, f"{len(problems)} wrong answers:\n" + "\n".join(problems[:60])
+    assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
+
+
+async def test_bodies_that_are_not_a_json_object_are_a_400_on_every_post(jp_fetch, session_file, log_watch):
+    problems: list[str] = []
+    posts = [("session", op) for op in sorted(SESSION_OPS)] + [("open-in-notebook",)]
+    for parts in posts:
+        for name, body in BODIES.items():
+            code, reply = await _post(jp_fetch, parts, body)
+            _check(problems, f"{'/'.join(parts)} body {name}", code, reply, {400})
+    assert not problems, f"{len(problems)} wrong answers:\n" + "\n".join(problems[:60])
+    assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
+
+
+async def test_write_operations_are_refused_whatever_the_body(jp_fetch, session_file, log_watch):
+    problems: list[str] = []
+    for op in sorted(WRITE_OPS):
+        for name, body in BODIES.items():
+            code, reply = await _post(jp_fetch, ("session", op), body)
+            _check(problems, f"session/{op} body {name}", code, reply, {403})
+        for name, value in VALUES.items():
+            code, reply = await _post(jp_fetch, ("session", op), _body_text("args.id", value))
+            _check(problems, f"session/{op} args.id={name}", code, reply, {403})
+    assert not problems, "\n".join(problems[:60])
+    assert session_file.read_bytes().count(b"\n") == len(LINES)
+    assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
+
+
+async def test_open_in_notebook_refuses_a_bad_path_clearly(jp_fetch, session_file, root, log_watch):
+    problems: list[str] = []
+    for name, value in VALUES.items():
+        code, reply = await _post(jp_fetch, ("open-in-notebook",), '{"path": %s}' % value)
+        _check(problems, f"open-in-notebook path={name}", code, reply, {400, 404})
+    assert not problems, "\n".join(problems)
+    assert not list(root.glob("*.ipynb"))
+    assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
+
+
+QUERY_VALUES = ["", "x", "%00", "%ff%fe", "a%25sb", "%0A", "..%2F..%2Fetc", "@sessions%2F", "@sessions%2F..%2Fx",
+                "x" * 5000, "%ED%A0%80", "(", "*", "s.jsonl%00.txt"]
+
+
+async def test_query_parameters_of_the_get_endpoints_are_a_4xx_or_an_answer(
+        http_server_client, jp_auth_header, jp_base_url, session_file, log_watch):
+    problems: list[str] = []
+
+    async def get(query: str, *parts: str) -> Any:
+        # The query goes into the URL as written: jp_fetch would percent-encode it again.
+        url = jp_base_url + "/".join((API, *parts)) + ("?" + query if query else "")
+        return await http_server_client.fetch(url, headers=dict(jp_auth_header), raise_error=False)
+
+    for raw in QUERY_VALUES:
+        for part, name, expected in (("session", "path", {400, 403, 404}), ("sessions", "q", {200, 400})):
+            response = await get(f"{name}={raw}", part)
+            _check(problems, f"GET {part}?{name}={raw[:30]}", response.code, _reply(response), expected)
+    response = await get("path=s.jsonl", "session", "state")
+    _check(problems, "GET session/state", response.code, _reply(response), {405})
+    response = await get("path=s.jsonl", "session")
+    _check(problems, "GET session", response.code, _reply(response), {200})
+    assert not problems, "\n".join(problems)
+    assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
