@@ -332,7 +332,7 @@ class FileSync:
 
     def _finish_read(self, part: LoadResult, rest: bytes, base: int, pos: int, size: int) -> None:
         self.skipped_lines.extend(part.skipped_lines)
-        self._line_count += rest.count(b"\n", 0, part.consumed_bytes)
+        self._line_count += part.lines  # complete_only: each line walked ended with \n
         self._consumed_bytes = base + pos + part.consumed_bytes
         self._known_size = size
         if self._consumed_bytes < size:

@@ -118,14 +118,26 @@ def parse_lines(data: bytes, first_line_number: int = 1, *, complete_only: bool 
     """
     entries: list[Entry] = []
     skipped: list[int] = []
-    start = 0
-    number = first_line_number
+    consumed, number = _parse_into(data, 0, first_line_number, complete_only, entries, skipped)
+    ends_with_newline = len(data) == 0 or data.endswith(b"\n")
+    result = LoadResult(entries, skipped, None, ends_with_newline, consumed)
+    # The lines walked over, counted by the walk itself: a reader that continues the line
+    # numbers needs no second pass over the bytes (counting newlines in 186 MB costs ~0.1 s).
+    result.lines = number - first_line_number
+    return result
+
+
+def _parse_into(
+    data: bytes, start: int, number: int, complete_only: bool, entries: list[Entry], skipped: list[int]
+) -> tuple[int, int]:
+    """The walk of :func:`parse_lines` from offset ``start`` (line ``number``), appending to
+    the caller's lists; returns (offset after the last line taken, the next line number)."""
     length = len(data)
     find = data.find
     loads = orjson.loads
     append = entries.append
     view = memoryview(data)  # lines are parsed from slices of it without copying them
-    with collector_paused(length // 200, keep=True):
+    with collector_paused((length - start) // 200, keep=True):
         while start < length:
             end = find(b"\n", start)
             if end == -1:
@@ -150,9 +162,7 @@ def parse_lines(data: bytes, first_line_number: int = 1, *, complete_only: bool 
                 append(entry)
             number += 1
             start = next_start
-    consumed = start
-    ends_with_newline = length == 0 or data.endswith(b"\n")
-    return LoadResult(entries, skipped, None, ends_with_newline, consumed)
+    return start, number
 
 
 def _header_problem(entries: list[Entry], first_bytes: bytes) -> str | None:
@@ -275,12 +285,18 @@ def _read_in_chunks(handle: Any, hasher: Any = None) -> tuple[LoadResult, bytes]
         if not first_bytes:
             first_bytes = chunk[:4]
         size += len(chunk)
-        buffer = pending + chunk if pending else chunk
-        part = parse_lines(buffer, line_number, complete_only=True)
-        entries.extend(part.entries)
-        skipped.extend(part.skipped_lines)
-        line_number += buffer.count(b"\n", 0, part.consumed_bytes)
-        pending = buffer[part.consumed_bytes:]
+        start = 0
+        if pending:
+            # Only the line cut by the chunk boundary is joined up (a small copy), not the
+            # whole chunk: the rest is parsed in place from the offset after it.
+            cut = chunk.find(b"\n")
+            if cut == -1:
+                pending += chunk  # a line longer than a chunk: keep gathering it
+                continue
+            start = cut + 1
+            _, line_number = _parse_into(pending + chunk[:start], 0, line_number, True, entries, skipped)
+        consumed, line_number = _parse_into(chunk, start, line_number, True, entries, skipped)
+        pending = chunk[consumed:]
     tail_parsed = tail_skipped = False
     if pending:
         part = parse_lines(pending, line_number)
