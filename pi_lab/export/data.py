@@ -24,6 +24,7 @@ import json
 import os
 import sys
 from array import array
+from collections.abc import Iterator
 from typing import Any
 
 from pi_lab.export.context import context_records
@@ -36,7 +37,7 @@ from pi_lab.widget.kinds import FLAG_BITS, KIND_NAMES, entry_kind
 from pi_lab.widget.payload import SessionView, ViewSettings, entry_payload
 from pi_lab.widget.rows import RowState
 
-__all__ = ["CHUNK", "MAGIC", "export_data"]
+__all__ = ["CHUNK", "MAGIC", "export_data", "export_parts"]
 
 CHUNK = 256
 _NO_CUT = min(TEXT_LIMIT, RAW_LIMIT)
@@ -222,12 +223,32 @@ class _IndexedChildren:
         return getattr(self._sm, name)
 
 
+def _timeline(view: Any) -> dict[str, Any] | None:
+    """The context timeline at the export's leaf (the page answers ``timeline`` with it), when
+    this pi_lab's view has that request."""
+    from pi_lab.view.payload import READ_OPS, RequestError, read_request
+
+    if "timeline" not in READ_OPS:
+        return None
+    try:
+        return read_request(view, "timeline", {})
+    except RequestError:
+        return None
+
+
 def _dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
 
 
 def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes, list[bytes]]:
     """``(main, chunks)`` for the session at its current leaf (see the module docstring)."""
+    main, chunks = export_parts(sm, settings=settings)
+    return main, list(chunks)
+
+
+def export_parts(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes, Iterator[bytes]]:
+    """``(main, chunks)`` with the chunks made one by one as they are taken: a notebook
+    snapshot (pi_lab/widget/snapshot.py) stops at its size limit."""
     if settings is None:
         window = recorded_context_window(sm)
         settings = ViewSettings(context_window=window) if window else ViewSettings()
@@ -277,11 +298,15 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
         "label_times": flat.label_timestamps,
         "texts": texts,
         "search": search,
+        "timeline": _timeline(view),
     }
     main = _pack(header, columns)
+    return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat)
+
+
+def _chunks(sm: Any, view: Any, flat: Any) -> Iterator[bytes]:
+    count = len(flat.entries)
     contexts = context_records(flat.entries, flat.parents)
-    view = dataclasses.replace(view, sm=_IndexedChildren(sm))
-    chunks: list[bytes] = []
     for start in range(0, count, CHUNK):
         part = []
         for i in range(start, min(count, start + CHUNK)):
@@ -308,5 +333,4 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
                     record["e"] = entry
                 record["f"] = full
             part.append(record)
-        chunks.append(_dumps(_encode_chunk(part)))
-    return main, chunks
+        yield _dumps(_encode_chunk(part))

@@ -56,10 +56,16 @@ __all__ = ["SessionWidget", "open_session"]
 _STATIC = Path(__file__).resolve().parent.parent / "static"
 STATE_DELAY_S = 0.5
 FALLBACK_ROWS = 40
-# Hide the text snapshot in an output area where a live viewer (the core's ``.pi-lab`` root) is
-# drawn: JupyterLab and Notebook 7 put both outputs of the cell in one ``.jp-OutputArea``.
-FALLBACK_CSS = (".jp-OutputArea:has(.pi-lab) > .jp-OutputArea-child:has(.pi-lab-fallback),"
-                ".jp-OutputArea:has(.pi-lab) .pi-lab-fallback{display:none}")
+# Hide the snapshot (pi_lab/widget/snapshot.py) in an output area where a live viewer (the
+# core's ``.pi-lab`` root, outside the snapshot, which draws one of its own) is drawn: JupyterLab,
+# Notebook 7 and nbconvert put both outputs of the cell in one ``.jp-OutputArea``. And hide the
+# widget's "model not found" beside a snapshot whose viewer is drawn. The same text is
+# src_frontend/labextension/snapshotRenderer.ts SNAPSHOT_CSS (JupyterLab renders no style of
+# an output itself there).
+FALLBACK_CSS = (".jp-OutputArea:has(.pi-lab:not(.pi-lab-fallback .pi-lab)) > .jp-OutputArea-child:has(.pi-lab-fallback),"
+                ".jp-OutputArea:has(.pi-lab:not(.pi-lab-fallback .pi-lab)) .pi-lab-fallback{display:none}"
+                ".jp-OutputArea:has(.pi-lab-fallback .pi-lab) > .jp-OutputArea-child"
+                ":has([data-mime-type=\"application/vnd.jupyter.widget-view+json\"]):not(:has(.pi-lab)){display:none}")
 SNAPSHOT_DELAY_S = 5.0
 
 
@@ -534,18 +540,24 @@ class SessionWidget(anywidget.AnyWidget):
             data["text/plain"] = self.fallback_text()
         return bundle
 
+    def snapshot_bundle(self, limit: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(data, metadata)`` of the snapshot output (``pi_lab.widget.snapshot``): the read-only
+        viewer of the session at its current leaf, for a notebook reopened without its kernel,
+        nbconvert's HTML and static sites; at most ``limit`` characters of data."""
+        from pi_lab.widget.snapshot import SNAPSHOT_LIMIT, snapshot_bundle
+
+        return snapshot_bundle(self.view.sm, text=self.fallback_text(), css=FALLBACK_CSS,
+                               settings=self._view_settings(), limit=SNAPSHOT_LIMIT if limit is None else limit)
+
     def _ipython_display_(self, **kwargs: Any) -> None:
-        """The viewer, preceded by its text snapshot as an output of its own: JupyterLab draws a
+        """The viewer, preceded by its snapshot as an output of its own: JupyterLab draws a
         widget output with the widget renderer only (no fallback inside the bundle), so a reopened
         notebook without its kernel showed "model not found" and nothing else. The snapshot hides
         itself (CSS, same output area) wherever the live viewer is drawn."""
-        from html import escape
-
         from IPython.display import display
 
-        text = self.fallback_text()
-        html = (f"<style>{FALLBACK_CSS}</style><div class=\"pi-lab-fallback\"><pre>{escape(text)}</pre></div>")
-        display({"text/plain": text, "text/html": html}, raw=True, metadata={"pi_lab": {"fallback": True}})
+        data, metadata = self.snapshot_bundle()
+        display(data, raw=True, metadata=metadata)
         bundle = self._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
         if data:

@@ -16,6 +16,8 @@ export interface ExportHeader {
   texts: string[];
   search: string[];
   columns: { name: string; dtype: string; offset: number; count: number }[];
+  /** pi_lab.view.timeline_requests `timeline` at the export's leaf, when the view has it. */
+  timeline?: Record<string, unknown> | null;
 }
 
 /** One flattened entry's embedded record: detail, full detail (when it differs), context. */
@@ -241,6 +243,9 @@ export function previewDetail(record: EntryRecord): Record<string, unknown> | un
   return copy;
 }
 
+export const NOT_EMBEDDED =
+  'not embedded in this snapshot (size limit): export the whole session with `pi-lab export FILE -o out.html`, or run the notebook';
+
 /** The chunks of entry records, inflated on first use and kept. */
 export class ChunkStore {
   private readonly cache = new Map<number, Promise<EntryRecord[]>>();
@@ -256,6 +261,10 @@ export class ChunkStore {
 
   record(index: number): Promise<EntryRecord> {
     const chunk = Math.floor(index / this.size);
+    if (chunk >= this.offsets.length - 1) {
+      // A notebook snapshot embeds the first chunks only (pi_lab/widget/snapshot.py).
+      return Promise.reject(new Error(NOT_EMBEDDED));
+    }
     let found = this.cache.get(chunk);
     if (!found) {
       found = Promise.resolve(this.text)

@@ -1,11 +1,10 @@
 // The script of a pi_lab HTML export (bundled to pi_lab/static/export.js and inlined into the
 // page by pi_lab/export/html.py): inflate the embedded session, mount the viewer core on a
-// StaticTransport, follow `#<entry id>` deep links both ways.
+// StaticTransport, follow `#<entry id>` deep links both ways. The same script inside a
+// notebook snapshot's HTML (pi_lab/widget/snapshot.py) mounts that snapshot instead.
 
-import { mountViewer } from '../core/viewer';
-
-import { ChunkStore, decodeMain, inflate } from './data';
-import { StaticTransport } from './staticTransport';
+import { embeddedIn, openEmbedded, showError } from './embedded';
+import { mountSnapshot, SNAPSHOT_ATTRIBUTE } from './snapshot';
 
 function text(id: string): string {
   return document.getElementById(id)?.textContent ?? '';
@@ -28,8 +27,6 @@ async function start(): Promise<void> {
   if (!host) {
     return;
   }
-  const { header, flat } = decodeMain(await inflate(text('pi-main').trim()));
-  const offsets = JSON.parse(text('pi-chunk-offsets') || '[0]') as number[];
   // The chunks follow this script in the page: read them once the document is parsed.
   const chunks =
     document.readyState === 'loading'
@@ -37,16 +34,12 @@ async function start(): Promise<void> {
           document.addEventListener('DOMContentLoaded', () => resolve(text('pi-chunks').trim()), { once: true })
         )
       : text('pi-chunks').trim();
-  const transport = new StaticTransport(header, flat, new ChunkStore(chunks, offsets, header.chunk));
   const wanted = hashId();
-  if (wanted && transport.index(wanted) >= 0) {
-    transport.set({ selected_id: wanted });
-  }
-  transport.set({ height: Math.max(320, window.innerHeight - 4) });
-  const viewer = mountViewer(host, transport);
-  // For tests and the benchmark: the viewer and its transport from the page.
-  (host as HTMLElement & { piLabViewer?: unknown; piLabTransport?: unknown }).piLabViewer = viewer;
-  (host as HTMLElement & { piLabTransport?: unknown }).piLabTransport = transport;
+  const { transport } = await openEmbedded(
+    host,
+    { main: text('pi-main'), offsets: JSON.parse(text('pi-chunk-offsets') || '[0]') as number[], chunks },
+    { height: Math.max(320, window.innerHeight - 4), selected: wanted }
+  );
   // The selection is the page's address: a copied link opens on the same entry.
   let lastHash = wanted;
   transport.on('selected_id', () => {
@@ -65,11 +58,18 @@ async function start(): Promise<void> {
   });
 }
 
-void start().catch(error => {
-  const host = document.getElementById('pi-export');
-  if (host) {
-    const p = document.createElement('p');
-    p.textContent = `pi_lab export could not be opened: ${error instanceof Error ? error.message : String(error)}`;
-    host.appendChild(p);
+// Read while this script runs: later it is null.
+const snapshot = document.currentScript?.closest<HTMLElement>(`[${SNAPSHOT_ATTRIBUTE}]`) ?? null;
+if (snapshot) {
+  const data = embeddedIn(snapshot);
+  if (data) {
+    void mountSnapshot(snapshot, data, { delayMs: 0 }).catch(() => undefined);
   }
-});
+} else {
+  void start().catch(error => {
+    const host = document.getElementById('pi-export');
+    if (host) {
+      showError(host, 'pi_lab export could not be opened', error);
+    }
+  });
+}

@@ -12,6 +12,9 @@ import { encodeStructure, FlatData, Layout, layoutRows, locateRow } from './layo
 
 export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
 const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone', 'compact_preview', 'allow_writes']);
+/** The context views' requests that compute over the whole tree: the export has no kernel. */
+const KERNEL_OPS = new Set(['timeline_at', 'composition', 'compare_node', 'context_diff', 'context_search', 'compare_branches']);
+export const NEEDS_KERNEL = 'needs a kernel: open the session with pi_lab (pi_lab.open(path) in a notebook)';
 const SCALARS = ['message_count', 'estimated_total', 'context_tokens', 'measured_tokens', 'trailing_tokens',
   'thinking_level', 'model', 'system_tokens', 'compaction_id'];
 
@@ -129,7 +132,21 @@ export class StaticTransport implements Transport {
         return reply(await this.contextAt((args.id as string | undefined) ?? this.header.leaf_id));
       case 'gauge':
         return reply(this.state.gauge);
+      case 'timeline': {
+        // Embedded at export time for the export's leaf (data.py); another leaf needs a kernel.
+        const leaf = (args.leaf_id as string | null | undefined) ?? this.header.leaf_id;
+        if (!this.header.timeline) {
+          throw new Error(`unknown request ${JSON.stringify(op)}`);
+        }
+        if (leaf !== this.header.leaf_id) {
+          throw new Error(`The timeline of another leaf ${NEEDS_KERNEL}`);
+        }
+        return reply(this.header.timeline);
+      }
       default:
+        if (KERNEL_OPS.has(op)) {
+          throw new Error(`${op.replace(/_/g, ' ')} ${NEEDS_KERNEL}`);
+        }
         throw new Error(`unknown request ${JSON.stringify(op)}`);
     }
   }

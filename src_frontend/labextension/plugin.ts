@@ -12,6 +12,7 @@
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, MainAreaWidget, showErrorMessage, WidgetTracker } from '@jupyterlab/apputils';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { LabIcon, Toolbar, ToolbarButton } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import type { Widget } from '@lumino/widgets';
@@ -20,6 +21,7 @@ import { PiLabApi, SESSIONS_PREFIX } from './api';
 import { MetadataOnlyModelFactory, PiSessionDocument, PiSessionWidgetFactory } from './document';
 import { showCompactionPreview } from './preview';
 import { SessionsPanel } from './sessionsPanel';
+import { snapshotRendererFactory } from './snapshotRenderer';
 import { sessionTitle } from './title';
 import { SessionViewerPanel } from './viewerPanel';
 
@@ -66,10 +68,17 @@ export const piSessionPlugin: JupyterFrontEndPlugin<void> = {
   id: 'pi-lab:session-viewer',
   description: 'Opens pi coding agent session files in a read-only Pi Session viewer, and lists pi sessions.',
   autoStart: true,
-  optional: [ILayoutRestorer, ICommandPalette],
-  activate: (app: JupyterFrontEnd, restorer: ILayoutRestorer | null, palette: ICommandPalette | null): void => {
+  optional: [ILayoutRestorer, ICommandPalette, IRenderMimeRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null,
+    rendermime: IRenderMimeRegistry | null
+  ): void => {
     const api = new PiLabApi(app.serviceManager.serverSettings);
     const { commands, docRegistry } = app;
+    // The snapshot a notebook saves beside the widget, drawn without a kernel or trust.
+    rendermime?.addFactory(snapshotRendererFactory, snapshotRendererFactory.defaultRank);
 
     docRegistry.addFileType({
       name: PI_SESSION_FILE_TYPE,
