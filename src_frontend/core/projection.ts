@@ -2,7 +2,8 @@
 // (compaction summary first, the kept messages, branch summaries, context edits applied, the
 // system snapshot), each message with its token estimate and a link to its source entry.
 
-import { clear, el, formatTokens, shortId } from './dom';
+import { Composition, renderComposition } from './composition';
+import { button, clear, el, formatTokens, shortId } from './dom';
 
 export interface ProjectedMessage {
   role: string;
@@ -41,7 +42,16 @@ const ROLE_NAMES: Record<string, string> = {
   custom: 'custom message'
 };
 
-export function renderProjection(parent: HTMLElement, p: Projection, open: (entryId: string) => void): void {
+/** The composition bar above the list and the part the list is filtered to. */
+export interface ProjectionParts {
+  composition: Composition | null;
+  /** The part shown alone (null: every message). */
+  part: string | null;
+  choose(part: string | null): void;
+}
+
+export function renderProjection(parent: HTMLElement, p: Projection, open: (entryId: string) => void,
+  parts?: ProjectionParts): void {
   clear(parent);
   const title = el('h4', 'pi-pane-title', parent);
   title.textContent = p.is_leaf ? 'What the model sees now (at the leaf)' : `What the model would see with the leaf at ${shortId(p.at)}`;
@@ -60,9 +70,33 @@ export function renderProjection(parent: HTMLElement, p: Projection, open: (entr
     el('p', 'pi-muted', parent, 'Nothing: the model would start from an empty context.');
     return;
   }
-  const max = Math.max(1, ...p.messages.map(m => m.tokens));
-  const list = el('ol', 'pi-context', parent);
+  // The composition's indexes count projected messages; the list also holds placeholders for
+  // what a context edit or an older checkpoint dropped (omitted), which are not projected. So
+  // the k-th listed message that is not omitted is projected message k.
+  let shown: Set<number> | null = null;
+  const chosen = parts?.composition?.parts.find(c => c.part === parts.part) ?? null;
+  if (parts?.composition) {
+    renderComposition(el('div', '', parent), parts.composition, chosen ? chosen.part : null, part => parts.choose(part));
+  }
+  if (chosen && parts) {
+    shown = new Set(chosen.indexes);
+    const note = el('div', 'pi-composition-filter', parent);
+    el('span', '', note, `Showing the ${chosen.indexes.length} message${chosen.indexes.length === 1 ? '' : 's'} of “${chosen.part}”`);
+    button('show all', 'pi-small', note, () => parts.choose(null));
+  }
+  let max = 1; // a loop, not Math.max(...list): a long context would overflow the argument list
   for (const m of p.messages) {
+    max = Math.max(max, m.tokens);
+  }
+  const list = el('ol', 'pi-context', parent);
+  let projected = -1;
+  for (const m of p.messages) {
+    if (!m.omitted) {
+      projected++;
+    }
+    if (shown && (m.omitted || !shown.has(projected))) {
+      continue;
+    }
     const item = el('li', `pi-context-item pi-role-${m.role}${m.omitted ? ' pi-omitted' : ''}${m.error ? ' pi-error' : ''}`, list);
     const head = el('div', 'pi-context-head', item);
     el('span', `pi-role pi-role-${m.role}`, head, ROLE_NAMES[m.role] ?? m.role);

@@ -92,6 +92,50 @@ export const STYLES = `
 .pi-gauge-headroom { color: var(--pi-fg); }
 .pi-gauge-count { margin-left: auto; color: var(--pi-muted); }
 
+/* context timeline strip (timeline.ts) */
+.pi-lab { --pi-tl-estimated: #5b84b1; --pi-tl-compaction: #1a9c9c; --pi-tl-branch: #b7791f; }
+.pi-timeline { border-bottom: 1px solid var(--pi-border); padding: 2px 10px 4px; flex: none; }
+.pi-timeline-head { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: center; font-size: 12px; }
+.pi-timeline-toggle { border: none; padding: 0 4px; font-weight: 600; }
+.pi-timeline-legend { margin-left: auto; display: flex; flex-wrap: wrap; gap: 8px; font-size: 11px; color: var(--pi-muted); }
+.pi-tl-key::before { content: ''; display: inline-block; width: 14px; height: 0; vertical-align: middle; margin-right: 3px;
+  border-top: 2px solid currentColor; }
+.pi-tl-key-measured::before { color: var(--pi-measured); }
+.pi-tl-key-estimated::before { color: var(--pi-tl-estimated); border-top-style: dashed; }
+.pi-tl-key-threshold::before { color: var(--pi-bad); border-top-width: 1px; }
+.pi-tl-key-keep::before { color: var(--pi-good); border-top: 1px dotted; }
+.pi-tl-key-compaction::before { color: var(--pi-tl-compaction); width: 0; height: 10px; border-top: none; border-left: 1px solid; }
+.pi-tl-key-branch::before { width: 0; height: 0; border: 4px solid transparent; border-bottom: 7px solid var(--pi-tl-branch);
+  border-top: none; }
+.pi-tl-key-overflow::before { content: '×'; width: auto; border: none; color: var(--pi-bad); font-weight: 700; }
+.pi-timeline-plot { position: relative; height: 96px; margin-top: 2px; outline: none; cursor: crosshair; border-radius: 3px; }
+.pi-timeline-plot:focus-visible { box-shadow: 0 0 0 2px var(--pi-accent); }
+.pi-timeline-canvas { position: absolute; left: 0; top: 0; display: block; }
+.pi-timeline-tip { position: absolute; top: 100%; z-index: 5; max-width: 320px; padding: 3px 6px; font-size: 11px; pointer-events: none;
+  background: var(--pi-bg); color: var(--pi-fg); border: 1px solid var(--pi-border); border-radius: 3px;
+  box-shadow: 0 2px 8px rgba(0, 0, 0, .15); white-space: normal; overflow-wrap: anywhere; }
+.pi-timeline-caption { font-size: 11px; color: var(--pi-muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+  min-height: 1.3em; }
+.pi-timeline-message { margin: 4px 0; font-size: 12px; }
+.pi-timeline-off-branch .pi-timeline-caption { color: var(--pi-warn); }
+
+/* composition bar ("what the model sees", composition.ts) */
+.pi-composition { margin: 4px 0 8px; }
+.pi-composition-head { display: flex; gap: 8px; align-items: baseline; font-size: 12px; }
+.pi-composition-title { font-weight: 600; }
+.pi-composition-bar { display: flex; height: 14px; margin: 4px 0; border-radius: 2px; overflow: hidden; border: 1px solid var(--pi-border); }
+.pi-composition-segment { flex: 0 1 0; min-width: 2px; padding: 0; border: none; border-right: 1px solid var(--pi-bg); cursor: pointer; }
+.pi-composition-segment:last-child { border-right: none; }
+.pi-composition-bar:has(.pi-on) .pi-composition-segment:not(.pi-on) { opacity: .35; }
+.pi-composition-legend { display: flex; flex-wrap: wrap; gap: 4px; }
+.pi-composition-item { display: inline-flex; gap: 5px; align-items: center; padding: 1px 6px; font-size: 11px; }
+.pi-composition-item.pi-on { color: #fff; }
+.pi-composition-item.pi-on .pi-muted { color: #fff; }
+.pi-composition-swatch { width: 9px; height: 9px; border-radius: 2px; flex: none; }
+.pi-composition-name { unicode-bidi: isolate; }
+.pi-composition-filter { display: flex; gap: 8px; align-items: center; font-size: 12px; margin: 0 0 6px; padding: 2px 6px;
+  border-left: 3px solid var(--pi-accent); background: var(--pi-bg2); }
+
 /* toolbar */
 .pi-toolbar { display: flex; gap: 8px; align-items: center; padding: 5px 10px; border-bottom: 1px solid var(--pi-border); flex-wrap: wrap; }
 .pi-filters { display: flex; }

@@ -4,6 +4,7 @@
 
 import { ActionTarget, CompactionPreview, Dialogs } from './actions';
 import { COMPARE_STYLES, ComparePane } from './compare';
+import type { Composition } from './composition';
 import { renderDetail, EntryDetail } from './detail';
 import { button, clear, el, rowSafe } from './dom';
 import { GaugeView, renderCompactions } from './gauge';
@@ -12,6 +13,7 @@ import { renderProjection, Projection } from './projection';
 import { childCount, readHeader, RowColumns, segmentStartDown, segmentStartUp } from './row';
 import { RowList, rowText } from './rowList';
 import { STYLES } from './styles';
+import { TimelineStrip } from './timeline';
 import { CompactionInfo, FILTER_MODES, FilterMode, Gauge, LiveEvent, RowText, SessionInfo, Transport, ViewState } from './transport';
 
 interface RowsReply {
@@ -101,6 +103,12 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
 
   // ---------------------------------------------------------------- tree and side pane
   const main = el('div', 'pi-main', root);
+  // The context timeline strip, above the tree: a click or Enter selects the call's entry while
+  // the keyboard stays on the strip; the tree's selection shows as the strip's highlighted point.
+  const timeline = new TimelineStrip(root, main, transport, {
+    select: id => void selectId(id, false),
+    settings: () => ('context_window' in liveGauge ? liveGauge : null)
+  });
   const list = new RowList(main, {
     select: row => select(row),
     activate: row => void withTarget(row, t => dialogs.navigate(t, liveLeaf)),
@@ -281,7 +289,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     }
   }
 
-  async function selectId(id: string): Promise<void> {
+  async function selectId(id: string, focusTree = true): Promise<void> {
     if (!cols) {
       return;
     }
@@ -289,7 +297,9 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     if (cols && reply.result.version === cols.version && reply.result.row >= 0) {
       select(reply.result.row);
       list.reveal(reply.result.row, true);
-      list.el.focus();
+      if (focusTree) {
+        list.el.focus();
+      }
       if (reply.result.id !== id) {
         notify(`${id} is hidden by the filter: showing its nearest visible ancestor`);
       }
@@ -361,13 +371,31 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
         }
       }, e => showError(pane, e));
     } else {
-      transport.request<Projection>('context_at', { id }).then(reply => {
+      // The composition bar is drawn with the list; a host without it shows the list alone.
+      const composition = transport.request<Composition>('composition', { id }).then(reply => reply.result, () => null);
+      Promise.all([transport.request<Projection>('context_at', { id }), composition]).then(([reply, parts]) => {
         if (token === sideToken) {
-          renderProjection(pane, reply.result, entry => void selectId(entry));
+          const draw = (): void => renderProjection(pane, reply.result, entry => void selectId(entry), {
+            composition: parts,
+            part: contextPart,
+            choose: part => {
+              // The keyboard stays on the part chosen (or on the one just cleared).
+              const focus = part ?? contextPart;
+              contextPart = part;
+              const scroll = pane.scrollTop;
+              draw();
+              pane.scrollTop = part === null ? scroll : 0;
+              pane.querySelector<HTMLElement>(`.pi-composition-item[data-part="${CSS.escape(focus ?? '')}"]`)?.focus();
+            }
+          });
+          draw();
         }
       }, e => showError(pane, e));
     }
   }
+  // The part the "what the model sees" list is filtered to; kept from node to node (a part the
+  // next node lacks shows every message).
+  let contextPart: string | null = null;
   let sideTimer = 0;
   const scheduleSide = (): void => {
     window.clearTimeout(sideTimer);
@@ -579,11 +607,13 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     if (id && cols && cols.texts[selected]?.id !== id) {
       void selectId(id);
     }
+    timeline.select(id);
     scheduleSide();
   });
   watch('gauge', () => {
     liveGauge = transport.get('gauge') as Gauge;
     gauge.render(liveGauge);
+    timeline.redraw();
     if (transport.get('side_pane') === 'compactions') {
       scheduleSide();
     }
@@ -596,6 +626,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   });
   watch('leaf_id', () => {
     liveLeaf = transport.get('leaf_id');
+    timeline.follow(liveLeaf);
     if (transport.get('side_pane') === 'context') {
       scheduleSide();
     }
@@ -653,6 +684,9 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
         liveGauge = { ...liveGauge, ...delta.gauge } as Gauge;
         gauge.render(liveGauge);
       }
+      // Every append may add a call or a marker to the branch: the strip follows (one request
+      // per burst); a leaf move is fetched at once.
+      timeline.follow(delta.leaf_id !== undefined ? delta.leaf_id : liveLeaf, delta.leaf_id === undefined || delta.leaf_id === liveLeaf);
       if (delta.compactions) {
         liveCompactions = delta.compactions;
       }
@@ -678,6 +712,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   offs.push(transport.onEvent(showLive));
 
   offs.push(() => list.dispose());
+  offs.push(() => timeline.dispose());
 
   showHeader();
   showAccess();
@@ -685,6 +720,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   showFilters();
   showEditorText();
   gauge.render(liveGauge);
+  timeline.follow(liveLeaf);
+  timeline.select(transport.get('selected_id'));
   const initial = transport.get('structure');
   loadStructure(initial);
   const head = initial ? readHeader(initial) : null;
