@@ -15,17 +15,18 @@ That stack is :mod:`pi_lab.corpus.context`; the per-field readers are :mod:`pi_l
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Any
 
 from pi_lab.corpus.context import _Context, _rebuild, _Stats
-from pi_lab.corpus.fields import _append_usage, _content_bytes, _ms, _num, _text_chars, _usage_row, _utf8_len, _window
-from pi_lab.corpus.schema import TABLE_NAMES
-from pi_lab.compaction.tokens import estimate_tokens, js_json, usage_anchor
+from pi_lab.corpus.fields import _content_bytes, _ms, _num, _text_chars, _usage_row, _utf8_len, _window
+from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
+from pi_lab.compaction.tokens import estimate_tokens, js_json
 from pi_lab.session._json import loads_object
 from pi_lab.session._text import js_len, js_trim
 from pi_lab.session.migration import migrate_entries
-from pi_lab.session.projection import _context_entries_of_path, entry_to_messages
+from pi_lab.session.projection import _context_entries_of_path, entry_to_messages, replay_system_state
 from pi_lab.session.readonly import stable_uuid_factory
 from pi_lab.session.storage import parse_lines
 
@@ -69,13 +70,29 @@ def read_complete_lines(data: bytes) -> tuple[list[Entry], list[int], bool]:
 # ---------------------------------------------------------------------------------------------
 # The extractor
 
-
-def _empty_columns() -> dict[str, dict[str, list[Any]]]:
-    from pi_lab.corpus.schema import SCHEMAS
-
-    cols = {name: {field.name: [] for field in SCHEMAS[name]} for name in TABLE_NAMES}
-    cols["tool_calls"]["_start_ms"] = []  # call times, for the seconds until the result
-    return cols
+# The columns each table's row tuples hold, in order. The columns every row of a file shares
+# (file, session_id, copied, copied_from) and the ones set after the row was made (a tool
+# call's result, a call found overflowed or retried later) are added when the columns are
+# assembled: one tuple per row costs far less than one list append per cell.
+_CALL_ROW = (
+    "entry_id", "parent_id", "timestamp", "provider", "model", "stop_reason", "context_messages",
+    "context_tokens_est", "context_tokens_plain", "context_tokens_projected", "input_tokens_measured",
+    "input", "output", "cache_read", "cache_write", "total_tokens", "cost", "compaction_id",
+    "context_window", "fill_ratio", "depth", "on_active_path",
+)
+_MESSAGE_ROW = (
+    "entry_id", "timestamp", "role", "text_chars", "est_tokens", "stop_reason", "error_message", "model",
+    "provider", "tool_name", "input", "output", "cache_read", "cache_write", "total_tokens", "cost", "on_active_path",
+)
+_TOOL_ROW = ("entry_id", "tool_call_id", "tool_name", "argument_bytes", "model")
+_TOOL_RESULT = ("result_entry_id", "result_bytes", "is_error", "seconds")
+_COMPACTION_ROW = (
+    "entry_id", "parent_id", "timestamp", "tokens_before", "first_kept_entry_id", "summary_chars", "kept_entries",
+    "messages_after", "tokens_after", "trigger", "from_hook", "read_files", "modified_files", "summary_cost",
+    "summary_tokens",
+)
+_SUMMARY_ROW = ("entry_id", "timestamp", "from_id", "target_id", "summary_chars", "read_files", "modified_files", "from_hook")
+_NO_USAGE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def extract_file(path: str | os.PathLike[str]) -> dict[str, dict[str, list[Any]]]:
@@ -105,10 +122,32 @@ def extract_bytes(data: bytes, path: str) -> dict[str, dict[str, list[Any]]]:
         raise FileUnreadable(f"first entry is not a session header (type {header.get('type')!r})")
     raw_version = header.get("version", 1)
     version = raw_version if isinstance(raw_version, int) and not isinstance(raw_version, bool) else 1
-    # Old formats are migrated in memory only, with ids derived from the bytes (as the viewer does).
-    migrate_entries(file_entries, stable_uuid_factory(data))
+    # Old formats are migrated in memory only, with ids derived from the bytes (as the viewer
+    # does). Hashing the bytes costs ~0.6 ms per MB, so it is done only if an id is needed.
+    migrate_entries(file_entries, _lazy_ids(data))
     entries = [e for e in file_entries if e.get("type") != "session"]
-    return _Extractor(path, header, entries, version, len(skipped), partial).run()
+    # The rows are tuples and lists of plain values (no reference cycles): collections
+    # during the walk would only rescan them, up to a tenth of the time.
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _Extractor(path, header, entries, version, len(skipped), partial).run()
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _lazy_ids(data: bytes):
+    factory = None
+
+    def next_id() -> str:
+        nonlocal factory
+        if factory is None:
+            factory = stable_uuid_factory(data)
+        return factory()
+
+    return next_id
 
 
 class _Extractor:
@@ -120,220 +159,231 @@ class _Extractor:
         self.skipped = skipped
         self.partial = partial
         self.session_id = header["id"]
-        self.cols = _empty_columns()
         self.stats = _Stats()
+        self.call_rows_list: list[tuple[Any, ...]] = []
+        self.tool_rows: list[tuple[Any, ...]] = []
+        self.tool_start: list[Any] = []  # call time of each tool row, for the seconds until its result
+        self.tool_results: dict[int, tuple[Any, ...]] = {}  # tool row -> _TOOL_RESULT values
+        self.compaction_rows: list[tuple[Any, ...]] = []
+        self.overflowed: set[int] = set()  # model_calls rows
+        self.usage_of: dict[int, tuple[float, ...]] = {}  # entry position -> its usage cells
 
     # -- structure --------------------------------------------------------------------------
 
     def run(self) -> dict[str, dict[str, list[Any]]]:
         entries = self.entries
-        by_id: dict[str, Entry] = {}
-        for entry in entries:
-            entry_id = entry.get("id")
+        n = len(entries)
+        kinds = [e.get("type") for e in entries]
+        ids = [e.get("id") for e in entries]
+        index_of: dict[str, int] = {}  # the last entry with an id wins (as the engine's index)
+        for i, entry_id in enumerate(ids):
             if entry_id.__class__ is str:
-                by_id[entry_id] = entry
-        children: dict[int, list[Entry]] = {}
-        roots: list[Entry] = []
-        for entry in entries:
+                index_of[entry_id] = i
+        children: list[list[int] | None] = [None] * n
+        roots: list[int] = []
+        for i, entry in enumerate(entries):
             parent_id = entry.get("parentId")
-            parent = by_id.get(parent_id) if parent_id and parent_id != entry.get("id") else None
+            parent = index_of.get(parent_id) if parent_id.__class__ is str and parent_id and parent_id != ids[i] else None
             if parent is None:
-                roots.append(entry)
+                roots.append(i)
             else:
-                children.setdefault(id(parent), []).append(entry)
+                kids = children[parent]
+                if kids is None:
+                    children[parent] = [i]
+                else:
+                    kids.append(i)
         labels: dict[str, str] = {}
         name: str | None = None
-        for entry in entries:
-            kind = entry.get("type")
+        for i, kind in enumerate(kinds):
             if kind == "label":
+                entry = entries[i]
                 target = entry.get("targetId")
                 if entry.get("label"):
                     labels[target] = entry["label"]
                 else:
                     labels.pop(target, None)
             elif kind == "session_info":
-                raw = entry.get("name")
+                raw = entries[i].get("name")
                 name = (js_trim(raw) if isinstance(raw, str) else "") or None
         # pi's leaf is the last entry in file order; the active path is its root-to-leaf path.
-        active: set[int] = set()
-        if entries:
-            node: Entry | None = entries[-1]
-            while node is not None and id(node) not in active:
-                active.add(id(node))
-                parent_id = node.get("parentId")
-                node = by_id.get(parent_id) if parent_id else None
-        self.by_id, self.children, self.labels, self.active = by_id, children, labels, active
+        active = [False] * n
+        node = n - 1 if n else None
+        while node is not None and not active[node]:
+            active[node] = True
+            parent_id = entries[node].get("parentId")
+            node = index_of.get(parent_id) if parent_id.__class__ is str and parent_id else None
+        self.kinds, self.ids, self.index_of, self.children, self.labels, self.active = kinds, ids, index_of, children, labels, active
+        self.ts = [_ms(e.get("timestamp")) for e in entries]
 
         self.call_rows: dict[int, int] = {}  # id(assistant entry) -> model_calls row
         self.compaction_ids: list[Any] = []  # the compactions on the walked path, innermost last
         self.invalidating: list[int] = []  # depths of the context_edits and compactions on the path
         self.pending_tools: dict[str, int] = {}  # toolCallId -> tool_calls row (current path)
-        depth_of: dict[int, int] = {}
-        self.depth_of = depth_of
-        visited: set[int] = set()
+        self.depth = [0] * n
+        self.depth_of: dict[int, int] = {}  # id(entry) -> depth, for the usage anchor's entry
+        visited = [False] * n
         # Roots in file order; then anything a parentId cycle made unreachable (hand edits).
-        starts = list(roots)
-        self._walk(starts, depth_of, visited)
-        leftovers = [e for e in entries if id(e) not in visited]
+        self._walk(roots, visited)
+        leftovers = [i for i in range(n) if not visited[i]]
         while leftovers:
-            self._walk([leftovers[0]], depth_of, visited, fallback=True)
-            leftovers = [e for e in leftovers if id(e) not in visited]
-        self._entry_rows(depth_of)
-        self._finish_calls()
-        self._session_row(name)
-        return self.cols
+            self._walk([leftovers[0]], visited, fallback=True)
+            leftovers = [i for i in leftovers if not visited[i]]
+        cols = self._columns()
+        self._session_row(cols, name)
+        return cols
 
-    def _walk(self, starts: list[Entry], depth_of: dict[int, int], visited: set[int], fallback: bool = False) -> None:
+    def _walk(self, starts: list[int], visited: list[bool], fallback: bool = False) -> None:
         stats = self.stats
+        entries, kinds, ids, children = self.entries, self.kinds, self.ids, self.children
+        depth, depth_of = self.depth, self.depth_of
+        invalidating, compaction_ids, pending = self.invalidating, self.compaction_ids, self.pending_tools
         ctx = _Context()
         path: list[Entry] = []
         undo: list[Any] = []  # per entered entry: None (pop) or the context to restore
-        tool_undo: list[list[tuple[str, Any]]] = []
-        stack: list[tuple[Entry, bool]] = [(e, False) for e in reversed(starts)]
-        children = self.children
+        tool_undo: list[Any] = []  # per entered entry: None or its (toolCallId, previous row) changes
+        # Positions to enter, and ~position (negative) to leave after the entry's subtree.
+        stack = starts[::-1]
         while stack:
-            entry, leaving = stack.pop()
-            if leaving:
+            i = stack.pop()
+            if i < 0:
+                i = ~i
                 saved = undo.pop()
                 if saved is None:
                     ctx.pop()
                 else:
                     ctx = saved
-                if entry.get("type") == "compaction":
-                    self.compaction_ids.pop()
-                if entry.get("type") in ("compaction", "context_edit"):
-                    self.invalidating.pop()
-                for key, previous in reversed(tool_undo.pop()):
-                    if previous is None:
-                        self.pending_tools.pop(key, None)
-                    else:
-                        self.pending_tools[key] = previous
+                kind = kinds[i]
+                if kind == "compaction":
+                    compaction_ids.pop()
+                    invalidating.pop()
+                elif kind == "context_edit":
+                    invalidating.pop()
+                changes = tool_undo.pop()
+                if changes is not None:
+                    for key, previous in reversed(changes):
+                        if previous is None:
+                            pending.pop(key, None)
+                        else:
+                            pending[key] = previous
                 path.pop()
                 continue
-            if id(entry) in visited:
+            if visited[i]:
                 continue
-            visited.add(id(entry))
-            depth_of[id(entry)] = len(path)
-            changes: list[tuple[str, Any]] = []
+            visited[i] = True
+            entry = entries[i]
+            d = len(path)
+            depth[i] = d
+            depth_of[id(entry)] = d
             if fallback:
                 ctx = self._context_from_scratch(entry)
-                self.compaction_ids = [e.get("id") for e in ctx.entries[:1] if e.get("type") == "compaction"]
-                self.invalidating = []  # (cycle members: the gauge estimate falls back to the plain sum)
-            self._visit(entry, ctx, path, changes)
+                self.compaction_ids = compaction_ids = [e.get("id") for e in ctx.entries[:1] if e.get("type") == "compaction"]
+                self.invalidating = invalidating = []  # (cycle members: the gauge estimate falls back to the plain sum)
+            kind = kinds[i]
+            changes = None
+            if kind == "message":
+                message = entry.get("message")
+                if isinstance(message, dict):
+                    role = message.get("role")
+                    if role == "assistant":
+                        changes = self._model_call(i, entry, message, ctx, path)
+                    elif role == "toolResult":
+                        self._tool_result(i, entry, message)
             path.append(entry)
-            kind = entry.get("type")
-            entry_id = entry.get("id")
-            if kind == "compaction" or kind == "context_edit":
-                self.invalidating.append(len(path) - 1)
+            entry_id = ids[i]
             if kind == "compaction":
-                self.compaction_ids.append(entry_id)
+                invalidating.append(d)
+                compaction_ids.append(entry_id)
                 undo.append(ctx)
                 ctx = _rebuild(_context_entries_of_path(path), stats)
                 self._compaction_after(entry, ctx, path)
-            elif kind == "context_edit" or (entry_id.__class__ is str and entry_id in ctx.edits):
+            elif kind == "context_edit":
+                invalidating.append(d)
+                undo.append(ctx)
+                ctx = _rebuild(ctx.entries + [entry], stats)
+            elif entry_id.__class__ is str and entry_id in ctx.edits:
                 undo.append(ctx)
                 ctx = _rebuild(ctx.entries + [entry], stats)
             else:
                 undo.append(None)
                 ctx.push(entry, stats.of(entry, None))
             tool_undo.append(changes)
-            stack.append((entry, True))
-            kids = children.get(id(entry))
-            if kids:
-                for child in reversed(kids):
-                    stack.append((child, False))
+            stack.append(~i)
+            kids = children[i]
+            if kids is not None:
+                stack.extend(reversed(kids))
 
     def _context_from_scratch(self, entry: Entry) -> _Context:
         """Context at ``entry``'s parent by the engine's own walk (entries on a parentId cycle)."""
         from pi_lab.session.tree import get_branch
 
         parent_id = entry.get("parentId")
-        path = get_branch(self.by_id, parent_id) if parent_id else []
+        by_id = {k: self.entries[i] for k, i in self.index_of.items()}
+        path = get_branch(by_id, parent_id) if parent_id else []
         return _rebuild(_context_entries_of_path(path), self.stats)
 
     # -- rows --------------------------------------------------------------------------------
 
-    def _visit(self, entry: Entry, ctx: _Context, path: list[Entry], changes: list[tuple[str, Any]]) -> None:
-        if entry.get("type") != "message":
+    def _tool_result(self, i: int, entry: Entry, message: dict[str, Any]) -> None:
+        call_id = message.get("toolCallId")
+        row = self.pending_tools.get(call_id) if isinstance(call_id, str) else None
+        if row is None:
             return
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            return
-        role = message.get("role")
-        if role == "assistant":
-            self._model_call(entry, message, ctx, path, changes)
-        elif role == "toolResult":
-            call_id = message.get("toolCallId")
-            row = self.pending_tools.get(call_id) if isinstance(call_id, str) else None
-            if row is not None:
-                tc = self.cols["tool_calls"]
-                if tc["result_entry_id"][row] is None:
-                    tc["result_entry_id"][row] = entry.get("id")
-                    tc["result_bytes"][row] = _content_bytes(message.get("content"))
-                    tc["is_error"][row] = bool(message.get("isError"))
-                    start, end = tc["_start_ms"][row], _ms(entry.get("timestamp"))
-                    tc["seconds"][row] = (end - start) / 1000 if start is not None and end is not None else None
+        found = self.tool_results.get(row)
+        if found is not None and found[0] is not None:
+            return  # the first result on the path answers the call
+        start, end = self.tool_start[row], self.ts[i]
+        self.tool_results[row] = (
+            entry.get("id"), _content_bytes(message.get("content")), bool(message.get("isError")),
+            (end - start) / 1000 if start is not None and end is not None else None,
+        )
 
-    def _model_call(self, entry: Entry, message: dict[str, Any], ctx: _Context, path: list[Entry], changes) -> None:
-        mc = self.cols["model_calls"]
-        usage = message.get("usage")
-        inp, out, cr, cw, total, cost = _usage_row(usage)
-        model = message.get("model") if isinstance(message.get("model"), str) else None
+    def _model_call(self, i: int, entry: Entry, message: dict[str, Any], ctx: _Context, path: list[Entry]):
+        inp, out, cr, cw, total, cost = _usage_row(message.get("usage"))
+        usage = self.usage_of[i] = (float(inp), float(out), float(cr), float(cw), float(total), cost)
+        model = message.get("model")
+        if not isinstance(model, str):
+            model = None
         window = _window(model)
-        measured = (inp + cr + cw) if usage_anchor(message) is not None else None
+        # A valid usage anchor of the message itself is what the provider measured as input.
+        measured = float(inp + cr + cw) if self.stats.of(entry, None)[2] is not None else None
         estimate = ctx.estimate
         projected = self._projected(ctx, path, estimate)
         seen = measured if measured is not None else projected
-        compaction_id = self.compaction_ids[-1] if self.compaction_ids else None
-        self.call_rows[id(entry)] = len(mc["entry_id"])
-        mc["file"].append(self.path)
-        mc["session_id"].append(self.session_id)
-        mc["entry_id"].append(entry.get("id"))
-        mc["parent_id"].append(entry.get("parentId"))
-        mc["timestamp"].append(_ms(entry.get("timestamp")))
-        mc["provider"].append(message.get("provider") if isinstance(message.get("provider"), str) else None)
-        mc["model"].append(model)
-        mc["stop_reason"].append(message.get("stopReason") if isinstance(message.get("stopReason"), str) else None)
-        mc["context_messages"].append(ctx.message_count)
-        mc["context_tokens_est"].append(float(estimate))
-        mc["context_tokens_plain"].append(ctx.plain_tokens)
-        mc["context_tokens_projected"].append(float(projected))
-        mc["input_tokens_measured"].append(float(measured) if measured is not None else None)
-        _append_usage(mc, (inp, out, cr, cw, total, cost))
-        mc["compaction_id"].append(compaction_id)
-        mc["context_window"].append(window)
-        mc["fill_ratio"].append(float(seen) / window if window else None)
-        mc["overflowed"].append(False)
-        mc["retried"].append(False)
-        mc["depth"].append(len(path))
-        mc["on_active_path"].append(id(entry) in self.active)
-        mc["copied"].append(False)
-        mc["copied_from"].append(None)
+        provider = message.get("provider")
+        stop = message.get("stopReason")
+        self.call_rows[id(entry)] = len(self.call_rows_list)
+        self.call_rows_list.append((
+            entry.get("id"), entry.get("parentId"), self.ts[i],
+            provider if isinstance(provider, str) else None, model, stop if isinstance(stop, str) else None,
+            ctx.message_count, float(estimate), ctx.plain_tokens, float(projected), measured,
+            *usage,
+            self.compaction_ids[-1] if self.compaction_ids else None,
+            window, float(seen) / window if window else None, len(path), self.active[i],
+        ))
         content = message.get("content")
-        if isinstance(content, list):
-            tc = self.cols["tool_calls"]
-            start = _ms(entry.get("timestamp"))
-            for block in content:
-                if not isinstance(block, dict) or block.get("type") != "toolCall":
-                    continue
-                call_id = block.get("id") if isinstance(block.get("id"), str) else None
-                if call_id is not None:
-                    changes.append((call_id, self.pending_tools.get(call_id)))
-                    self.pending_tools[call_id] = len(tc["entry_id"])
-                tc["file"].append(self.path)
-                tc["session_id"].append(self.session_id)
-                tc["entry_id"].append(entry.get("id"))
-                tc["tool_call_id"].append(call_id)
-                tc["tool_name"].append(block.get("name") if isinstance(block.get("name"), str) else None)
-                tc["argument_bytes"].append(_utf8_len(js_json(block.get("arguments", {}))))
-                tc["result_entry_id"].append(None)
-                tc["result_bytes"].append(None)
-                tc["is_error"].append(None)
-                tc["seconds"].append(None)
-                tc["model"].append(model)
-                tc["copied"].append(False)
-                tc["copied_from"].append(None)
-                tc["_start_ms"].append(start)
+        if not isinstance(content, list):
+            return None
+        changes = None
+        rows, pending = self.tool_rows, self.pending_tools
+        start = self.ts[i]
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "toolCall":
+                continue
+            call_id = block.get("id")
+            if not isinstance(call_id, str):
+                call_id = None
+            else:
+                if changes is None:
+                    changes = []
+                changes.append((call_id, pending.get(call_id)))
+                pending[call_id] = len(rows)
+            tool = block.get("name")
+            rows.append((
+                entry.get("id"), call_id, tool if isinstance(tool, str) else None,
+                _utf8_len(js_json(block.get("arguments", {}))), model,
+            ))
+            self.tool_start.append(start)
+        return changes
 
     def _projected(self, ctx: _Context, path: list[Entry], estimate: Any) -> Any:
         """pi's gauge estimate (``estimate_projected_context_tokens``): the usage anchor counts
@@ -342,25 +392,14 @@ class _Extractor:
         invalid = self.invalidating[-1] if self.invalidating else -1
         if anchor is not None and self.depth_of.get(id(anchor), -1) > invalid:
             return estimate
-        if not self.has_system(ctx):
+        if not ctx.has_system():
             return ctx.plain_tokens  # without system messages the fallback is the plain sum
-        # The system messages are replayed into one state: rare (only right after an edit or
-        # a compaction), so the engine's function is used on the projection of this path.
-        from pi_lab.compaction.tokens import estimate_projected_context_tokens
-        from pi_lab.session.projection import project_path
-
-        return estimate_projected_context_tokens(project_path(path), path).tokens
-
-    def has_system(self, ctx: _Context) -> bool:
-        for entry in ctx.entries:
-            if entry.get("type") == "message" and isinstance(entry.get("message"), dict) and entry["message"].get("role") == "system":
-                return True
-            if entry.get("type") == "compaction" and entry.get("systemMessage"):
-                return True
-        return False
+        # Else the system messages count as the one state they replay into (and the others
+        # as they are): the context keeps both sums, so no projection of the path is needed.
+        state = replay_system_state(ctx.system_messages())
+        return (estimate_tokens(state) if state is not None else 0) + ctx.non_system_tokens()
 
     def _compaction_after(self, entry: Entry, ctx: _Context, path: list[Entry]) -> None:
-        cp = self.cols["compactions"]
         first_kept = entry.get("firstKeptEntryId")
         kept = 0
         for i in range(len(path) - 2, -1, -1):
@@ -384,130 +423,158 @@ class _Extractor:
                 trigger = "overflow"
                 row = self.call_rows.get(id(previous))
                 if row is not None:
-                    self.cols["model_calls"]["overflowed"][row] = True
+                    self.overflowed.add(row)
             else:
                 window = _window(prev_msg.get("model") if isinstance(prev_msg.get("model"), str) else None)
                 before = _num(entry.get("tokensBefore"))
                 trigger = "threshold" if window and before > window - _DEFAULT_RESERVE else "manual"
         details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
         summary = entry.get("summary")
-        inp, out, cr, cw, total, cost = _usage_row(entry.get("usage"))
-        cp["file"].append(self.path)
-        cp["session_id"].append(self.session_id)
-        cp["entry_id"].append(entry.get("id"))
-        cp["parent_id"].append(entry.get("parentId"))
-        cp["timestamp"].append(_ms(entry.get("timestamp")))
-        cp["tokens_before"].append(float(_num(entry.get("tokensBefore"))))
-        cp["first_kept_entry_id"].append(first_kept if isinstance(first_kept, str) else None)
-        cp["summary_chars"].append(js_len(summary) if isinstance(summary, str) else 0)
-        cp["kept_entries"].append(kept)
-        cp["messages_after"].append(ctx.message_count)
-        cp["tokens_after"].append(float(self._projected(ctx, path, ctx.estimate)))
-        cp["trigger"].append("hook" if entry.get("fromHook") is True and trigger == "manual" else trigger)
-        cp["from_hook"].append(entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None)
-        cp["read_files"].append(_str_list(details.get("readFiles")))
-        cp["modified_files"].append(_str_list(details.get("modifiedFiles")))
-        cp["summary_cost"].append(cost)
-        cp["summary_tokens"].append(float(total))
-        cp["copied"].append(False)
-        cp["copied_from"].append(None)
+        _inp, _out, _cr, _cw, total, cost = _usage_row(entry.get("usage"))
+        self.compaction_rows.append((
+            entry.get("id"), entry.get("parentId"), _ms(entry.get("timestamp")),
+            float(_num(entry.get("tokensBefore"))), first_kept if isinstance(first_kept, str) else None,
+            js_len(summary) if isinstance(summary, str) else 0, kept, ctx.message_count,
+            float(self._projected(ctx, path, ctx.estimate)),
+            "hook" if entry.get("fromHook") is True and trigger == "manual" else trigger,
+            entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None,
+            _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")), cost, float(total),
+        ))
 
-    def _finish_calls(self) -> None:
-        # A failed call that pi dropped with context_edit(null) and then sent again.
-        mc = self.cols["model_calls"]
-        for entry in self.entries:
-            if entry.get("type") != "context_edit" or entry.get("replacement") is not None:
+    def _retried(self) -> set[int]:
+        """model_calls rows of failed calls that pi dropped with context_edit(null) and sent again."""
+        rows: set[int] = set()
+        entries = self.entries
+        for i, kind in enumerate(self.kinds):
+            if kind != "context_edit" or entries[i].get("replacement") is not None:
                 continue
-            target = self.by_id.get(entry.get("targetId"))
-            row = self.call_rows.get(id(target)) if target is not None else None
+            target = entries[i].get("targetId")
+            position = self.index_of.get(target) if target.__class__ is str else None
+            row = self.call_rows.get(id(entries[position])) if position is not None else None
             if row is not None:
-                mc["retried"][row] = True
-        del self.cols["tool_calls"]["_start_ms"]
+                rows.add(row)
+        return rows
 
-    def _entry_rows(self, depth_of: dict[int, int]) -> None:
-        ec = self.cols["entries"]
-        ms = self.cols["messages"]
-        bs = self.cols["branch_summaries"]
-        for line_no, entry in enumerate(self.entries, start=1):
-            kind = entry.get("type")
-            entry_id = entry.get("id")
-            kids = len(self.children.get(id(entry), ()))
-            message = entry.get("message") if kind == "message" and isinstance(entry.get("message"), dict) else None
-            role = message.get("role") if message is not None else None
-            ts = _ms(entry.get("timestamp"))
-            if message is not None:
-                produced = [message]
-            elif kind in ("compaction", "branch_summary", "custom_message"):
-                produced = entry_to_messages(entry)
-            else:
-                produced = []
-            chars = 0
-            for m in produced:
-                r = m.get("role")
-                if r in ("compactionSummary", "branchSummary"):
-                    chars += js_len(m["summary"]) if isinstance(m.get("summary"), str) else 0
-                elif r == "system":
-                    chars += _text_chars(m.get("content"))
-                else:
-                    chars += _text_chars(m.get("content"))
-            ec["file"].append(self.path)
-            ec["session_id"].append(self.session_id)
-            ec["entry_id"].append(entry_id if isinstance(entry_id, str) else None)
-            ec["parent_id"].append(entry.get("parentId") if isinstance(entry.get("parentId"), str) else None)
-            ec["line"].append(line_no)
-            ec["type"].append(kind if isinstance(kind, str) else None)
-            ec["role"].append(role if isinstance(role, str) else None)
-            ec["timestamp"].append(ts)
-            ec["depth"].append(depth_of.get(id(entry), 0))
-            ec["child_count"].append(kids)
-            ec["is_leaf"].append(kids == 0)
-            ec["on_active_path"].append(id(entry) in self.active)
-            ec["branch_point"].append(kids > 1)
-            ec["label"].append(self.labels.get(entry_id) if isinstance(entry_id, str) else None)
-            ec["chars"].append(chars)
-            ec["copied"].append(False)
-            ec["copied_from"].append(None)
-            if message is not None:
-                usage = _usage_row(message.get("usage")) if role == "assistant" else (0, 0, 0, 0, 0, 0.0)
-                ms["file"].append(self.path)
-                ms["session_id"].append(self.session_id)
-                ms["entry_id"].append(entry_id if isinstance(entry_id, str) else None)
-                ms["timestamp"].append(ts)
-                ms["role"].append(role if isinstance(role, str) else None)
-                ms["text_chars"].append(_text_chars(message.get("content")))
+    # -- columns -----------------------------------------------------------------------------
+
+    def _columns(self) -> dict[str, dict[str, list[Any]]]:
+        cols: dict[str, dict[str, list[Any]]] = {}
+        cols["entries"], messages = self._entry_columns()
+        cols["messages"] = self._table("messages", _MESSAGE_ROW, messages)
+        calls = self._table("model_calls", _CALL_ROW, self.call_rows_list)
+        n = len(self.call_rows_list)
+        overflowed, retried = self.overflowed, self._retried()
+        calls["overflowed"] = [r in overflowed for r in range(n)] if overflowed else [False] * n
+        calls["retried"] = [r in retried for r in range(n)] if retried else [False] * n
+        cols["model_calls"] = calls
+        tools = self._table("tool_calls", _TOOL_ROW, self.tool_rows)
+        results = self.tool_results
+        empty = (None, None, None, None)
+        late = list(zip(*[results.get(r, empty) for r in range(len(self.tool_rows))])) if self.tool_rows else [[]] * 4
+        for key, values in zip(_TOOL_RESULT, late):
+            tools[key] = list(values)
+        cols["tool_calls"] = tools
+        cols["compactions"] = self._table("compactions", _COMPACTION_ROW, self.compaction_rows)
+        cols["branch_summaries"] = self._table("branch_summaries", _SUMMARY_ROW, self.summary_rows)
+        cols["sessions"] = {f.name: [] for f in SCHEMAS["sessions"]}
+        # Every table's columns in the schema's order.
+        return {name: {f.name: cols[name][f.name] for f in SCHEMAS[name]} for name in TABLE_NAMES}
+
+    def _table(self, name: str, fields: tuple[str, ...], rows: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
+        n = len(rows)
+        columns = [list(c) for c in zip(*rows)] if rows else [[] for _ in fields]
+        out = dict(zip(fields, columns))
+        out["file"] = [self.path] * n
+        out["session_id"] = [self.session_id] * n
+        out["copied"] = [False] * n
+        out["copied_from"] = [None] * n
+        return out
+
+    def _entry_columns(self) -> tuple[dict[str, list[Any]], list[tuple[Any, ...]]]:
+        entries, kinds, ids, ts, active = self.entries, self.kinds, self.ids, self.ts, self.active
+        n = len(entries)
+        plain, usage_of = self.stats.plain, self.usage_of
+        roles: list[Any] = [None] * n
+        chars = [0] * n
+        message_rows: list[tuple[Any, ...]] = []
+        summary_rows: list[tuple[Any, ...]] = []
+        for i, kind in enumerate(kinds):
+            if kind == "message":
+                entry = entries[i]
+                message = entry.get("message")
+                if not isinstance(message, dict):
+                    continue
+                role = message.get("role")
+                if not isinstance(role, str):
+                    role = None
+                roles[i] = role
+                text = chars[i] = _text_chars(message.get("content"))
+                if role in ("compactionSummary", "branchSummary"):  # (a hand-written message entry)
+                    summary = message.get("summary")
+                    chars[i] = js_len(summary) if isinstance(summary, str) else 0
                 # the walk estimated this entry's message already (one message, no edit)
-                known = self.stats.cache.get((id(entry), 0))
-                ms["est_tokens"].append(known[1][0] if known is not None and known[0] == 1 else estimate_tokens(message))
-                ms["stop_reason"].append(message.get("stopReason") if isinstance(message.get("stopReason"), str) else None)
-                ms["error_message"].append(message.get("errorMessage") if isinstance(message.get("errorMessage"), str) else None)
-                ms["model"].append(message.get("model") if isinstance(message.get("model"), str) else None)
-                ms["provider"].append(message.get("provider") if isinstance(message.get("provider"), str) else None)
-                ms["tool_name"].append(message.get("toolName") if isinstance(message.get("toolName"), str) else None)
-                _append_usage(ms, usage)
-                ms["on_active_path"].append(id(entry) in self.active)
-                ms["copied"].append(False)
-                ms["copied_from"].append(None)
-            elif kind == "branch_summary":
-                details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
-                summary = entry.get("summary")
-                bs["file"].append(self.path)
-                bs["session_id"].append(self.session_id)
-                bs["entry_id"].append(entry_id if isinstance(entry_id, str) else None)
-                bs["timestamp"].append(ts)
-                bs["from_id"].append(entry.get("fromId") if isinstance(entry.get("fromId"), str) else None)
-                bs["target_id"].append(entry.get("parentId") if isinstance(entry.get("parentId"), str) else None)
-                bs["summary_chars"].append(js_len(summary) if isinstance(summary, str) else 0)
-                bs["read_files"].append(_str_list(details.get("readFiles")))
-                bs["modified_files"].append(_str_list(details.get("modifiedFiles")))
-                bs["from_hook"].append(entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None)
-                bs["copied"].append(False)
-                bs["copied_from"].append(None)
+                known = plain.get(id(entry))
+                stop, error = message.get("stopReason"), message.get("errorMessage")
+                model, provider, tool = message.get("model"), message.get("provider"), message.get("toolName")
+                entry_id = ids[i]
+                message_rows.append((
+                    entry_id if entry_id.__class__ is str else None, ts[i], role, text,
+                    known[1] if known is not None and known[0] == 1 else estimate_tokens(message),
+                    stop if isinstance(stop, str) else None, error if isinstance(error, str) else None,
+                    model if isinstance(model, str) else None, provider if isinstance(provider, str) else None,
+                    tool if isinstance(tool, str) else None,
+                    *(usage_of.get(i) or _float_usage(message.get("usage")) if role == "assistant" else _NO_USAGE),
+                    active[i],
+                ))
+            elif kind in ("compaction", "branch_summary", "custom_message"):
+                entry = entries[i]
+                total = 0
+                for m in entry_to_messages(entry):
+                    if m.get("role") in ("compactionSummary", "branchSummary"):
+                        total += js_len(m["summary"]) if isinstance(m.get("summary"), str) else 0
+                    else:
+                        total += _text_chars(m.get("content"))
+                chars[i] = total
+                if kind == "branch_summary":
+                    details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+                    summary, from_id, target = entry.get("summary"), entry.get("fromId"), entry.get("parentId")
+                    entry_id = ids[i]
+                    summary_rows.append((
+                        entry_id if entry_id.__class__ is str else None, ts[i], from_id if isinstance(from_id, str) else None,
+                        target if isinstance(target, str) else None, js_len(summary) if isinstance(summary, str) else 0,
+                        _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")),
+                        entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None,
+                    ))
+        self.summary_rows = summary_rows
+        child_count = [len(k) if k is not None else 0 for k in self.children]
+        labels = self.labels
+        parents = [e.get("parentId") for e in entries]
+        ec = {
+            "file": [self.path] * n,
+            "session_id": [self.session_id] * n,
+            "entry_id": [i if i.__class__ is str else None for i in ids],
+            "parent_id": [p if isinstance(p, str) else None for p in parents],
+            "line": list(range(1, n + 1)),
+            "type": [k if isinstance(k, str) else None for k in kinds],
+            "role": roles,
+            "timestamp": ts,
+            "depth": self.depth,
+            "child_count": child_count,
+            "is_leaf": [c == 0 for c in child_count],
+            "on_active_path": active,
+            "branch_point": [c > 1 for c in child_count],
+            "label": [labels.get(i) if i.__class__ is str else None for i in ids],
+            "chars": chars,
+            "copied": [False] * n,
+            "copied_from": [None] * n,
+        }
+        return ec, message_rows
 
-    def _session_row(self, name: str | None) -> None:
-        sc = self.cols["sessions"]
+    def _session_row(self, cols: dict[str, dict[str, list[Any]]], name: str | None) -> None:
+        sc = cols["sessions"]
         header = self.header
-        ec = self.cols["entries"]
-        mc = self.cols["model_calls"]
+        ec = cols["entries"]
+        mc = cols["model_calls"]
         parent = header.get("parentSession")
         if not isinstance(parent, str):
             parent = header.get("branchedFrom") if isinstance(header.get("branchedFrom"), str) else None
@@ -515,32 +582,25 @@ class _Extractor:
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
         models = sorted({m for m in mc["model"] if m})
         types = ec["type"]
-        sc["file"].append(self.path)
-        sc["session_id"].append(self.session_id)
-        sc["cwd"].append(cwd)
-        sc["project"].append(cwd)
-        sc["parent_session"].append(parent or None)
-        sc["parent_session_id"].append(None)
-        sc["created"].append(_ms(header.get("timestamp")))
-        sc["last_activity"].append(max(times) if times else None)
-        sc["name"].append(name)
-        sc["version"].append(self.version)
-        sc["entries"].append(len(self.entries))
-        sc["messages"].append(len(self.cols["messages"]["entry_id"]))
-        sc["model_calls"].append(len(mc["entry_id"]))
-        sc["branch_points"].append(sum(1 for b in ec["branch_point"] if b))
-        sc["leaves"].append(sum(1 for b in ec["is_leaf"] if b))
-        sc["max_depth"].append(max(ec["depth"]) if ec["depth"] else 0)
-        sc["compactions"].append(types.count("compaction"))
-        sc["branch_summaries"].append(types.count("branch_summary"))
-        sc["context_edits"].append(types.count("context_edit"))
-        sc["labels"].append(len(self.labels))
-        sc["models"].append(models)
-        for key in ("input", "output", "cache_read", "cache_write", "total_tokens", "cost"):
-            sc[key].append(float(sum(mc[key])))
-        sc["copied_entries"].append(0)
-        sc["skipped_lines"].append(self.skipped)
-        sc["partial_last_line"].append(self.partial)
+        row = {
+            "file": self.path, "session_id": self.session_id, "cwd": cwd, "project": cwd,
+            "parent_session": parent or None, "parent_session_id": None, "created": _ms(header.get("timestamp")),
+            "last_activity": max(times) if times else None, "name": name, "version": self.version,
+            "entries": len(self.entries), "messages": len(cols["messages"]["entry_id"]), "model_calls": len(mc["entry_id"]),
+            "branch_points": ec["branch_point"].count(True), "leaves": ec["is_leaf"].count(True),
+            "max_depth": max(ec["depth"]) if ec["depth"] else 0, "compactions": types.count("compaction"),
+            "branch_summaries": types.count("branch_summary"), "context_edits": types.count("context_edit"),
+            "labels": len(self.labels), "models": models,
+            **{key: float(sum(mc[key])) for key in ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")},
+            "copied_entries": 0, "skipped_lines": self.skipped, "partial_last_line": self.partial,
+        }
+        for key, value in row.items():
+            sc[key].append(value)
+
+
+def _float_usage(usage: Any) -> tuple[float, ...]:
+    inp, out, cr, cw, total, cost = _usage_row(usage)
+    return (float(inp), float(out), float(cr), float(cw), float(total), cost)
 
 
 def _str_list(value: Any) -> list[str] | None:

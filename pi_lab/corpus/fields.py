@@ -68,17 +68,6 @@ def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
     return (inp, out, cr, cw, total, cost_total)
 
 
-def _append_usage(cols: dict[str, list[Any]], row: tuple[float, float, float, float, float, float]) -> None:
-    """Append a ``_usage_row`` to a table's usage columns (model calls and messages share them)."""
-    inp, out, cr, cw, total, cost = row
-    cols["input"].append(float(inp))
-    cols["output"].append(float(out))
-    cols["cache_read"].append(float(cr))
-    cols["cache_write"].append(float(cw))
-    cols["total_tokens"].append(float(total))
-    cols["cost"].append(cost)
-
-
 def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
