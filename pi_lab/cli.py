@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 from pi_lab.session._text import content_preview, field_text
 
 __all__ = ["main", "build_parser", "load_session"]
@@ -25,6 +25,40 @@ _PREVIEW_WIDTH = 100
 
 class CliError(Exception):
     """A problem reported as one line on stderr with exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a wrong argument reported on one line (not the usage block and the error):
+    every error of ``pi-lab`` is one line on stderr. The subcommands' parsers are of this class too
+    (``add_subparsers`` makes them of the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(text: str) -> str:
+    # Control characters of a file name or an argument would break the line (or the terminal);
+    # a name that is not UTF-8 (surrogate escapes) is shown escaped, whatever stderr's encoding.
+    text = "".join(" " if ch < " " or ch == "\x7f" else ch for ch in text)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _internal_error(error: BaseException) -> str:
+    """One line for a bug: the exception and the innermost frame of pi_lab where it happened."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [f for f in frames if f"{os.sep}pi_lab{os.sep}" in f.filename]
+
+    def name(frame: traceback.FrameSummary) -> str:
+        return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
+
+    where = f" at {name(frames[-1])}" if frames else ""
+    if ours and ours[-1] is not frames[-1]:
+        where += f" (from {name(ours[-1])})"  # a library's frame says little without pi_lab's
+    detail = str(error)[:200] if not isinstance(error, RecursionError) else "nested too deeply"
+    return (f"{PROG}: internal error: {type(error).__name__}{where}: {_one_line(detail)} "
+            "(a bug: please report it; PI_LAB_DEBUG=1 prints the traceback)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,7 +211,7 @@ def _cmd_context(args: argparse.Namespace, out: TextIO) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from pi_lab.session.navigation import FILTER_MODES
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Inspect pi coding-agent session files (JSONL). The files are only read.",
     )
@@ -226,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_tree(args, out)
         return _cmd_context(args, out)
     except (InvalidSessionFile, PiLabError, CliError) as error:  # NotARegularFile, ... included
-        print(f"{PROG}: {error}", file=sys.stderr)
+        print(_one_line(f"{PROG}: {error}"), file=sys.stderr)
         return 1
     except BrokenPipeError:
         # The reader went away (`pi-lab tree f | head`); stop quietly.
@@ -237,7 +271,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as error:  # never a traceback for a file the system would not read
         name = f"{error.filename}: " if error.filename else ""
-        print(f"{PROG}: {name}{error.strerror or error}", file=sys.stderr)
+        print(_one_line(f"{PROG}: {name}{error.strerror or error}"), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # noqa: BLE001  a bug: still one line, but saying it is one
+        if os.environ.get("PI_LAB_DEBUG"):
+            raise
+        print(_internal_error(error), file=sys.stderr)
         return 1
 
 
