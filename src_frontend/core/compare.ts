@@ -154,23 +154,26 @@ export class ComparePane {
 
     this.body = el('div', 'pi-cmp-body', root);
     this.searchRow = el('div', 'pi-cmp-search-block', this.body);
-    const form = el('form', 'pi-cmp-search', this.searchRow);
+    // Not a <form>: a host page may cancel the implicit submit of Enter (JupyterLab's notebook
+    // handles Enter itself), so the field and the button each start the search.
+    const form = el('div', 'pi-cmp-search', this.searchRow);
     form.setAttribute('role', 'search');
     this.searchInput = el('input', 'pi-input pi-cmp-search-input', form);
     this.searchInput.type = 'search';
     this.searchInput.placeholder = 'is this text still in what the model sees? e.g. auth.ts';
     this.searchInput.setAttribute('aria-label', 'search both contexts');
-    const go = el('button', 'pi-btn pi-small pi-cmp-search-go', form, 'Search both');
-    go.type = 'submit';
-    form.addEventListener('submit', event => {
-      event.preventDefault();
-      event.stopPropagation();
+    const start = (): void => {
       this.query = this.searchInput.value;
       this.searchLimit = PAGE;
       this.runSearch();
-    });
+    };
+    button('Search both', 'pi-small pi-cmp-search-go', form, start, 'look for the text in what the model sees at A and at B');
     this.searchInput.addEventListener('keydown', event => {
-      if (event.key === 'Escape' && this.searchInput.value) {
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        event.stopPropagation();
+        start();
+      } else if (event.key === 'Escape' && this.searchInput.value) {
         event.stopPropagation();
         this.searchInput.value = '';
         this.query = '';

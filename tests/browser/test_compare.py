@@ -1,0 +1,266 @@
+"""The Compare pane of the notebook widget in a real JupyterLab and a real browser.
+
+The seed's worked example (section 14): the JWT leaf A3 against the cookie leaf A4 (what each
+side holds, the fork at A2, the branch summary BS1), the leaf before and after the compaction C1
+(what C1 summarised, what it kept, whether auth.ts is still in what the model sees); a real
+fixture's two tips; refusals shown in the pane; every new control reached and used by keyboard.
+Each answer in the page is checked against the Python functions run in the same kernel.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from browser.test_widget import copy_session, kernel, kernel_json, run_notebook, seed_file, write_notebook  # noqa: E402,F401
+
+PANE = ".pi-lab .pi-compare"
+SHOTS = Path("/tmp/shots_h3b")
+
+
+@pytest.fixture(scope="module")
+def shots() -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS
+
+
+def open_widget(page, lab_server, open_lab, session: Path, name: str) -> None:
+    notebook = write_notebook(lab_server, name, [
+        "from pi_lab.widget import SessionWidget\n"
+        "from pi_lab.view import context_diff, compare_branches, context_search\n"
+        f"w = SessionWidget({str(session)!r}, side_pane='compare', filter_mode='all', height=760)\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, notebook)
+    expect(page.locator(PANE)).to_be_visible()
+
+
+def pick(page, side: str, entry_id: str) -> None:
+    """Select `entry_id` in the tree with a click, then press "<side> = selected entry"."""
+    page.locator(f".pi-lab .pi-row[data-id='{entry_id}']").click()
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", entry_id)
+    button = page.locator(f"{PANE} .pi-cmp-set[data-side='{side}']")
+    # The button names the entry it will pick once the selection has reached the view state.
+    expect(button).to_have_attribute("title", f"pick the selected entry ({entry_id}) as {side.upper()}")
+    button.click()
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='{side}']")).to_have_attribute("data-picked", entry_id)
+
+
+def group_ids(page, group: str) -> list[str]:
+    return page.eval_on_selector_all(f"{PANE} .pi-cmp-{group} > .pi-cmp-list > .pi-cmp-item",
+                                     "els => els.map(e => e.dataset.source)")
+
+
+def test_seed_jwt_against_cookie_and_before_after_c1(page, lab_server, open_lab, seed_file, shots):
+    open_widget(page, lab_server, open_lab, seed_file, "compare_seed.ipynb")
+    expect(page.locator(f"{PANE} .pi-cmp-hint")).to_contain_text("Pick two entries")
+    pick(page, "a", "A3")
+    pick(page, "b", "A4")
+    # The picks are named by short id, kind and text.
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='a'] .pi-cmp-node-text")).to_have_text("assistant: JWT 方案已完成")
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='b'] .pi-cmp-kind")).to_have_text("assistant")
+    expect(page.locator(f"{PANE} .pi-cmp-both")).to_be_visible()
+    engine = kernel_json(page, "context_diff(w.session_manager, 'A3', 'A4')")
+    for group in ("both", "only_a", "only_b"):
+        assert group_ids(page, group) == [r["source_id"] for r in engine[group]], group
+    assert group_ids(page, "both") == ["U1", "A1", "T1", "A2"]
+    assert group_ids(page, "only_a") == ["U2", "A3"] and group_ids(page, "only_b") == ["BS1", "U2B", "A4"]
+    expect(page.locator(f"{PANE} .pi-cmp-tokens")).to_have_text(f"{engine['tokens_a']} → {engine['tokens_b']}")
+    expect(page.locator(f"{PANE} .pi-cmp-only_b .pi-cmp-item[data-source='BS1'] .pi-role")).to_have_text("branch summary")
+    expect(page.locator(f"{PANE} .pi-cmp-only_b .pi-cmp-item[data-source='BS1'] .pi-cmp-preview")).to_have_text(
+        "离开的 JWT 路径已完成认证改造。")
+    page.screenshot(path=str(shots / "widget-seed-diff-A3-A4.png"))
+
+    # Branches: the fork point A2, the two segments side by side, BS1 on side B.
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()
+    expect(page.locator(f"{PANE} .pi-cmp-fork")).to_contain_text("Common ancestor")
+    expect(page.locator(f"{PANE} .pi-cmp-fork .pi-cmp-id")).to_have_text("A2")
+    side_a = page.eval_on_selector_all(f"{PANE} .pi-cmp-side-a .pi-cmp-item", "els => els.map(e => e.dataset.id)")
+    side_b = page.eval_on_selector_all(f"{PANE} .pi-cmp-side-b .pi-cmp-item", "els => els.map(e => e.dataset.id)")
+    engine = kernel_json(page, "compare_branches(w.session_manager, 'A3', 'A4')")
+    assert side_a == engine["a"] == ["U2", "A3"] and side_b == engine["b"] == ["BS1", "U2B", "A4"]
+    summary = page.locator(f"{PANE} .pi-cmp-summary")
+    expect(summary).to_have_count(1)
+    expect(summary.locator(".pi-cmp-id")).to_have_text("BS1")
+    expect(summary).to_contain_text("on side B")
+    expect(summary.locator(".pi-cmp-summary-text")).to_have_text("离开的 JWT 路径已完成认证改造。")
+    # The seed records no usage: the pane says so instead of showing zeros.
+    expect(page.locator(f"{PANE} .pi-cmp-note").first).to_contain_text("no recorded usage")
+    expect(page.locator(f"{PANE} .pi-cmp-stats")).to_contain_text("no usage recorded")
+    # B (A4) is not a leaf: the comparison runs to it.
+    expect(page.locator(f"{PANE} .pi-cmp-note", has_text="B (A4) is not a leaf")).to_be_visible()
+    page.screenshot(path=str(shots / "widget-seed-branches-A3-A4.png"))
+    # An entry button selects that entry in the tree.
+    page.locator(f"{PANE} .pi-cmp-side-b .pi-cmp-item[data-id='U2B'] .pi-cmp-id").click()
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", "U2B")
+    # "Go to A's leaf…" opens the viewer's Go-here dialog for A3.
+    page.locator(f"{PANE} .pi-cmp-goto[data-side='a']").click()
+    dialog = page.locator(".pi-lab .pi-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator(".pi-dialog-target")).to_contain_text("JWT 方案已完成")
+    page.screenshot(path=str(shots / "widget-seed-goto-dialog.png"))
+    dialog.locator(".pi-close").click()
+    expect(dialog).to_be_hidden()
+
+    # Before and after C1: A = A6, B = the current leaf C1.
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='diff']").click()
+    pick(page, "a", "A6")
+    page.locator(f"{PANE} .pi-cmp-leaf").click()
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='b']")).to_have_attribute("data-picked", "C1")
+    expect(page.locator(f"{PANE} .pi-cmp-replaced")).to_be_visible()
+    assert group_ids(page, "both") == ["U4", "A6"]  # what C1 kept
+    summarized = ["U1", "A1", "T1", "A2", "BS1", "U2B", "A4", "U3", "A5"]
+    under = page.eval_on_selector_all(f"{PANE} .pi-cmp-only_b .pi-cmp-item[data-source='C1'] .pi-cmp-replaced .pi-cmp-item",
+                                      "els => els.map(e => e.dataset.source)")
+    assert under == summarized
+    expect(page.locator(f"{PANE} .pi-cmp-replaced-title")).to_contain_text("summarised 9 entries that A holds verbatim")
+    assert int(page.locator(f"{PANE} .pi-cmp-headline").get_attribute("data-delta")) == kernel_json(
+        page, "context_diff(w.session_manager, 'A6', 'C1')['delta']") < 0
+    # Is auth.ts still in what the model sees?  In A (A1's read call), not in B.
+    page.locator(f"{PANE} .pi-cmp-search-input").fill("auth.ts")
+    page.locator(f"{PANE} .pi-cmp-search-input").press("Enter")
+    expect(page.locator(f"{PANE} .pi-cmp-search-a .pi-cmp-search-verdict")).to_contain_text("1 hit in 1 message")
+    expect(page.locator(f"{PANE} .pi-cmp-search-b .pi-cmp-search-verdict")).to_contain_text("not in what the model sees")
+    expect(page.locator(f"{PANE} .pi-cmp-search-a .pi-cmp-id")).to_have_text("A1")
+    assert kernel_json(page, "context_search(w.session_manager, 'A6', 'C1', 'auth.ts')['in_b']") is False
+    page.screenshot(path=str(shots / "widget-seed-diff-A6-C1-search.png"))
+
+    # Swap: B is A6 now, and the summary replaced what B holds.
+    page.locator(f"{PANE} .pi-cmp-swap").click()
+    expect(page.locator(f"{PANE} .pi-cmp-replaced-title")).to_contain_text("that B holds verbatim")
+    # The search is asked again for the new sides.
+    expect(page.locator(f"{PANE} .pi-cmp-search-b .pi-cmp-search-verdict")).to_contain_text("1 hit")
+
+
+def test_refusals_are_shown_in_the_pane(page, lab_server, open_lab, seed_file):
+    open_widget(page, lab_server, open_lab, seed_file, "compare_errors.ipynb")
+    pick(page, "a", "A3")
+    pick(page, "b", "A3")
+    error = page.locator(f"{PANE} .pi-cmp-error")
+    expect(error).to_have_text("A and B are the same entry (A3): pick two different entries to compare")
+    expect(error).to_have_attribute("role", "alert")
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()
+    expect(error).to_contain_text("same entry")
+    # Another B: the comparison runs again and the message goes away.
+    pick(page, "b", "A4")
+    expect(error).to_have_count(0)
+    expect(page.locator(f"{PANE} .pi-cmp-fork .pi-cmp-id")).to_have_text("A2")
+
+
+def test_every_control_by_keyboard(page, lab_server, open_lab, seed_file):
+    open_widget(page, lab_server, open_lab, seed_file, "compare_keys.ipynb")
+    # The leaf C1 is selected on open: pick it as A with the keyboard.
+    set_a = page.locator(f"{PANE} .pi-cmp-set[data-side='a']")
+    set_a.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='a']")).to_have_attribute("data-picked", "C1")
+    # Tab order: A's pick, A =, B =, B = leaf, swap, the mode radio, search field, search button.
+    order = []
+    page.locator(f"{PANE} .pi-cmp-pick-id").focus()
+    for _ in range(8):
+        order.append(page.evaluate("() => document.activeElement.className"))
+        page.keyboard.press("Tab")
+    expected = ["pi-cmp-pick-id", "pi-cmp-set", "pi-cmp-set", "pi-cmp-leaf", "pi-cmp-swap", "pi-cmp-mode",
+                "pi-cmp-search-input", "pi-cmp-search-go"]
+    assert [next((c for c in expected if c in cls.split()), cls) for cls in order] == expected, order
+    # Focus is visible (the outline of :focus-visible) on a button reached by Tab.
+    page.locator(f"{PANE} .pi-cmp-swap").focus()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
+    outline = page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert outline == "solid"
+    # Pick A4 as B from the tree by keyboard: select it in the tree, tab to "B = selected entry".
+    page.locator(".pi-lab .pi-row[data-id='A4']").click()
+    page.locator(f"{PANE} .pi-cmp-set[data-side='b']").focus()
+    page.keyboard.press("Space")
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='b']")).to_have_attribute("data-picked", "A4")
+    expect(page.locator(f"{PANE} .pi-cmp-both")).to_be_visible()
+    # The mode radio group moves with the arrow keys.
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='diff']").focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']")).to_have_attribute("aria-checked", "true")
+    expect(page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']")).to_be_focused()
+    expect(page.locator(f"{PANE} .pi-cmp-fork .pi-cmp-id")).to_have_text("A2")
+    # Entry buttons and Go-to buttons answer Enter.
+    page.locator(f"{PANE} .pi-cmp-fork .pi-cmp-id").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", "A2")
+    goto_b = page.locator(f"{PANE} .pi-cmp-goto[data-side='b']")
+    goto_b.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".pi-lab .pi-dialog")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator(".pi-lab .pi-dialog")).to_be_hidden()
+    # Back to the diff, search by keyboard.
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").focus()
+    page.keyboard.press("ArrowLeft")
+    search = page.locator(f"{PANE} .pi-cmp-search-input")
+    search.focus()
+    page.keyboard.type("cookie")
+    page.keyboard.press("Enter")
+    expect(page.locator(f"{PANE} .pi-cmp-search-b .pi-cmp-search-verdict")).to_contain_text("hit")
+    expect(page.locator(f"{PANE} .pi-cmp-search-a .pi-cmp-search-verdict")).to_contain_text("hit")  # C1's summary
+    page.keyboard.press("Escape")
+    expect(page.locator(f"{PANE} .pi-cmp-search-answer")).to_have_count(0)
+    # Every button and field of the pane has an accessible name.
+    unnamed = page.eval_on_selector_all(
+        f"{PANE} button, {PANE} input",
+        "els => els.filter(e => !(e.getAttribute('aria-label') || e.textContent.trim())).length")
+    assert unnamed == 0
+
+
+def test_real_fixture_two_tips(page, lab_server, open_lab, fixtures_dir, shots):
+    session = copy_session(lab_server, fixtures_dir / "public-twkrash-branching.jsonl")
+    open_widget(page, lab_server, open_lab, session, "compare_fixture.ipynb")
+    tips = kernel_json(page, "[e['id'] for e in w.session_manager.entries if isinstance(e.get('id'), str) "
+                             "and not w.session_manager.get_children(e['id'])]")
+    leaf = kernel_json(page, "w.session_manager.leaf_id")
+    other = next(t for t in tips if t != leaf)
+    pick(page, "a", other)
+    page.locator(f"{PANE} .pi-cmp-leaf").click()
+    expect(page.locator(f"{PANE} .pi-cmp-both")).to_be_visible()
+    engine = kernel_json(page, f"context_diff(w.session_manager, {other!r}, {leaf!r})")
+    for group in ("both", "only_a", "only_b"):
+        assert group_ids(page, group) == [r["source_id"] for r in engine[group]][:200], group
+    page.screenshot(path=str(shots / "widget-fixture-diff.png"))
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()
+    engine = kernel_json(page, f"compare_branches(w.session_manager, {other!r}, {leaf!r})")
+    expect(page.locator(f"{PANE} .pi-cmp-fork .pi-cmp-id")).to_have_count(1 if engine["common_ancestor"] else 0)
+    side_b = page.eval_on_selector_all(f"{PANE} .pi-cmp-side-b .pi-cmp-item", "els => els.map(e => e.dataset.id)")
+    assert side_b == engine["b"][:200]
+    tools = page.locator(f"{PANE} .pi-cmp-stats .pi-cmp-tools td").all_inner_texts()
+    for text, side in zip(tools, ("a_stats", "b_stats")):
+        for name, count in engine[side]["tools"].items():
+            assert f"{name} ×{count}" in text
+    page.screenshot(path=str(shots / "widget-fixture-branches.png"))
+
+
+def test_show_more_on_a_long_branch(page, lab_server, open_lab, repo_root, shots):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_generate", repo_root / "bench" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    lines, _ = module.generate(3000, 5)
+    session = lab_server.root_dir / "long_compare.jsonl"
+    session.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    open_widget(page, lab_server, open_lab, session, "compare_long.ipynb")
+    first = kernel_json(page, "w.session_manager.get_branch()[1]['id']")
+    leaf = kernel_json(page, "w.session_manager.leaf_id")
+    kernel(page, f"w.selected_id = {first!r}")
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", first)
+    page.locator(f"{PANE} .pi-cmp-set[data-side='a']").click()
+    page.locator(f"{PANE} .pi-cmp-leaf").click()
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()
+    count = kernel_json(page, f"len(compare_branches(w.session_manager, {first!r}, {leaf!r})['b'])")
+    assert count > 200
+    items = page.locator(f"{PANE} .pi-cmp-side-b .pi-cmp-item")
+    expect(items).to_have_count(200)
+    more = page.locator(f"{PANE} .pi-cmp-side-b .pi-cmp-more")
+    expect(more).to_contain_text(f"{count - 200} not shown")
+    more.click()
+    expect(items).to_have_count(min(count, 1000))
+    page.screenshot(path=str(shots / "widget-long-branches.png"))
