@@ -59,13 +59,13 @@ FALLBACK_ROWS = 40
 # Hide the snapshot (pi_lab/widget/snapshot.py) in an output area where a live viewer (the
 # core's ``.pi-lab`` root, outside the snapshot, which draws one of its own) is drawn: JupyterLab,
 # Notebook 7 and nbconvert put both outputs of the cell in one ``.jp-OutputArea``. And hide the
-# widget's "model not found" beside a snapshot whose viewer is drawn. The same text is
+# widget's output (displayed right after the snapshot) where it draws no viewer — "model not
+# found", or its text/plain without a kernel — once the snapshot's viewer is drawn. The same text is
 # src_frontend/labextension/snapshotRenderer.ts SNAPSHOT_CSS (JupyterLab renders no style of
 # an output itself there).
 FALLBACK_CSS = (".jp-OutputArea:has(.pi-lab:not(.pi-lab-fallback .pi-lab)) > .jp-OutputArea-child:has(.pi-lab-fallback),"
                 ".jp-OutputArea:has(.pi-lab:not(.pi-lab-fallback .pi-lab)) .pi-lab-fallback{display:none}"
-                ".jp-OutputArea:has(.pi-lab-fallback .pi-lab) > .jp-OutputArea-child"
-                ":has([data-mime-type=\"application/vnd.jupyter.widget-view+json\"]):not(:has(.pi-lab)){display:none}")
+                ".jp-OutputArea-child:has(.pi-lab-fallback .pi-lab) + .jp-OutputArea-child:not(:has(.pi-lab)){display:none}")
 SNAPSHOT_DELAY_S = 5.0
 
 
@@ -567,11 +567,16 @@ class SessionWidget(anywidget.AnyWidget):
 
     def rows_text(self, *, all_rows: bool = True) -> list[str]:
         """The visible rows as pi's /tree draws them (handy in a notebook or a test)."""
+        from dataclasses import replace
+
         from pi_lab.session.navigation import render_row
 
         rows = self.view.rows
         selected = rows.locate(self.selected_id) if self.selected_id else -1
-        return [render_row(row, selected=i == selected) for i, row in enumerate(rows.rows)]
+        # Rows are laid out without their text (the viewer asks for the visible ones): the
+        # flattened tree has it, as for the viewer's rows request.
+        return [render_row(row if row.text is not None else replace(row, text=rows.flat.display_text(row.index, rows.home)),
+                           selected=i == selected) for i, row in enumerate(rows.rows)]
 
     def select(self, entry_id: str) -> None:
         self.selected_id = entry_id

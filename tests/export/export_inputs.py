@@ -96,3 +96,39 @@ def write_session(entries: list[dict], path: Path) -> Path:
     return path
 
 
+# Markup and script in every field a viewer shows: a viewer that renders this runs none of it.
+HOSTILE = [
+    "<script>window.__pwned='script'</script>",
+    "<img src=x onerror=\"window.__pwned='img'\">",
+    "[click](javascript:window.__pwned='link')",
+    "<svg onload=\"window.__pwned='svg'\"><script>window.__pwned='svg2'</script></svg>",
+    "<iframe src=\"javascript:parent.__pwned='iframe'\"></iframe>",
+    "<a href=\"javascript:window.__pwned='a'\">x</a>",
+    "\"><script>window.__pwned='attr'</script>",
+    "</script><script>window.__pwned='close'</script>",
+]
+
+
+def hostile_session() -> list[dict]:
+    h = " ".join(HOSTILE)
+    e = [{"type": "session", "version": 3, "id": "H" + HOSTILE[0], "timestamp": "2026-01-01T00:00:00Z", "cwd": h}]
+    e.append({"type": "session_info", "id": "i0", "parentId": None, "timestamp": "2026-01-01T00:00:01Z", "name": h})
+    e.append({"type": "message", "id": "u1", "parentId": "i0", "timestamp": "2026-01-01T00:00:02Z",
+              "message": {"role": "user", "content": h, "timestamp": 1}})
+    e.append({"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:03Z",
+              "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": h}, {"type": "text", "text": h},
+                                                           {"type": "toolCall", "id": "c1", "name": h, "arguments": {"path": h, "command": h}}],
+                          "model": h, "provider": h, "stopReason": "toolUse",
+                          "usage": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 11, "cost": {"total": 0}}}})
+    e.append({"type": "message", "id": "t1", "parentId": "a1", "timestamp": "2026-01-01T00:00:04Z",
+              "message": {"role": "toolResult", "toolCallId": "c1", "toolName": h, "content": [{"type": "text", "text": h}], "isError": True}})
+    e.append({"type": "label", "id": "l1", "parentId": "t1", "timestamp": "2026-01-01T00:00:05Z", "targetId": "u1", "label": h})
+    e.append({"type": "custom_message", "id": "m1", "parentId": "l1", "timestamp": "2026-01-01T00:00:06Z", "customType": h, "content": h, "display": True})
+    e.append({"type": "model_change", "id": "mc", "parentId": "m1", "timestamp": "2026-01-01T00:00:07Z", "provider": h, "modelId": h})
+    e.append({"type": "compaction", "id": "k1", "parentId": "mc", "timestamp": "2026-01-01T00:00:08Z", "summary": h,
+              "firstKeptEntryId": "m1", "tokensBefore": 100})
+    e.append({"type": "branch_summary", "id": "b1", "parentId": "u1", "timestamp": "2026-01-01T00:00:09Z", "fromId": "k1", "summary": h})
+    e.append({"type": "message", "id": "x1", "parentId": "b1", "timestamp": "2026-01-01T00:00:10Z",
+              "message": {"role": "bashExecution", "command": h, "output": h, "exitCode": 1, "timestamp": 2}})
+    e.append({"type": h, "id": "w1", "parentId": "k1", "timestamp": "2026-01-01T00:00:11Z", "data": h})
+    return e

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_inputs import copy_fixture, fixture_files, generated_session, write_session  # noqa: E402
+from export_inputs import HOSTILE, copy_fixture, fixture_files, generated_session, hostile_session, write_session  # noqa: E402,F401
 from helpers import SEED_SECTION_14  # noqa: E402
 
 from pi_lab.export import export_html  # noqa: E402
@@ -195,43 +195,6 @@ def test_filters_search_tabs_and_deep_link(browser, tmp_path):
         assert page.errors == [], page.errors
     finally:
         page.close()
-
-
-HOSTILE = [
-    "<script>window.__pwned='script'</script>",
-    "<img src=x onerror=\"window.__pwned='img'\">",
-    "[click](javascript:window.__pwned='link')",
-    "<svg onload=\"window.__pwned='svg'\"><script>window.__pwned='svg2'</script></svg>",
-    "<iframe src=\"javascript:parent.__pwned='iframe'\"></iframe>",
-    "<a href=\"javascript:window.__pwned='a'\">x</a>",
-    "\"><script>window.__pwned='attr'</script>",
-    "</script><script>window.__pwned='close'</script>",
-]
-
-
-def hostile_session() -> list[dict]:
-    h = " ".join(HOSTILE)
-    e = [{"type": "session", "version": 3, "id": "H" + HOSTILE[0], "timestamp": "2026-01-01T00:00:00Z", "cwd": h}]
-    e.append({"type": "session_info", "id": "i0", "parentId": None, "timestamp": "2026-01-01T00:00:01Z", "name": h})
-    e.append({"type": "message", "id": "u1", "parentId": "i0", "timestamp": "2026-01-01T00:00:02Z",
-              "message": {"role": "user", "content": h, "timestamp": 1}})
-    e.append({"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:03Z",
-              "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": h}, {"type": "text", "text": h},
-                                                           {"type": "toolCall", "id": "c1", "name": h, "arguments": {"path": h, "command": h}}],
-                          "model": h, "provider": h, "stopReason": "toolUse",
-                          "usage": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 11, "cost": {"total": 0}}}})
-    e.append({"type": "message", "id": "t1", "parentId": "a1", "timestamp": "2026-01-01T00:00:04Z",
-              "message": {"role": "toolResult", "toolCallId": "c1", "toolName": h, "content": [{"type": "text", "text": h}], "isError": True}})
-    e.append({"type": "label", "id": "l1", "parentId": "t1", "timestamp": "2026-01-01T00:00:05Z", "targetId": "u1", "label": h})
-    e.append({"type": "custom_message", "id": "m1", "parentId": "l1", "timestamp": "2026-01-01T00:00:06Z", "customType": h, "content": h, "display": True})
-    e.append({"type": "model_change", "id": "mc", "parentId": "m1", "timestamp": "2026-01-01T00:00:07Z", "provider": h, "modelId": h})
-    e.append({"type": "compaction", "id": "k1", "parentId": "mc", "timestamp": "2026-01-01T00:00:08Z", "summary": h,
-              "firstKeptEntryId": "m1", "tokensBefore": 100})
-    e.append({"type": "branch_summary", "id": "b1", "parentId": "u1", "timestamp": "2026-01-01T00:00:09Z", "fromId": "k1", "summary": h})
-    e.append({"type": "message", "id": "x1", "parentId": "b1", "timestamp": "2026-01-01T00:00:10Z",
-              "message": {"role": "bashExecution", "command": h, "output": h, "exitCode": 1, "timestamp": 2}})
-    e.append({"type": h, "id": "w1", "parentId": "k1", "timestamp": "2026-01-01T00:00:11Z", "data": h})
-    return e
 
 
 def test_hostile_session_runs_no_code(browser, tmp_path):
