@@ -183,11 +183,13 @@ def test_every_control_by_keyboard(page, lab_server, open_lab, seed_file):
     page.keyboard.press("ArrowRight")
     expect(page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']")).to_have_attribute("aria-checked", "true")
     expect(page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']")).to_be_focused()
-    expect(page.locator(f"{PANE} .pi-cmp-fork .pi-cmp-id")).to_have_text("A2")
+    # C1 descends from A4: the fork point is A4 itself and side B is empty.
+    expect(page.locator(f"{PANE} .pi-cmp-fork .pi-cmp-id")).to_have_text("A4")
+    expect(page.locator(f"{PANE} .pi-cmp-side-b .pi-cmp-empty")).to_contain_text("stops at the fork point")
     # Entry buttons and Go-to buttons answer Enter.
-    page.locator(f"{PANE} .pi-cmp-fork .pi-cmp-id").focus()
+    page.locator(f"{PANE} .pi-cmp-side-a .pi-cmp-item[data-id='U3'] .pi-cmp-id").focus()
     page.keyboard.press("Enter")
-    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", "A2")
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", "U3")
     goto_b = page.locator(f"{PANE} .pi-cmp-goto[data-side='b']")
     goto_b.focus()
     page.keyboard.press("Enter")
