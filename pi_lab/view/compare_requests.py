@@ -73,6 +73,16 @@ def _limit(args: Mapping[str, Any]) -> int:
     return min(value, MAX_LIMIT)
 
 
+def _row_text(entry: Mapping[str, Any]) -> str:
+    """pi's row text, cut; an entry of a type pi does not know (pi draws a blank row) is named
+    by its raw type, as the tree names it."""
+    text = display_text(entry)
+    if not text and display_kind(entry) == "unknown":
+        kind = entry.get("type")
+        text = f"[{kind}]" if isinstance(kind, str) and kind else "[entry of an unknown type]"
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+
+
 def _node(view: Any, entry_id: str | None) -> dict[str, Any] | None:
     """How the pane names a picked entry: id, kind, one line of text, where it stands."""
     if entry_id is None:
@@ -81,11 +91,10 @@ def _node(view: Any, entry_id: str | None) -> dict[str, Any] | None:
     entry = sm.get_entry(entry_id)
     if entry is None:
         return None
-    text = display_text(entry)
     return {
         "id": entry_id,
         "kind": display_kind(entry),
-        "text": text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…",
+        "text": _row_text(entry),
         "is_leaf": entry_id == sm.leaf_id,
         # a tree tip: nothing was appended after it
         "is_tip": not sm.get_children(entry_id),
@@ -155,11 +164,10 @@ def _segment(view: Any, ids: list[str | None], limit: int) -> list[dict[str, Any
         if entry is None:
             rows.append({"id": entry_id, "kind": "unknown", "text": "", "error": False})
             continue
-        text = display_text(entry)
         rows.append({
             "id": entry_id,
             "kind": display_kind(entry),
-            "text": text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…",
+            "text": _row_text(entry),
             "error": is_error_entry(entry),
         })
     return rows

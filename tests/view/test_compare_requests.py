@@ -253,3 +253,16 @@ def test_a_single_pick_is_named():
         read_request(view, "compare_node", {})
     with pytest.raises(RequestError, match="side must be"):
         read_request(view, "compare_node", {"id": "U1", "side": "c"})
+
+
+def test_an_entry_of_an_unknown_type_is_named_by_its_type():
+    entries = [
+        msg("u1", None, user_msg("hi")),
+        {"type": "future_entry", "id": "f1", "parentId": "u1", "timestamp": "2026-01-01T00:00:01.000Z"},
+        {"type": ["odd"], "id": "f2", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z"},
+    ]
+    view = SessionView.open(SessionManager.in_memory("/repo", entries=[header(), *entries]))
+    assert read_request(view, "compare_node", {"id": "f1"})["text"] == "[future_entry]"
+    answer = ask(view, "compare_branches", a="f1", b="f2")
+    assert [(r["id"], r["kind"], r["text"]) for r in answer["a_rows"] + answer["b_rows"]] == [
+        ("f1", "unknown", "[future_entry]"), ("f2", "unknown", "[entry of an unknown type]")]
