@@ -233,3 +233,31 @@ def test_hostile_session_runs_no_code(browser, tmp_path):
         page.call("() => { window.__csp = []; }")
     finally:
         page.close()
+
+
+def test_the_timeline_is_embedded_and_the_other_context_views_need_a_kernel(browser, tmp_path):
+    from pi_lab.view.gauge import recorded_context_window
+    from pi_lab.view.payload import READ_OPS, ViewSettings, read_request
+
+    if "timeline" not in READ_OPS:
+        pytest.skip("this pi_lab has no timeline request")
+    path = write_session(generated_session(21, 200), tmp_path / "t.jsonl")
+    out = export_html(path, tmp_path / "t.html")
+    sm = SessionManager.open(str(path), read_only=True)
+    window = recorded_context_window(sm)
+    view = SessionView.open(sm, ViewSettings(context_window=window) if window else ViewSettings())
+    expected = orjson.loads(orjson.dumps(read_request(view, "timeline", {})))
+    page = Page(browser, out)
+    try:
+        assert page.request("timeline", {}) == expected
+        assert page.request("timeline", {"leaf_id": sm.leaf_id}) == expected
+        other = next(e["id"] for e in sm.entries if e["id"] != sm.leaf_id)
+        for op, args in (("timeline", {"leaf_id": other}), ("composition", {"id": other}),
+                         ("context_diff", {"a": other, "b": sm.leaf_id}), ("context_search", {"query": "auth"}),
+                         ("compare_branches", {"a": other, "b": sm.leaf_id})):
+            message = page.call("([op, args]) => document.getElementById('pi-export').piLabTransport.request(op, args)"
+                                ".then(() => 'answered', e => e.message)", [op, args])
+            assert "needs a kernel" in message, (op, message)
+        assert page.errors == [], page.errors
+    finally:
+        page.page.close()

@@ -1,0 +1,94 @@
+"""The snapshot a notebook saves beside the widget (pi_lab/widget/snapshot.py): what it embeds,
+its size limit and note, the rule that hides it beside a live viewer, and inert session text."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from export_inputs import HOSTILE, generated_session, hostile_session, write_session  # noqa: E402
+from helpers import SEED_SECTION_14  # noqa: E402
+
+from pi_lab.export.html import unpack  # noqa: E402
+from pi_lab.widget import SessionWidget  # noqa: E402
+from pi_lab.widget.snapshot import SNAPSHOT_LIMIT, SNAPSHOT_MIME  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+STATIC = REPO / "pi_lab" / "static" / "export.js"
+needs_script = pytest.mark.skipif(not STATIC.exists(), reason="pi_lab/static/export.js is not built (jlpm build)")
+
+
+def _part(html: str, name: str) -> str | None:
+    found = re.search(rf'<script type="[^"]+" class="{name}" hidden>([^<]*)</script>', html)
+    return found.group(1) if found else None
+
+
+@needs_script
+def test_a_small_session_is_embedded_whole(tmp_path):
+    path = tmp_path / "seed.jsonl"
+    path.write_text(SEED_SECTION_14, encoding="utf-8")
+    data, metadata = SessionWidget(path).snapshot_bundle()
+    info = data[SNAPSHOT_MIME]
+    assert info["complete"] and info["entries"] == 14 and info["limit"] == SNAPSHOT_LIMIT
+    assert metadata["pi_lab"]["snapshot"]
+    html = data["text/html"]
+    assert html.startswith('<div class="pi-lab-fallback" data-pi-lab-snapshot="1">')
+    assert unpack(_part(html, "pi-main")).startswith(b"PIX1")
+    assert _part(html, "pi-chunks")
+    assert "Run the cell for the live viewer" in info["note"] and "pi-lab export" not in info["note"]
+    assert html.rstrip().endswith("</script></div>")  # the viewer script last: the data is parsed before it runs
+
+
+@needs_script
+def test_the_limit_keeps_the_tree_and_the_first_chunks_and_says_how_to_get_the_rest(tmp_path):
+    path = write_session(generated_session(4, 1200), tmp_path / "big.jsonl")
+    widget = SessionWidget(path)
+    whole = widget.snapshot_bundle()[0]
+    main = len(_part(whole["text/html"], "pi-main"))
+    chunks = len(_part(whole["text/html"], "pi-chunks"))
+    assert whole[SNAPSHOT_MIME]["complete"]
+    limit = main + chunks // 2
+    data = widget.snapshot_bundle(limit=limit)[0]
+    info, html = data[SNAPSHOT_MIME], data["text/html"]
+    assert not info["complete"] and 0 < info["embedded_chunks"] < whole[SNAPSHOT_MIME]["embedded_chunks"]
+    assert len(_part(html, "pi-main")) + len(_part(html, "pi-chunks")) <= limit
+    assert f"pi-lab export {path} -o {str(path)[:-6]}.html" in info["note"]
+    assert info["note"] in html
+    # Too small for the tree itself: the text picture and the note only, no viewer.
+    tiny = widget.snapshot_bundle(limit=main - 1)[0]
+    assert _part(tiny["text/html"], "pi-main") is None and "<script>" not in tiny["text/html"]
+    assert "too large for a snapshot" in tiny[SNAPSHOT_MIME]["note"]
+    assert "<pre class=\"pi-lab-snapshot-text\">" in tiny["text/html"]
+
+
+def test_the_css_rule_is_the_labextension_renderers():
+    from pi_lab.widget.session_widget import FALLBACK_CSS
+
+    source = (REPO / "src_frontend" / "labextension" / "snapshotRenderer.ts").read_text()
+    body = source.split("export const SNAPSHOT_CSS =", 1)[1].split(";\n", 1)[0]
+    assert "".join(re.findall(r"'([^']*)'", body)) == FALLBACK_CSS
+
+
+@needs_script
+def test_a_hostile_session_stays_text_in_the_snapshot(tmp_path):
+    path = write_session(hostile_session(), tmp_path / "hostile.jsonl")
+    widget = SessionWidget(path)
+    text = widget.fallback_text()  # the rows were laid out without their text: this raised
+    assert HOSTILE[0] in text
+    html = widget.snapshot_bundle()[0]["text/html"]
+    outside_viewer = html.rsplit("<script>", 1)[0]
+    for attack in HOSTILE:
+        assert attack not in outside_viewer
+    assert "window.__pwned" not in html.rsplit("<script>", 1)[1]
+    # Exactly our elements: the data blocks, the viewer script, no others.
+    assert re.findall(r"<script[^>]*>", html) == [
+        '<script type="application/octet-stream" class="pi-main" hidden>',
+        '<script type="application/json" class="pi-chunk-offsets" hidden>',
+        '<script type="application/octet-stream" class="pi-chunks" hidden>',
+        "<script>",
+    ]
