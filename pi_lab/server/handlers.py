@@ -48,6 +48,7 @@ from pi_lab.server.store import (
     view_key,
 )
 from pi_lab.errors import NotARegularFile, PiLabError
+from pi_lab.session._json import dumps as json_dumps
 from pi_lab.session.navigation import FILTER_MODES
 from pi_lab.session.storage import check_regular_file, read_session_header
 from pi_lab.view.actions import WRITE_ACTIONS
@@ -98,8 +99,11 @@ class PiLabState:
 def _json_bytes(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
-    except TypeError:  # lone surrogates or integers beyond 64 bits, straight from a session file
-        return json.dumps(value, ensure_ascii=True, default=str).encode("ascii")
+    except (TypeError, orjson.JSONEncodeError):
+        # Lone surrogates, integers beyond 64 bits or content nested past orjson's 255 levels,
+        # straight from a session file: the engine's writer handles all three, at any depth,
+        # as JSON.stringify would (the standard library would recurse).
+        return json_dumps(value)
 
 
 def one_line(message: str) -> str:

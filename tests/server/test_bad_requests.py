@@ -288,3 +288,23 @@ async def test_query_parameters_of_the_get_endpoints_are_a_4xx_or_an_answer(
     _check(problems, "GET session", response.code, _reply(response), {200})
     assert not problems, "\n".join(problems)
     assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
+
+
+async def test_values_the_fast_writer_refuses_are_still_answered(jp_fetch, root, log_watch):
+    """An id nested 3,000 levels deep (past orjson's 255 levels and Python's recursion limit), a
+    lone surrogate and a 2**70 integer, straight from a session file, reach the rows reply: it
+    is written by the engine's JSON writer (any depth, JSON.stringify's bytes), not a 500."""
+    deep = "[" * 3000 + '"x"' + "]" * 3000
+    odd = ('{"type":"message","id":%s,"parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z",'
+           '"message":{"role":"user","content":"deep \\ud800 %d","timestamp":1767225603000}}' % (deep, 2**70))
+    odd2 = ('{"type":"message","id":"\\ud800","parentId":"a1","timestamp":"2026-01-01T00:00:04.000Z",'
+            '"message":{"role":"user","content":"lone","timestamp":%d}}' % 2**70)
+    path = root / "odd.jsonl"
+    path.write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in LINES) + odd.encode() + b"\n"
+                     + odd2.encode() + b"\n")
+    body = json.dumps({"path": "odd.jsonl", "view": {"filter_mode": "all"}, "args": {"start": 0, "end": 10}})
+    response = await jp_fetch(API, "session", "rows", method="POST", body=body, raise_error=False)
+    assert response.code == 200, response.body[:300]
+    assert b"[" * 3000 + b'"x"' + b"]" * 3000 in response.body  # the odd id, as JSON.stringify writes it
+    assert b'"\\ud800"' in response.body
+    assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
