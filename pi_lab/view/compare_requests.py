@@ -12,6 +12,7 @@ pane draws without one request per row. Bad arguments are refused with a
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any, Callable
 
@@ -83,22 +84,57 @@ def _row_text(entry: Mapping[str, Any]) -> str:
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
-def _node(view: Any, entry_id: str | None) -> dict[str, Any] | None:
-    """How the pane names a picked entry: id, kind, one line of text, where it stands."""
-    if entry_id is None:
-        return None
+class _Parents:
+    """The ids that have a child, kept per session manager and brought up to date by reading
+    only the entries appended since (sessions are append-only): the manager's get_children
+    scans the whole session for each id, 30–40 ms on a 100,000-entry session."""
+
+    __slots__ = ("last", "seen", "ids")
+
+    def __init__(self) -> None:
+        self.last: Any = None  # the last entry read, to see that the entries only grew since
+        self.seen = 0
+        self.ids: set[str] = set()
+
+    def update(self, entries: list[Any]) -> set[str]:
+        if self.seen and (len(entries) < self.seen or entries[self.seen - 1] is not self.last):
+            self.last, self.seen, self.ids = None, 0, set()  # not the same entries: start over
+        for entry in entries[self.seen:]:
+            parent = entry.get("parentId")
+            if isinstance(parent, str):
+                self.ids.add(parent)
+        if entries:
+            self.seen, self.last = len(entries), entries[-1]
+        return self.ids
+
+
+_PARENTS: weakref.WeakKeyDictionary[Any, _Parents] = weakref.WeakKeyDictionary()
+
+
+def _with_children(sm: Any) -> set[str]:
+    try:
+        parents = _PARENTS.setdefault(sm, _Parents())
+    except TypeError:  # a manager that cannot be weakly referenced: no cache
+        parents = _Parents()
+    return parents.update(sm.get_entries())
+
+
+def _nodes(view: Any, **ids: str | None) -> dict[str, dict[str, Any] | None]:
+    """How the pane names picked entries: id, kind, one line of text, where each stands."""
     sm = view.sm
-    entry = sm.get_entry(entry_id)
-    if entry is None:
-        return None
-    return {
-        "id": entry_id,
-        "kind": display_kind(entry),
-        "text": _row_text(entry),
-        "is_leaf": entry_id == sm.leaf_id,
-        # a tree tip: nothing was appended after it
-        "is_tip": not sm.get_children(entry_id),
-    }
+    parents = _with_children(sm)
+    named: dict[str, dict[str, Any] | None] = {}
+    for key, entry_id in ids.items():
+        entry = sm.get_entry(entry_id) if isinstance(entry_id, str) else None
+        named[key] = None if entry is None else {
+            "id": entry_id,
+            "kind": display_kind(entry),
+            "text": _row_text(entry),
+            "is_leaf": entry_id == sm.leaf_id,
+            # a tree tip: nothing was appended after it
+            "is_tip": entry_id not in parents,
+        }
+    return named
 
 
 def _answer(call: Callable[[], Any]) -> Any:
@@ -136,7 +172,7 @@ def _diff(view: Any, args: Any) -> dict[str, Any]:
     result["counts"] = counts
     result["group_tokens"] = group_tokens
     result["limit"] = limit
-    result["nodes"] = {"a": _node(view, a), "b": _node(view, b)}
+    result["nodes"] = _nodes(view, a=a, b=b)
     return result
 
 
@@ -188,11 +224,7 @@ def _branches(view: Any, args: Any) -> dict[str, Any]:
             summary["summary"] = text[: _SUMMARY_CHARS - 1] + "…"
             summary["truncated"] = True
     result["limit"] = limit
-    result["nodes"] = {
-        "a": _node(view, a),
-        "b": _node(view, b),
-        "common": _node(view, result["common_ancestor"]),
-    }
+    result["nodes"] = _nodes(view, a=a, b=b, common=result["common_ancestor"])
     return result
 
 
@@ -202,7 +234,8 @@ def _pick_node(view: Any, args: Any) -> dict[str, Any]:
     side = args.get("side", "a")
     if side not in _NAMES:
         raise _refuse(f"side must be 'a' or 'b', not {side!r}")
-    return _node(view, _pick(view, {side: args.get("id")}, side))  # type: ignore[return-value]
+    entry_id = _pick(view, {side: args.get("id")}, side)
+    return _nodes(view, node=entry_id)["node"]  # type: ignore[return-value]
 
 
 OPS: dict[str, Callable[[Any, Any], Any]] = {

@@ -266,3 +266,14 @@ def test_an_entry_of_an_unknown_type_is_named_by_its_type():
     answer = ask(view, "compare_branches", a="f1", b="f2")
     assert [(r["id"], r["kind"], r["text"]) for r in answer["a_rows"] + answer["b_rows"]] == [
         ("f1", "unknown", "[future_entry]"), ("f2", "unknown", "[entry of an unknown type]")]
+
+
+def test_a_tip_stops_being_one_when_an_entry_is_appended_under_it():
+    sm = SessionManager.in_memory("/repo", entries=[header(), msg("u1", None, user_msg("hi")), msg("a1", "u1", asst_msg("ok"))])
+    view = SessionView.open(sm)
+    assert read_request(view, "compare_node", {"id": "a1"})["is_tip"] is True
+    assert read_request(view, "compare_node", {"id": "u1"})["is_tip"] is False
+    sm.append_message(user_msg("more"))  # under the leaf a1
+    assert read_request(view, "compare_node", {"id": "a1"})["is_tip"] is False
+    leaf = sm.leaf_id
+    assert read_request(view, "compare_node", {"id": leaf})["is_tip"] is True
