@@ -12,6 +12,9 @@ Figures, with the issue's budgets:
 * browser (real JupyterLab + /usr/bin/chromium): display → interactive time (budget < 2 s), the
   websocket bytes received while displaying, scroll frame times and selection (keydown) times
   (budget: one frame, 16.7 ms), and one appended entry measured on the websocket;
+* context views (issue 13): the ``timeline`` request and ``context_diff`` of two leaves in the
+  kernel (budget < 200 ms for the diff), and in the browser the context timeline strip drawn
+  after the tree (budget: within 300 ms of the tree's first rows);
 * pi's own viewer for comparison: ``exportFromFile`` of pi 1.6.0 (bench/.pi, see
   bench/pi_runner/setup.sh) on the ``--compare`` session: HTML size, load time in chromium, and a
   screenshot of its tree sidebar next to ours.
@@ -138,6 +141,51 @@ def kernel_figures(session: Path, appends: int) -> dict:
         "append_kinds": kinds,
         "catch_up_bytes": catch_up[0] if catch_up else None,
     }
+
+
+def context_figures(session: Path, repeat: int = 5) -> dict:
+    """Kernel time of the context views on ``session``: the timeline of the current branch (as
+    the ``timeline`` request sends it) and ``context_diff`` of two leaves on different branches:
+    the current leaf and the leaf whose path shares the least with it (the largest diff)."""
+    from pi_lab.session import SessionManager
+    from pi_lab.view import context_diff
+    from pi_lab.view.payload import SessionView, read_request
+
+    work = Path(tempfile.mkdtemp(prefix="widget-bench-context-"))
+    try:
+        copy = Path(shutil.copyfile(session, work / session.name))
+        sm = SessionManager.open(copy)
+        view = SessionView.open(sm)
+        leaf = sm.leaf_id
+        on_path = {e["id"] for e in sm.get_branch()}
+        parents = {e.get("parentId") for e in sm.get_entries()}
+        leaves = [e["id"] for e in sm.get_entries() if e["id"] not in parents and e["id"] != leaf]
+        # the other leaf: the longest branch off the current path (a real "two branches" diff)
+        other = max(leaves, key=lambda i: sum(1 for e in sm.get_branch(i) if e["id"] not in on_path), default=leaf)
+
+        def timed(fn) -> tuple[list[float], object]:
+            times, result = [], None
+            for _ in range(repeat):
+                t = time.perf_counter()
+                result = fn()
+                times.append((time.perf_counter() - t) * 1000)
+            return times, result
+
+        timeline_ms, reply = timed(lambda: read_request(view, "timeline", {}))
+        diff_ms, diff = timed(lambda: context_diff(sm, leaf, other))
+        return {
+            "branch_entries": len(on_path),
+            "timeline_calls": reply["call_count"],
+            "timeline_bytes": len(json.dumps(reply, separators=(",", ":")).encode()),
+            "timeline_ms_median": statistics.median(timeline_ms),
+            "timeline_ms_max": max(timeline_ms),
+            "diff_leaves": (leaf, other),
+            "diff_sizes": (len(diff["both"]), len(diff["only_a"]), len(diff["only_b"])),
+            "diff_ms_median": statistics.median(diff_ms),
+            "diff_ms_max": max(diff_ms),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,6 +345,12 @@ def browser_figures(session: Path, screens: Path, name: str) -> dict:
             build_out = page.locator(".jp-OutputArea-output", has_text="build").first.inner_text()
             build_ms = float(build_out.split()[-1]) * 1000
             display_bytes = sum(size for t, size, _ in frames if wall0 <= t <= wall1 + 0.5)
+            # the context timeline strip: when its first drawing landed, against the tree's rows
+            page.wait_for_function("() => document.querySelector('.pi-lab .pi-timeline')?.dataset.drawn !== undefined",
+                                   timeout=120_000)
+            strip = page.evaluate("() => { const d = document.querySelector('.pi-lab .pi-timeline').dataset;"
+                                  " return {drawn: Number(d.drawn), fetch: Number(d.fetchMs), draw: Number(d.drawMs || 0),"
+                                  " calls: Number(d.calls)}; }")
             # interactive: a key moves the selection right away
             page.locator(".pi-lab .pi-rows").focus()
             page.keyboard.press("ArrowUp")
@@ -349,6 +403,10 @@ def browser_figures(session: Path, screens: Path, name: str) -> dict:
             "append_ws_catch_up": max(comm_sizes) if comm_sizes else None,
             "append_kernel_ms_median": statistics.median(kernel_ms),
             "append_kernel_ms_max": max(kernel_ms),
+            "timeline_after_rows_ms": strip["drawn"] - marks["rows"],
+            "timeline_request_ms": strip["fetch"],
+            "timeline_draw_ms": strip["draw"],
+            "timeline_calls": strip["calls"],
         }
     finally:
         lab.close()
@@ -434,6 +492,22 @@ def report(args, session_k, session_b, compare_k, compare_b, pi) -> str:
             f"| append + sync in the Lab kernel, median / max | {session_b['append_kernel_ms_median']:.2f} / "
             f"{session_b['append_kernel_ms_max']:.2f} ms | < 20 ms |",
         ]
+    if session_b and "timeline_after_rows_ms" in session_b:
+        after = session_b["timeline_after_rows_ms"]
+        lines.append(
+            f"| context timeline strip ({session_b['timeline_calls']} calls) drawn after the tree's first rows "
+            f"(negative: before them); its request round trip / the canvas drawing | "
+            f"{after:.0f} ms; {session_b['timeline_request_ms']:.0f} / {session_b['timeline_draw_ms']:.1f} ms | < 300 ms |")
+    context = getattr(args, "context_k", None)
+    if context:
+        lines += [
+            f"| `timeline` request in the kernel ({context['timeline_calls']} calls on a {context['branch_entries']}-entry "
+            f"branch, {context['timeline_bytes'] / 1000:.0f} kB JSON), median / max | {context['timeline_ms_median']:.0f} / "
+            f"{context['timeline_ms_max']:.0f} ms | — |",
+            f"| `context_diff` of two leaves ({context['diff_leaves'][0]} vs {context['diff_leaves'][1]}: "
+            f"{context['diff_sizes'][0]} in both, {context['diff_sizes'][1]} only in A, {context['diff_sizes'][2]} only in B), "
+            f"median / max | {context['diff_ms_median']:.0f} / {context['diff_ms_max']:.0f} ms | < 200 ms |",
+        ]
     if compare_k:
         lines += ["", f"## {args.compare.name} beside pi's own HTML export", "",
                   "| | pi 1.6.0 `exportFromFile` | pi_lab widget |", "| --- | ---: | ---: |"]
@@ -456,6 +530,8 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=HERE / "out" / "s10k.jsonl")
     parser.add_argument("--appends", type=int, default=100)
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--context-only", action="store_true",
+                        help="only the context views' figures (kernel, and the strip in the browser); no report file")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "widget_results.md")
     parser.add_argument("--screens", type=Path, default=Path("/tmp/pi-lab-bench"))
     args = parser.parse_args()
@@ -465,6 +541,15 @@ def main() -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([sys.executable, str(HERE / "generate.py"), "--entries", str(entries), "--out", str(path)],
                            check=True)
+    print("context views:", args.session.name, flush=True)
+    args.context_k = context_figures(args.session)
+    print(json.dumps(args.context_k, indent=1), flush=True)
+    if args.context_only:
+        session_b = None if args.no_browser else browser_figures(args.session, args.screens, "s100k")
+        keys = ("timeline_after_rows_ms", "timeline_request_ms", "timeline_draw_ms", "timeline_calls",
+                "display_after_build_ms")
+        print(json.dumps({k: session_b[k] for k in keys} if session_b else None, indent=1))
+        return
     print("kernel figures:", args.session.name, flush=True)
     session_k = kernel_figures(args.session, args.appends)
     print(json.dumps(session_k, indent=1), flush=True)
