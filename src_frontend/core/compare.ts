@@ -74,6 +74,7 @@ export const COMPARE_STYLES = `
 .pi-cmp-summary { margin: 4px 0; border-left: 3px solid #b7791f; padding-left: 6px; }
 .pi-cmp-summary-text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 12em; overflow: auto; }
 .pi-cmp-go { display: flex; gap: 6px; }
+.pi-cmp-fork { display: flex; gap: 6px; align-items: center; min-width: 0; }
 .pi-cmp-busy { color: var(--pi-warn); }
 `;
 
@@ -152,8 +153,13 @@ export class ComparePane {
       this.modeButtons.set(mode, b);
     }
 
+    const refresh = button('↻ again', 'pi-small pi-cmp-refresh', controls, () => this.runCompare(),
+      'compare again (after the session grew)');
+    refresh.setAttribute('aria-label', 'compare again');
+
     this.body = el('div', 'pi-cmp-body', root);
-    this.searchRow = el('div', 'pi-cmp-search-block', this.body);
+    // Placed under the diff's headline once there is a diff (see runCompare).
+    this.searchRow = el('div', 'pi-cmp-search-block');
     // Not a <form>: a host page may cancel the implicit submit of Enter (JupyterLab's notebook
     // handles Enter itself), so the field and the button each start the search.
     const form = el('div', 'pi-cmp-search', this.searchRow);
@@ -342,6 +348,9 @@ export class ComparePane {
         };
         if (this.mode === 'diff') {
           renderDiff(this.result, answer as DiffAnswer, { open: id => this.handlers.open(id), more });
+          // The search answers "is X still in what the model sees?" for these two nodes: it
+          // goes between the token headline and the lists.
+          this.result.insertBefore(this.searchRow, this.result.querySelector('.pi-cmp-group'));
           if (this.query) {
             this.runSearch();
           }

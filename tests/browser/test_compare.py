@@ -157,14 +157,13 @@ def test_every_control_by_keyboard(page, lab_server, open_lab, seed_file):
     set_a.focus()
     page.keyboard.press("Enter")
     expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='a']")).to_have_attribute("data-picked", "C1")
-    # Tab order: A's pick, A =, B =, B = leaf, swap, the mode radio, search field, search button.
+    # Tab order: A's pick, A =, B =, B = leaf, swap, the mode radio (one stop), compare again.
     order = []
     page.locator(f"{PANE} .pi-cmp-pick-id").focus()
-    for _ in range(8):
+    for _ in range(7):
         order.append(page.evaluate("() => document.activeElement.className"))
         page.keyboard.press("Tab")
-    expected = ["pi-cmp-pick-id", "pi-cmp-set", "pi-cmp-set", "pi-cmp-leaf", "pi-cmp-swap", "pi-cmp-mode",
-                "pi-cmp-search-input", "pi-cmp-search-go"]
+    expected = ["pi-cmp-pick-id", "pi-cmp-set", "pi-cmp-set", "pi-cmp-leaf", "pi-cmp-swap", "pi-cmp-mode", "pi-cmp-refresh"]
     assert [next((c for c in expected if c in cls.split()), cls) for cls in order] == expected, order
     # Focus is visible (the outline of :focus-visible) on a button reached by Tab.
     page.locator(f"{PANE} .pi-cmp-swap").focus()
@@ -178,6 +177,15 @@ def test_every_control_by_keyboard(page, lab_server, open_lab, seed_file):
     page.keyboard.press("Space")
     expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='b']")).to_have_attribute("data-picked", "A4")
     expect(page.locator(f"{PANE} .pi-cmp-both")).to_be_visible()
+    # With a diff drawn, the search comes next after the headline, then the lists' entry buttons.
+    page.locator(f"{PANE} .pi-cmp-refresh").focus()
+    expect(page.locator(f"{PANE} .pi-cmp-both")).to_be_visible()
+    page.keyboard.press("Tab")
+    expect(page.locator(f"{PANE} .pi-cmp-search-input")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator(f"{PANE} .pi-cmp-search-go")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator(f"{PANE} .pi-cmp-group .pi-cmp-id").first).to_be_focused()
     # The mode radio group moves with the arrow keys.
     page.locator(f"{PANE} .pi-cmp-mode[data-mode='diff']").focus()
     page.keyboard.press("ArrowRight")
