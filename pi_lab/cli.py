@@ -244,8 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    argv = list(argv) if argv is not None else sys.argv[1:]
+    # corpus and usage parse alone: the other commands' imports cost more than a cached report.
+    from pi_lab.corpus.cli import command_parser
+
+    parser = command_parser(argv, PROG) or build_parser()
+    args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0

@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-__all__ = ["register", "format_usage"]
+__all__ = ["register", "format_usage", "command_parser"]
 
 _USAGE_COLUMNS = ("calls", "input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 
@@ -44,6 +44,20 @@ def register(commands: Any) -> None:
     usage.set_defaults(func=_cmd_usage)
 
 
+def command_parser(argv: list[str], prog: str) -> argparse.ArgumentParser | None:
+    """A parser of only ``corpus`` and ``usage`` when ``argv`` runs one of them, else None.
+
+    ``pi_lab.cli.main`` uses it so that these commands do not import what the others need
+    (the export and the tree view); their usage and error lines are the same as from the
+    full parser (``pi-lab usage: ...``).
+    """
+    if not argv or argv[0] not in ("corpus", "usage"):
+        return None
+    parser = argparse.ArgumentParser(prog=prog)
+    register(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    return parser
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="DIR", help="session folders or files (default: pi's sessions folder)")
     parser.add_argument("--workers", type=int, default=None, metavar="N", help="reading processes (default: the cores)")
@@ -51,11 +65,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $XDG_CACHE_HOME/pi_lab/corpus)")
 
 
+def _cache(args: argparse.Namespace) -> Any:
+    return False if args.no_cache else (args.cache_dir or True)
+
+
 def _scan(args: argparse.Namespace) -> Any:
     from pi_lab.corpus import Corpus
 
-    cache: Any = False if args.no_cache else (args.cache_dir or True)
-    corpus = Corpus.scan(args.paths or None, workers=args.workers, cache=cache, progress=sys.stderr.isatty())
+    corpus = Corpus.scan(args.paths or None, workers=args.workers, cache=_cache(args), progress=sys.stderr.isatty())
     for path, reason in corpus.errors:
         print(f"pi-lab: skipped {path}: {reason}", file=sys.stderr)
     return corpus
@@ -71,13 +88,25 @@ def _cmd_corpus(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_usage(args: argparse.Namespace, out: TextIO) -> int:
-    corpus = _scan(args)
-    table = corpus.usage(by=args.by)
+    from pi_lab.corpus.corpus import cached_report
+
+    # The report of an unchanged folder is kept beside its cached tables: served from there,
+    # the command reads a little JSON and imports neither pyarrow nor DuckDB.
+    name = f"usage-{args.by}"
+    report = cached_report(args.paths or None, _cache(args), name)
+    read_any = True  # a report is kept only for files that were read
+    if report is None:
+        corpus = _scan(args)
+        table = corpus.usage(by=args.by)
+        report = {"columns": table.column_names, "rows": [list(row.values()) for row in table.to_pylist()]}
+        corpus.keep_report(name, report)
+        read_any = corpus.sessions.num_rows > 0
+    columns, rows = report["columns"], report["rows"]
     if args.json:
-        out.write(json.dumps(table.to_pylist(), ensure_ascii=False, indent=1) + "\n")
+        out.write(json.dumps([dict(zip(columns, row)) for row in rows], ensure_ascii=False, indent=1) + "\n")
     else:
-        out.write(format_usage(table) + "\n")
-    return 0 if corpus.sessions.num_rows else 1
+        out.write(_format(columns, rows) + "\n")
+    return 0 if read_any else 1
 
 
 def _cell(value: Any, column: str) -> str:
@@ -94,12 +123,15 @@ def _cell(value: Any, column: str) -> str:
 
 def format_usage(table: Any) -> str:
     """The usage table as aligned text, with a total line."""
-    columns = table.column_names
-    rows = [[_cell(v, c) for c, v in zip(columns, row.values())] for row in table.to_pylist()]
+    return _format(table.column_names, [list(row.values()) for row in table.to_pylist()])
+
+
+def _format(columns: list[str], values: list[list[Any]]) -> str:
+    rows = [[_cell(v, c) for c, v in zip(columns, row)] for row in values]
     total = []
-    for c in columns:
+    for i, c in enumerate(columns):
         if c in _USAGE_COLUMNS:
-            total.append(_cell(sum(v or 0 for v in table.column(c).to_pylist()), c))
+            total.append(_cell(sum(row[i] or 0 for row in values), c))
         else:
             total.append("")
     if columns:

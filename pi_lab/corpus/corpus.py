@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import shutil
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,7 @@ __all__ = ["Corpus", "default_cache_dir", "default_session_paths", "list_session
 
 _USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 _BY = ("day", "session", "model", "project")
-_CACHE_FORMAT = "4"  # bump when the extractor's rows change, so old caches are rebuilt
+_CACHE_FORMAT = "5"  # bump when the extractor's rows or the cache's files change, so old caches are rebuilt
 # Below this many bytes to read, starting processes costs more than it saves.
 POOL_MIN_BYTES = 2_000_000
 
@@ -61,6 +59,47 @@ def list_session_files(paths: Iterable[str | os.PathLike[str]], errors: list[tup
                 seen.add(c)
                 out.append(c)
     return out
+
+
+def _listing(paths: Any) -> tuple[list[Any], list[tuple[str, str]], list[str], dict[str, tuple[int, int, int]]]:
+    """(the scanned paths, listing errors, the session files found, their fingerprints)."""
+    if paths is None:
+        paths = default_session_paths()
+    elif isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    paths = list(paths)
+    errors: list[tuple[str, str]] = []
+    files = list_session_files(paths, errors)
+    stamps: dict[str, tuple[int, int, int]] = {}
+    for f in files:
+        try:
+            stamps[f] = _fingerprint(f)
+        except OSError as error:
+            errors.append((f, error.strerror or str(error)))
+    return paths, errors, [f for f in files if f in stamps], stamps
+
+
+def cached_report(paths: Any, cache: Any, name: str) -> Any:
+    """The report ``name`` kept by :meth:`Corpus.keep_report` for exactly these files, or None.
+
+    Served only when a scan would use the cached tables as they are: every file listed is
+    cached with the same size, mtime and inode, no cached file went away, and listing gave
+    no error. Reads JSON only (no pyarrow, no DuckDB), so a cached ``pi-lab usage`` costs
+    little more than starting Python.
+    """
+    root = _resolve_cache(cache)
+    if root is None:
+        return None
+    paths, errors, files, stamps = _listing(paths)
+    if errors or not files:
+        return None
+    live = _Cache.for_paths(root, paths).current()
+    if live is None:
+        return None
+    folder, cached = live
+    if len(cached) != len(files) or any(cached.get(f) != stamps[f] for f in files):
+        return None
+    return _Cache.read_report(folder, name)
 
 
 def _fingerprint(path: str) -> tuple[int, int, int]:
@@ -140,7 +179,9 @@ class _Cache:
     """Tables of already-read files under one folder per list of scanned paths.
 
     A generation folder holds one Arrow IPC file (Feather v2) per table, rows of every cached
-    file with their ``file``, and ``files.arrow`` (path, size, mtime_ns, inode). Arrow IPC
+    file with their ``file``, ``files.json`` (path -> size, mtime_ns, inode) and, once asked
+    for, the usage reports of those tables (``usage-<by>.json``: a report is a function of
+    the tables, so it is valid exactly as long as its generation). Arrow IPC
     rather than Parquet: it is memory-mapped back without decoding, so an unchanged corpus
     loads in milliseconds (Parquet took over a second for the benchmark's 98,000 entries).
     ``current`` names the live generation and is replaced atomically, so a reader never sees
@@ -149,6 +190,26 @@ class _Cache:
 
     def __init__(self, root: Path, key: str):
         self.dir = root / key
+
+    @classmethod
+    def for_paths(cls, root: Path, paths: list[Any]) -> _Cache:
+        # One store per list of scanned paths (in order: the rows are kept in that order).
+        key = hashlib.sha256(("\0".join([_CACHE_FORMAT, *(os.path.abspath(os.fspath(p)) for p in paths)])).encode()).hexdigest()[:20]
+        return cls(root, key)
+
+    def current(self) -> tuple[Path, dict[str, tuple[int, int, int]]] | None:
+        """The live generation folder and the stamps of its files (None: no usable cache).
+
+        Reads no table, so it needs no pyarrow: a cached report is served from here."""
+        try:
+            generation = (self.dir / "current").read_text().strip()
+            if not generation.startswith("gen-"):
+                return None
+            folder = self.dir / generation
+            files = json.loads((folder / "files.json").read_text(encoding="utf-8"))
+            return folder, {f: (s, m, i) for f, (s, m, i) in files.items()}
+        except (OSError, ValueError, TypeError, AttributeError):  # missing, truncated or foreign
+            return None
 
     @staticmethod
     def _read(path: Path) -> Any:
@@ -165,44 +226,32 @@ class _Cache:
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
 
-    def load(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, Any] | None]:
+    def load(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, Any] | None, Path | None]:
+        live = self.current()
+        if live is None:
+            return {}, None, None
+        folder, stamps = live
         try:
-            generation = (self.dir / "current").read_text().strip()
-            if not generation:
-                return {}, None
-            folder = self.dir / generation
-            files = self._read(folder / "files.arrow")
-            stamps = {
-                f: (s, m, i)
-                for f, s, m, i in zip(
-                    files.column("file").to_pylist(), files.column("size").to_pylist(),
-                    files.column("mtime_ns").to_pylist(), files.column("inode").to_pylist(),
-                )
-            }
             tables = {name: self._read(folder / f"{name}.arrow") for name in TABLE_NAMES}
             from pi_lab.corpus.schema import schema_of
 
             for name in TABLE_NAMES:
                 if tables[name].schema != schema_of(name):
-                    return {}, None
-            return stamps, tables
+                    return {}, None, None
+            return stamps, tables, folder
         except Exception:  # missing, truncated or foreign files: read everything again
-            return {}, None
+            return {}, None, None
 
-    def save(self, stamps: dict[str, tuple[int, int, int]], tables: dict[str, Any]) -> None:
-        import pyarrow as pa
+    def save(self, stamps: dict[str, tuple[int, int, int]], tables: dict[str, Any]) -> Path:
+        import shutil
+        import uuid
 
         self.dir.mkdir(parents=True, exist_ok=True)
         generation = f"gen-{uuid.uuid4().hex}"
         folder = self.dir / generation
         folder.mkdir()
-        files = sorted(stamps)
-        self._write(folder / "files.arrow", pa.table({
-            "file": pa.array(files, pa.string()),
-            "size": pa.array([stamps[f][0] for f in files], pa.int64()),
-            "mtime_ns": pa.array([stamps[f][1] for f in files], pa.int64()),
-            "inode": pa.array([stamps[f][2] for f in files], pa.int64()),
-        }))
+        files = {f: list(stamps[f]) for f in sorted(stamps)}
+        (folder / "files.json").write_text(json.dumps(files, ensure_ascii=False), encoding="utf-8")
         for name in TABLE_NAMES:
             self._write(folder / f"{name}.arrow", tables[name].combine_chunks())
         pointer = self.dir / f"current.{generation}.tmp"
@@ -212,6 +261,32 @@ class _Cache:
         for old in self.dir.iterdir():
             if old.is_dir() and old.name.startswith("gen-") and old.name != generation:
                 shutil.rmtree(old, ignore_errors=True)
+        return folder
+
+    @staticmethod
+    def read_report(folder: Path, name: str) -> Any:
+        try:
+            return json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    @staticmethod
+    def write_report(folder: Path, name: str, report: Any) -> None:
+        """Keep ``report`` beside the tables it was computed from (atomically; a generation
+        replaced meanwhile is simply not written to)."""
+        import uuid
+
+        if not folder.is_dir():
+            return
+        temporary = folder / f".{name}.{uuid.uuid4().hex}.tmp"
+        try:
+            temporary.write_text(json.dumps(report, ensure_ascii=False), encoding="utf-8")
+            os.replace(temporary, folder / f"{name}.json")
+        except OSError:
+            try:
+                temporary.unlink()
+            except OSError:
+                pass
 
 
 def _resolve_cache(cache: Any) -> Path | None:
@@ -241,6 +316,7 @@ class Corpus:
         self.stats: dict[str, Any] = {}
         self._duck: Any = None
         self._duck_lock = threading.Lock()
+        self._generation: Path | None = None
 
     @property
     def tables(self) -> dict[str, Any]:
@@ -268,30 +344,15 @@ class Corpus:
         re-read only when its size, mtime or inode changed. Session files are only read.
         """
         started = time.perf_counter()
-        if paths is None:
-            paths = default_session_paths()
-        elif isinstance(paths, (str, os.PathLike)):
-            paths = [paths]
-        paths = list(paths)
-        errors: list[tuple[str, str]] = []
-        files = list_session_files(paths, errors)
-        stamps: dict[str, tuple[int, int, int]] = {}
-        for f in files:
-            try:
-                stamps[f] = _fingerprint(f)
-            except OSError as error:
-                errors.append((f, error.strerror or str(error)))
-        files = [f for f in files if f in stamps]
-
+        paths, errors, files, stamps = _listing(paths)
         root = _resolve_cache(cache)
         store = None
+        generation: Path | None = None
         cached_stamps: dict[str, tuple[int, int, int]] = {}
         cached_tables: dict[str, Any] | None = None
         if root is not None:
-            # One store per list of scanned paths (in order: the rows are kept in that order).
-            key = hashlib.sha256(("\0".join([_CACHE_FORMAT, *(os.path.abspath(os.fspath(p)) for p in paths)])).encode()).hexdigest()[:20]
-            store = _Cache(root, key)
-            cached_stamps, cached_tables = store.load()
+            store = _Cache.for_paths(root, paths)
+            cached_stamps, cached_tables, generation = store.load()
             if cached_tables is None:
                 cached_stamps = {}
         fresh = {f for f in files if cached_stamps.get(f) == stamps[f]}
@@ -327,12 +388,14 @@ class Corpus:
             if parts and cached_tables is not None and fresh:
                 parts[0] = clear_copies(parts[0])
             finished = finish_tables(concat_tables(parts), order)
+            generation = None
             if store is not None:
                 try:
-                    store.save({f: (cached_stamps.get(f) if f in fresh else read_stamps[f]) for f in order}, finished)
+                    generation = store.save({f: (cached_stamps.get(f) if f in fresh else read_stamps[f]) for f in order}, finished)
                 except OSError as error:
                     errors.append((str(store.dir), f"cache not written: {error.strerror or error}"))
         corpus = cls(finished, errors, order)
+        corpus._generation = generation  # the cache folder holding exactly these tables, if any
         corpus.stats = {"files": len(files), "read": len(todo), "cached": len(fresh), "seconds": time.perf_counter() - started}
         return corpus
 
@@ -390,6 +453,12 @@ class Corpus:
             )
         return self.sql(query)
 
+    def keep_report(self, name: str, report: Any) -> None:
+        """Keep a JSON-able ``report`` computed from these tables in their cache generation,
+        for :func:`cached_report` (nothing is kept for a corpus that is not cached)."""
+        if self._generation is not None:
+            _Cache.write_report(self._generation, name, report)
+
     def to_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write one ``<table>.parquet`` per table into ``directory``; returns the paths."""
         import pyarrow.parquet as pq
@@ -422,30 +491,47 @@ def _read_files(todo: list[str], workers: int | None, bar: _Progress):
             yield _extract_batch(batch)
             bar.advance(len(batch))
         return
+    import gc
     import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
 
     import pyarrow as pa
 
-    # pyarrow's first conversion from Python lists imports pandas (~0.5 s); done once here,
+    import pi_lab.corpus.extract  # noqa: F401  (the engine, imported once for every worker)
+
+    # pyarrow's first conversion from Python lists imports pandas (~0.2 s); done once here,
     # forked workers inherit it instead of each paying for it.
     pa.array([], type=pa.string())
 
-    # Files sorted largest first and dealt round-robin keep the processes equally busy.
-    by_size = sorted(todo, key=lambda f: -_safe_size(f))
+    # Contiguous runs of files with about the same bytes each: the batches come back in file
+    # order, so their rows need no sort (a take over every table cost more than it saved).
     n_batches = max(count * 4, 1)
-    batches = [by_size[i::n_batches] for i in range(n_batches)]
-    batches = [b for b in batches if b]
+    target = total_bytes / n_batches
+    batches: list[list[str]] = [[]]
+    filled = 0
+    for f in todo:
+        if batches[-1] and filled >= target * len(batches) and len(batches) < n_batches:
+            batches.append([])
+        batches[-1].append(f)
+        filled += _safe_size(f)
     # fork is cheapest, but unsafe once other threads run (a Jupyter kernel): then a fork server.
     if sys.platform.startswith("linux"):
         method = "fork" if threading.active_count() == 1 else "forkserver"
     else:
         method = "spawn"
     context = mp.get_context(method)
-    with ProcessPoolExecutor(max_workers=min(count, len(batches)), mp_context=context) as pool:
-        futures = [pool.submit(_extract_batch, b) for b in batches]
-        for future, batch in zip(futures, batches):
-            yield future.result()
-            bar.advance(len(batch))
+    # Frozen objects are skipped by the workers' collections: a collection that walked the
+    # inherited heap would copy every page of it (copy-on-write), seconds of CPU on 2 cores.
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(max_workers=min(count, len(batches)), mp_context=context) as pool:
+            futures = [pool.submit(_extract_batch, b) for b in batches]
+            gc.unfreeze()  # the workers are started; this process collects as before
+            for future, batch in zip(futures, batches):
+                yield future.result()
+                bar.advance(len(batch))
+    finally:
+        gc.unfreeze()
 
 
 def _safe_size(path: str) -> int:
