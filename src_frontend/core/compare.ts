@@ -166,7 +166,7 @@ export class ComparePane {
     form.setAttribute('role', 'search');
     this.searchInput = el('input', 'pi-input pi-cmp-search-input', form);
     this.searchInput.type = 'search';
-    this.searchInput.placeholder = 'is this text still in what the model sees? e.g. auth.ts';
+    this.searchInput.placeholder = 'search both contexts, e.g. auth.ts';
     this.searchInput.setAttribute('aria-label', 'search both contexts');
     const start = (): void => {
       this.query = this.searchInput.value;

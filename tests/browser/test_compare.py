@@ -9,7 +9,7 @@ Each answer in the page is checked against the Python functions run in the same 
 
 from __future__ import annotations
 
-import shutil
+import json
 from pathlib import Path
 
 import pytest
@@ -148,6 +148,32 @@ def test_refusals_are_shown_in_the_pane(page, lab_server, open_lab, seed_file):
     pick(page, "b", "A4")
     expect(error).to_have_count(0)
     expect(page.locator(f"{PANE} .pi-cmp-fork .pi-cmp-id")).to_have_text("A2")
+
+
+def test_unrelated_roots_are_said_in_the_pane(page, lab_server, open_lab):
+    lines = [
+        {"type": "session", "version": 3, "id": "s-orphans", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/repo"},
+        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "first root", "timestamp": 1}},
+        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "one"}], "stopReason": "stop", "timestamp": 2}},
+        {"type": "message", "id": "u2", "parentId": None, "timestamp": "2026-01-01T00:00:03.000Z",
+         "message": {"role": "user", "content": "second root", "timestamp": 3}},
+        {"type": "message", "id": "a2", "parentId": "u2", "timestamp": "2026-01-01T00:00:04.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "two"}], "stopReason": "stop", "timestamp": 4}},
+    ]
+    session = lab_server.root_dir / "orphans_compare.jsonl"
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    open_widget(page, lab_server, open_lab, session, "compare_orphans.ipynb")
+    pick(page, "a", "a1")
+    pick(page, "b", "a2")
+    expect(page.locator(f"{PANE} .pi-cmp-note")).to_contain_text("the two contexts share no message (the entries are on unrelated roots)")
+    assert group_ids(page, "only_a") == ["u1", "a1"] and group_ids(page, "only_b") == ["u2", "a2"]
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()
+    expect(page.locator(f"{PANE} .pi-cmp-fork")).to_contain_text("No common ancestor: A and B are on unrelated roots")
+    expect(page.locator(f"{PANE} .pi-cmp-note").first).to_contain_text("no common ancestor")
+    # No usage recorded on either side: said, not shown as zeros.
+    expect(page.locator(f"{PANE} .pi-cmp-stats")).to_contain_text("no usage recorded")
 
 
 def test_every_control_by_keyboard(page, lab_server, open_lab, seed_file):
