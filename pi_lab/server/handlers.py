@@ -171,6 +171,23 @@ def parse_body(raw: bytes | None) -> dict[str, Any]:
     return value
 
 
+def internal_error_text(error: BaseException) -> str:
+    """"internal error: <type> at <innermost pi_lab frame> (a bug: please report it)"."""
+    import os
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [f for f in frames if f"{os.sep}pi_lab{os.sep}" in f.filename]
+
+    def name(frame: traceback.FrameSummary) -> str:
+        return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
+
+    where = f" at {name(frames[-1])}" if frames else ""
+    if ours and ours[-1] is not frames[-1]:
+        where += f" (from {name(ours[-1])})"  # a library's frame says little without pi_lab's
+    return f"internal error: {type(error).__name__}{where} (a bug: please report it)"
+
+
 class PiLabHandler(APIHandler):
     auth_resource = "contents"
 
@@ -226,6 +243,12 @@ class PiLabHandler(APIHandler):
                 # The path the request named cannot be a readable file: the request's mistake.
                 raise ApiError(404, f"{name}: no such file ({error.strerror})", reason="not-found") from None
             raise ApiError(500, f"{name}: {error.strerror or error}", reason="os-error") from None
+        except Exception as error:  # noqa: BLE001  a bug met on this file: say so in the viewer, log it
+            # Not a 500 with "Unhandled error": the viewer shows which file and what failed, and
+            # the log keeps the traceback for the bug report.
+            self.log.warning("pi_lab: internal error while answering for %s", name, exc_info=error)
+            raise ApiError(422, f"pi_lab cannot show {name}: {internal_error_text(error)}",
+                           reason="internal-error") from None
 
     def send_json(self, value: Any) -> None:
         self.set_header("Cache-Control", "no-store")

@@ -308,3 +308,22 @@ async def test_values_the_fast_writer_refuses_are_still_answered(jp_fetch, root,
     assert b"[" * 3000 + b'"x"' + b"]" * 3000 in response.body  # the odd id, as JSON.stringify writes it
     assert b'"\\ud800"' in response.body
     assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
+
+
+async def test_a_bug_met_on_a_file_is_a_clear_422_not_an_unhandled_500(jp_fetch, session_file, monkeypatch, log_watch):
+    """A built-in exception inside pi_lab while answering (here injected into the row texts) is
+    answered 422 with one line naming the file, the exception and where; the traceback goes to
+    the log as a warning for the bug report, never as "Unhandled error"."""
+    import pi_lab.view.payload as payload
+
+    def broken(view, start, end, version=None):
+        return {}[[]]  # TypeError: unhashable type
+
+    monkeypatch.setitem(payload.READ_OPS, "rows", lambda view, a: broken(view, 0, 1))
+    code, reply = await _post(jp_fetch, ("session", "rows"), json.dumps({"path": "s.jsonl", "args": {}}))
+    assert code == 422 and reply["reason"] == "internal-error"
+    assert reply["message"].startswith("pi_lab cannot show s.jsonl: internal error: TypeError at test_bad_requests.py")
+    assert "(from payload.py:" in reply["message"] and "\n" not in reply["message"]
+    logged = [r for r in log_watch.records if r.exc_info and "internal error" in r.getMessage()]
+    # (the watch hangs on the app's logger and on the root one: the same record may come twice)
+    assert len({id(r) for r in logged}) == 1 and logged[0].levelname == "WARNING"
