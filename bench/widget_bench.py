@@ -362,7 +362,8 @@ def browser_figures(session: Path, screens: Path, name: str) -> dict:
             # one appended entry on the wire
             # A burst of 20 appended entries, 100 ms apart, as a live agent run produces them: each
             # sends one delta; the traitlets catch up once, 0.5 s after the last one.
-            code = ("import asyncio as _a, time as _t\n_times = []\n"
+            # (a session opened from a path is read-only until writing is allowed)
+            code = ("import asyncio as _a, time as _t\n_times = []\nw.allow_writes()\n"
                     "async def _burst():\n"
                     "    for _n in range(20):\n"
                     "        _m = (" + repr(user_message(0)) + " if _n % 2 == 0 else " + repr(assistant_message(1)) + ")\n"

@@ -29,7 +29,7 @@ from pi_lab.llm.errors import is_context_overflow
 from pi_lab.session.projection import entry_to_messages, project_with_edit, replay_system_state
 from pi_lab.view._common import is_system_entry, manager_of, model_id_of, require_entry, str_or_none
 
-__all__ = ["context_timeline"]
+__all__ = ["context_timeline", "TimelineWalk"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 _ERROR_PREVIEW = 300
@@ -286,67 +286,98 @@ def context_timeline(sm: Any, leaf_id: str | None = None) -> list[dict[str, Any]
         if leaf_id is None:
             return []
     require_entry(sm, leaf_id, "leaf_id")
-    path = sm.get_branch(leaf_id)
-    walk = _ContextWalk(path)
-    rows: list[dict[str, Any]] = []
-    windows: dict[str | None, int | None] = {}
-    # hot loop (one pass over a possibly 100,000-entry path): bound methods kept in locals
-    add, estimate, append = walk.add, walk.estimate, rows.append
-    for index, entry in enumerate(path):
-        kind = entry.get("type")
-        message = entry.get("message") if kind == "message" else None
-        if isinstance(message, dict) and message.get("role") == "assistant":
-            estimated, anchor_id = estimate()
-            usage = usage_anchor(message)
-            measured = calculate_context_tokens(usage) if usage is not None else None
-            model = message.get("model")
-            if not (model.__class__ is str and model):
-                model = model_id_of(message)
-            if model in windows:
-                window = windows[model]
-            else:
-                window = windows[model] = context_window_for(model)
-            stop = message.get("stopReason")
-            entry_id = entry.get("id")
-            append({
-                "kind": "call",
-                "entry_id": entry_id if entry_id.__class__ is str else str_or_none(entry_id),
-                "measured": int(measured) if measured is not None else None,
-                "estimated": int(estimated),
-                "compaction_id": walk.compaction_id,
-                "window": window,
-                "model": model,
-                "estimated_from": anchor_id,
-                "stop_reason": stop if isinstance(stop, str) else None,
-            })
-            add(index, entry, (message, measured))
-            # The classifier's three signals need an error, a stop or a length stop; skipping
-            # the other stop reasons (toolUse, aborted) only saves its call on every turn.
-            if stop in _OVERFLOW_STOPS and is_context_overflow(message, window):
-                error = message.get("errorMessage")
-                rows.append({
-                    "kind": "overflow",
-                    "entry_id": str_or_none(entry.get("id")),
-                    "error": error[:_ERROR_PREVIEW] if isinstance(error, str) else None,
+    return TimelineWalk(sm.get_branch(leaf_id)).rows
+
+
+class TimelineWalk:
+    """The timeline rows of a path, kept so that a longer path can continue the walk.
+
+    ``TimelineWalk(path).rows`` is what :func:`context_timeline` returns for ``path``.
+    ``extend(longer)`` walks only the entries ``longer`` adds after ``path`` (the session grew
+    along the same branch, as it does while an agent runs) and returns False, changing nothing,
+    when ``longer`` does not start with the very entries walked so far. The rows equal a
+    fresh walk of ``longer``: the walk's state after an entry depends only on the entries up
+    to it.
+    """
+
+    def __init__(self, path: list[Entry]):
+        self.path: list[Entry] = []
+        self._walk = _ContextWalk(self.path)  # reads self.path, which only grows
+        self.rows: list[dict[str, Any]] = []
+        self._windows: dict[str | None, int | None] = {}
+        self._run(path)
+
+    def extend(self, path: list[Entry]) -> bool:
+        walked = self.path
+        if len(path) < len(walked):
+            return False
+        # Identity, not equality: the same entry objects of the same session, in order.
+        for old, new in zip(walked, path):
+            if old is not new:
+                return False
+        self._run(path[len(walked):])
+        return True
+
+    def _run(self, entries: list[Entry]) -> None:
+        path, walk, rows, windows = self.path, self._walk, self.rows, self._windows
+        # hot loop (one pass over a possibly 100,000-entry path): bound methods kept in locals
+        add, estimate, append = walk.add, walk.estimate, rows.append
+        for entry in entries:
+            index = len(path)
+            path.append(entry)
+            kind = entry.get("type")
+            message = entry.get("message") if kind == "message" else None
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                estimated, anchor_id = estimate()
+                usage = usage_anchor(message)
+                measured = calculate_context_tokens(usage) if usage is not None else None
+                model = message.get("model")
+                if not (model.__class__ is str and model):
+                    model = model_id_of(message)
+                if model in windows:
+                    window = windows[model]
+                else:
+                    window = windows[model] = context_window_for(model)
+                stop = message.get("stopReason")
+                entry_id = entry.get("id")
+                append({
+                    "kind": "call",
+                    "entry_id": entry_id if entry_id.__class__ is str else str_or_none(entry_id),
+                    "measured": int(measured) if measured is not None else None,
+                    "estimated": int(estimated),
+                    "compaction_id": walk.compaction_id,
                     "window": window,
+                    "model": model,
+                    "estimated_from": anchor_id,
+                    "stop_reason": stop if isinstance(stop, str) else None,
                 })
-            continue
-        add(index, entry)
-        if kind == "compaction":
-            before = entry.get("tokensBefore")
-            rows.append({
-                "kind": "compaction",
-                "entry_id": str_or_none(entry.get("id")),
-                "tokens_before": before if isinstance(before, (int, float)) and not isinstance(before, bool) else None,
-                "first_kept_id": str_or_none(entry.get("firstKeptEntryId")),
-                "estimated": int(walk.estimate()[0]),
-            })
-        elif kind == "branch_summary":
-            rows.append({
-                "kind": "branch_summary",
-                "entry_id": str_or_none(entry.get("id")),
-                "from_id": str_or_none(entry.get("fromId")),
-                "estimated": int(walk.estimate()[0]),
-                "empty": not entry_to_messages(entry),
-            })
-    return rows
+                add(index, entry, (message, measured))
+                # The classifier's three signals need an error, a stop or a length stop; skipping
+                # the other stop reasons (toolUse, aborted) only saves its call on every turn.
+                if stop in _OVERFLOW_STOPS and is_context_overflow(message, window):
+                    error = message.get("errorMessage")
+                    append({
+                        "kind": "overflow",
+                        "entry_id": str_or_none(entry.get("id")),
+                        "error": error[:_ERROR_PREVIEW] if isinstance(error, str) else None,
+                        "window": window,
+                    })
+                continue
+            add(index, entry)
+            if kind == "compaction":
+                before = entry.get("tokensBefore")
+                append({
+                    "kind": "compaction",
+                    "entry_id": str_or_none(entry.get("id")),
+                    "tokens_before": before if isinstance(before, (int, float)) and not isinstance(before, bool) else None,
+                    "first_kept_id": str_or_none(entry.get("firstKeptEntryId")),
+                    "estimated": int(estimate()[0]),
+                })
+            elif kind == "branch_summary":
+                append({
+                    "kind": "branch_summary",
+                    "entry_id": str_or_none(entry.get("id")),
+                    "from_id": str_or_none(entry.get("fromId")),
+                    "estimated": int(estimate()[0]),
+                    "empty": not entry_to_messages(entry),
+                })

@@ -19,12 +19,13 @@ to the user as it is.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any, Callable
 
 from pi_lab.view.composition import context_composition
 from pi_lab.view.errors import ViewError
-from pi_lab.view.timeline import context_timeline
+from pi_lab.view.timeline import TimelineWalk
 
 __all__ = ["OPS", "timeline_payload", "timeline_at_payload", "composition_payload"]
 
@@ -52,61 +53,126 @@ def _optional_id(args: Mapping[str, Any], key: str) -> Any:
     return None if value is None or value == "" else value
 
 
+class _Columns:
+    """The call columns and markers of a timeline, filled from its rows as they grow."""
+
+    def __init__(self) -> None:
+        self.done = 0  # rows consumed
+        self.ids: list[str | None] = []
+        self.measured: list[int | None] = []
+        self.estimated: list[int] = []
+        self.windows: list[int | None] = []
+        self.model_index: list[int] = []
+        self.compaction: list[int] = []  # index into markers of the compaction in effect, -1: none
+        self.models: list[str | None] = []
+        self.model_of: dict[Any, int] = {}
+        self.markers: list[dict[str, Any]] = []
+        self.compaction_marker: dict[str, int] = {}
+        self.measured_count = 0
+
+    def consume(self, rows: list[dict[str, Any]]) -> None:
+        ids, markers = self.ids, self.markers
+        for row in rows[self.done:]:
+            kind = row["kind"]
+            if kind == "call":
+                ids.append(row["entry_id"])
+                measured = row["measured"]
+                self.measured.append(measured)
+                if measured is not None:
+                    self.measured_count += 1
+                self.estimated.append(row["estimated"])
+                self.windows.append(row["window"])
+                model = row.get("model")
+                slot = self.model_of.get(model)
+                if slot is None:
+                    slot = self.model_of[model] = len(self.models)
+                    self.models.append(model)
+                self.model_index.append(slot)
+                effective = row["compaction_id"]
+                self.compaction.append(self.compaction_marker.get(effective, -1) if effective is not None else -1)
+                continue
+            # "call": the index of the first call after the marker (an overflow names its own call)
+            marker = {**row, "call": len(ids) - 1 if kind == "overflow" else len(ids)}
+            if kind == "compaction" and isinstance(row.get("entry_id"), str):
+                self.compaction_marker[row["entry_id"]] = len(markers)
+            markers.append(marker)
+        self.done = len(rows)
+
+
+class _Cached:
+    """One session's last timeline: its walk and its columns, continued while the branch grows."""
+
+    def __init__(self, path: list[Any]):
+        self.walk = TimelineWalk(path)
+        self.columns = _Columns()
+        self.columns.consume(self.walk.rows)
+
+    def extend(self, path: list[Any]) -> bool:
+        if not self.walk.extend(path):
+            return False
+        self.columns.consume(self.walk.rows)
+        return True
+
+
+# Per session (weakly: a closed viewer's session is not kept alive), the walk of the branch the
+# strip showed last. A live session grows along its branch, so the next request walks only the
+# new entries; another branch, or a session whose entries were reloaded, starts a new walk.
+_CACHE: weakref.WeakKeyDictionary[Any, _Cached] = weakref.WeakKeyDictionary()
+
+
+def _columns_for(sm: Any, leaf_id: Any) -> _Columns:
+    from pi_lab.view._common import manager_of, require_entry
+
+    sm = manager_of(sm)
+    if leaf_id is None:
+        leaf_id = sm.leaf_id
+    if leaf_id is None:
+        return _Columns()
+    require_entry(sm, leaf_id, "leaf_id")
+    path = sm.get_branch(leaf_id)
+    try:
+        cached = _CACHE.get(sm)
+    except TypeError:  # a session object that cannot be weakly referenced or hashed: no cache
+        return _Cached(path).columns
+    if cached is None or not cached.extend(path):
+        cached = _Cached(path)
+        try:
+            _CACHE[sm] = cached
+        except TypeError:
+            pass
+    return cached.columns
+
+
 def timeline_payload(view: Any, args: Any = None) -> dict[str, Any]:
-    """The timeline of one branch as columns, plus the settings its lines are drawn from."""
+    """The timeline of one branch as columns, plus the settings its lines are drawn from.
+
+    The same rows as :func:`~pi_lab.view.context_timeline` (tests/view/test_timeline_requests.py
+    rebuilds them from the columns), computed by a walk kept per session and continued when the
+    branch has grown since the last request.
+    """
     args = _args(args)
     sm = view.sm
     leaf_id = _optional_id(args, "leaf_id")
     try:
-        rows = context_timeline(sm, leaf_id)
+        columns = _columns_for(sm, leaf_id)
     except ViewError as error:
         raise _refuse(error) from None
-    ids: list[str | None] = []
-    measured: list[int | None] = []
-    estimated: list[int] = []
-    windows: list[int | None] = []
-    model_index: list[int] = []
-    compaction: list[int] = []  # index into markers of the compaction in effect, -1: none
-    models: list[str | None] = []
-    model_of: dict[Any, int] = {}
-    markers: list[dict[str, Any]] = []
-    compaction_marker: dict[str, int] = {}
-    for row in rows:
-        kind = row["kind"]
-        if kind == "call":
-            ids.append(row["entry_id"])
-            measured.append(row["measured"])
-            estimated.append(row["estimated"])
-            windows.append(row["window"])
-            model = row.get("model")
-            slot = model_of.get(model)
-            if slot is None:
-                slot = model_of[model] = len(models)
-                models.append(model)
-            model_index.append(slot)
-            effective = row["compaction_id"]
-            compaction.append(compaction_marker.get(effective, -1) if effective is not None else -1)
-            continue
-        # "call": the index of the first call after the marker (an overflow names its own call)
-        marker = {**row, "call": len(ids) - 1 if kind == "overflow" else len(ids)}
-        if kind == "compaction" and isinstance(row.get("entry_id"), str):
-            compaction_marker[row["entry_id"]] = len(markers)
-        markers.append(marker)
     settings = view.settings
+    # Copies: the cached lists keep growing, and a host may encode the answer later.
     return {
         "leaf_id": leaf_id if leaf_id is not None else sm.leaf_id,
         "calls": {
-            "id": ids,
-            "measured": measured,
-            "estimated": estimated,
-            "window": windows,
-            "model": model_index,
-            "compaction": compaction,
+            "id": list(columns.ids),
+            "measured": list(columns.measured),
+            "estimated": list(columns.estimated),
+            "window": list(columns.windows),
+            "model": list(columns.model_index),
+            "compaction": list(columns.compaction),
         },
-        "models": models,
-        "markers": markers,
-        "call_count": len(ids),
-        "measured_count": sum(1 for m in measured if m is not None),
+        "models": list(columns.models),
+        "markers": [dict(m) for m in columns.markers],
+        "call_count": len(columns.ids),
+        "measured_count": columns.measured_count,
         "context_window": settings.context_window,
         "reserve_tokens": settings.reserve_tokens,
         "keep_recent_tokens": settings.keep_recent_tokens,

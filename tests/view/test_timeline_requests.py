@@ -155,3 +155,87 @@ def test_part_indexes_count_the_listed_messages_that_are_not_omitted(seed_number
         assert [m["role"] for m in listed] == [m.get("role") for m in projected]
         for part in context_composition(sm, entry["id"]):
             assert all(0 <= i < len(listed) for i in part["indexes"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the walk kept between requests (a live session grows along its branch)
+
+
+def test_a_walk_continued_equals_a_fresh_walk():
+    from pi_lab.view.timeline import TimelineWalk
+
+    sm = generated_session(3000, 2)
+    path = sm.get_branch()
+    kinds = [e.get("type") for e in path]
+    # cut right before and right after compactions and context edits, and at a few other places
+    cuts = {1, len(path) // 3, len(path) - 1}
+    for i, kind in enumerate(kinds):
+        if kind in ("compaction", "context_edit", "branch_summary"):
+            cuts.update({i, i + 1})
+    fresh = TimelineWalk(path).rows
+    assert fresh == context_timeline(sm)
+    for cut in sorted(cuts)[:40]:
+        walk = TimelineWalk(path[:cut])
+        assert walk.extend(path)
+        assert walk.rows == fresh, cut
+
+
+def test_a_walk_refuses_a_path_that_does_not_continue_it(seed):
+    from pi_lab.view.timeline import TimelineWalk
+
+    walk = TimelineWalk(seed.get_branch("A3"))
+    rows = list(walk.rows)
+    assert not walk.extend(seed.get_branch("C1"))  # the cookie branch: same start, then apart
+    assert not walk.extend(seed.get_branch("A2"))  # shorter
+    assert walk.rows == rows
+
+
+def test_live_appends_and_leaf_moves_answer_like_a_fresh_timeline():
+    import json
+
+    from helpers import SEED_SECTION_14
+
+    from pi_lab.session import SessionManager
+    from pi_lab.view.timeline_requests import _CACHE
+
+    lines = [json.loads(line) for line in SEED_SECTION_14.splitlines() if line.strip()]
+    sm = SessionManager.in_memory("/repo", entries=lines)
+    view = view_of(sm)
+
+    def check():
+        reply = read_request(view, "timeline", {})
+        assert comparable(rebuilt_rows(reply)) == comparable(context_timeline(sm))
+        return reply
+
+    check()
+    walk = _CACHE[sm].walk
+    usage = {"input": 900, "output": 100, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1000,
+             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    sm.append_message({"role": "user", "content": "再检查一次 🔍", "timestamp": 7})
+    check()
+    failed = sm.append_message({"role": "assistant", "content": [], "stopReason": "error", "timestamp": 8,
+                                "errorMessage": "prompt is too long: 210000 tokens > 200000 maximum"})
+    assert [m["kind"] for m in check()["markers"]][-1] == "overflow"
+    sm.append_context_edit(failed, None)
+    sm.append_message({"role": "assistant", "content": [{"type": "text", "text": "好的 ✅"}], "stopReason": "stop",
+                       "usage": usage, "model": "claude-sonnet-4-5", "provider": "anthropic", "timestamp": 9})
+    reply = check()
+    assert reply["measured_count"] == 1 and reply["calls"]["measured"][-1] == 1000
+    assert _CACHE[sm].walk is walk  # every answer so far continued the first walk
+    first_kept = sm.get_branch()[-2]["id"]
+    sm.append_compaction("短的总结", first_kept, 1000)
+    sm.append_message({"role": "user", "content": "after", "timestamp": 10})
+    sm.append_message({"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stopReason": "stop",
+                       "timestamp": 11})
+    reply = check()
+    assert reply["calls"]["compaction"][-1] == len(reply["markers"]) - 1  # in effect: the new compaction
+    assert _CACHE[sm].walk is walk
+    tip = sm.leaf_id
+    sm.branch("A3")  # another branch: a new walk
+    assert check()["calls"]["id"] == ["A1", "A2", "A3"]
+    assert _CACHE[sm].walk is not walk
+    sm.branch(tip)
+    check()
+    # asking for a leaf explicitly works the same way, without moving the session's leaf
+    assert read_request(view, "timeline", {"leaf_id": "A3"})["calls"]["id"] == ["A1", "A2", "A3"]
+    assert sm.leaf_id == tip
