@@ -27,13 +27,22 @@ class CliError(Exception):
     """A problem reported as one line on stderr with exit status 1."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with a wrong argument reported on one line (not the usage block and the error):
-    every error of ``pi-lab`` is one line on stderr. The subcommands' parsers are of this class too
-    (``add_subparsers`` makes them of the parent's class)."""
+def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Make ``parser`` and its subcommands' parsers report a wrong argument on one line (not the
+    usage block and then the error): every error of ``pi-lab`` is one line on stderr. Done on
+    the instances, so it holds for a parser built elsewhere (``pi_lab.corpus.cli``) too."""
+    stack = [parser]
+    while stack:
+        current = stack.pop()
 
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {_one_line(message)} (see {self.prog} --help)\n")
+        def error(message: str, _parser: argparse.ArgumentParser = current) -> NoReturn:
+            _parser.exit(2, f"{_parser.prog}: {_one_line(message)} (see {_parser.prog} --help)\n")
+
+        current.error = error  # type: ignore[method-assign]
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+    return parser
 
 
 def _one_line(text: str) -> str:
@@ -211,7 +220,7 @@ def _cmd_context(args: argparse.Namespace, out: TextIO) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from pi_lab.session.navigation import FILTER_MODES
 
-    parser = _Parser(
+    parser = argparse.ArgumentParser(
         prog=PROG,
         description="Inspect pi coding-agent session files (JSONL). The files are only read.",
     )
@@ -240,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     from pi_lab.export.cli import register as register_export_command
 
     register_export_command(commands)  # export (pi_lab/export/cli.py)
-    return parser
+    return _one_line_errors(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -249,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pi_lab.corpus.cli import command_parser
 
     parser = command_parser(argv, PROG) or build_parser()
+    _one_line_errors(parser)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
