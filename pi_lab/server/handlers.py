@@ -24,7 +24,9 @@ import asyncio
 import errno
 import json
 import math
+import os
 import posixpath
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -172,10 +174,7 @@ def parse_body(raw: bytes | None) -> dict[str, Any]:
 
 
 def internal_error_text(error: BaseException) -> str:
-    """"internal error: <type> at <innermost pi_lab frame> (a bug: please report it)"."""
-    import os
-    import traceback
-
+    """One line for a bug: the exception, its innermost frame and the innermost pi_lab frame."""
     frames = traceback.extract_tb(error.__traceback__)
     ours = [f for f in frames if f"{os.sep}pi_lab{os.sep}" in f.filename]
 
