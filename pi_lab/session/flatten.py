@@ -310,6 +310,43 @@ class NavRow:
         return self.show_connector and not self.is_virtual_root_child
 
 
+_TEXT_SLOT = NavRow.__dict__["text"]  # the slot NavRow keeps its text in
+
+
+class _LazyTextRow(NavRow):
+    """A :class:`NavRow` whose text is made from its :class:`FlatTree` on first access.
+
+    A viewer lays out every row but draws a few dozen at a time; the text of an 83,000-row
+    session takes ~0.2 s to make and is mostly never shown. Reading ``text`` (or comparing,
+    hashing, ``repr`` or ``dataclasses.replace``) makes it, so the row is in every respect
+    the NavRow ``visible_rows`` would have built with its text.
+    """
+
+    __slots__ = ("_flat", "_home")
+
+    @property  # type: ignore[override]
+    def text(self) -> str:
+        value = _TEXT_SLOT.__get__(self)
+        if value is None:
+            value = self._flat.display_text(self.index, self._home)
+            _TEXT_SLOT.__set__(self, value)
+        return value
+
+    @text.setter
+    def text(self, value: str) -> None:  # the dataclass __init__ and replace() come here
+        _TEXT_SLOT.__set__(self, value)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in NavRow.__dataclass_fields__)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, NavRow):
+            return self._fields() == tuple(getattr(other, name) for name in NavRow.__dataclass_fields__)
+        return NotImplemented
+
+    __hash__ = NavRow.__hash__  # the dataclass's own (over the fields, text included)
+
+
 def search_tokens(query: str) -> list[str]:
     """The lower-cased, whitespace-separated tokens of a search query."""
     return [token for token in re.split(f"[{re.escape(JS_WHITESPACE)}]+", query.lower()) if token]
@@ -323,21 +360,25 @@ def visible_rows(
     folded: Iterable[str] = frozenset(),
     leaf_id: Any = UNSET,
     home: str | None = None,
+    with_text: bool = True,
 ) -> list[NavRow]:
     """The rows shown for a filter mode, search query and set of folded entry ids.
 
     ``leaf_id`` defaults to the flattening leaf; it only decides which tool-call-only
     assistant stays visible and which row is marked ``is_leaf``. ``home`` (default
-    :func:`default_home`) shortens paths in tool-call rows.
+    :func:`default_home`) shortens paths in tool-call rows. With ``with_text=False`` a row's
+    text is made when it is first read (the same text; a viewer that shows a few rows at a
+    time then pays only for those).
     """
     if filter_mode not in FILTER_MODES:
         raise ValueError(f"unknown filter mode {filter_mode!r}; expected one of {', '.join(FILTER_MODES)}")
     with collector_paused(len(flat.ids)):
-        return _visible_rows(flat, filter_mode, search, folded, leaf_id, home)
+        return _visible_rows(flat, filter_mode, search, folded, leaf_id, home, with_text)
 
 
 def _visible_rows(
-    flat: FlatTree, filter_mode: str, search: str, folded: Iterable[str], leaf_id: Any, home: str | None
+    flat: FlatTree, filter_mode: str, search: str, folded: Iterable[str], leaf_id: Any, home: str | None,
+    with_text: bool = True,
 ) -> list[NavRow]:
     leaf = flat.leaf_id if leaf_id is UNSET else (leaf_id if isinstance(leaf_id, str) else None)
     home_dir = default_home() if home is None else home
@@ -426,6 +467,8 @@ def _visible_rows(
     rows: list[NavRow] = []
     append = rows.append
     root_indent = 1 if multiple_roots else 0
+    row_class = NavRow if with_text else _LazyTextRow
+    set_slot = object.__setattr__  # NavRow is frozen; these two slots are set once, here
     for r in range(size):
         i = row_index[r]
         p = row_parent[r]
@@ -456,10 +499,10 @@ def _visible_rows(
         entry_id = ids[i]
         label = labels[i]
         text = texts[i]
-        if text is None:
+        if text is None and with_text:
             text = texts[i] = _display_text(entries[i], result_calls.get(i), home_dir)
         append(
-            NavRow(
+            row_class(
                 entries[i],
                 entry_id,
                 i,
@@ -480,6 +523,10 @@ def _visible_rows(
                 result_calls.get(i),
             )
         )
+        if text is None:
+            row = rows[-1]
+            set_slot(row, "_flat", flat)
+            set_slot(row, "_home", home_dir)
     return rows
 
 

@@ -38,7 +38,9 @@ class ContextMarks:
 def entry_tokens(entry: Entry) -> int:
     """pi's estimate of the messages one entry contributes, before any context edit."""
     total = 0
-    for message in entry_to_messages(dict(entry)):
+    # A plain dict is read as it is (entry_to_messages never changes it); any other mapping
+    # is copied into one first.
+    for message in entry_to_messages(entry if entry.__class__ is dict else dict(entry)):
         total += estimate_tokens(message)
     return int(total)
 

@@ -50,6 +50,8 @@ __all__ = ["RowState", "Delta", "SyncResult", "entry_flags"]
 
 # Flag bits that depend on where the row is drawn (NavRow attributes of the same name).
 _LAYOUT_FLAGS = ("show_connector", "is_last", "is_leaf", "foldable", "folded", "is_virtual_root_child")
+(_SHOW_CONNECTOR, _IS_LAST, _IS_LEAF, _FOLDABLE, _FOLDED, _VIRTUAL) = (FLAG[name] for name in _LAYOUT_FLAGS)
+_HAS_CHILDREN = FLAG["has_children"]
 
 
 def entry_flags(marks: ContextMarks, entry: Entry, entry_id: Any, *, label: Any, on_active_path: bool) -> int:
@@ -209,22 +211,35 @@ class RowState:
 
     def layout(self) -> None:
         """Visible rows of the (fresh) flattened tree for the current view; bumps the version."""
+        # A row's text is made when it is first read (row_text of the range on screen), not
+        # for all 83,000 rows of a large session at layout time.
         rows = visible_rows(self.flat, filter_mode=self.filter_mode, search=self.search,
-                            folded=self.folded, leaf_id=self.leaf_id, home=self.home)
+                            folded=self.folded, leaf_id=self.leaf_id, home=self.home, with_text=False)
         self.rows: list[NavRow] = rows
         self.ids: list[Any] = [row.entry_id for row in rows]
         self.gutters = GutterTable()
         cols = RowColumns()
         self.columns = cols
         self.multiple_roots = sum(1 for row in rows if row.parent < 0) > 1
+        entry_pos = self.entry_pos
+        gutter_ids: dict[int, tuple[Any, int]] = {}  # id(tuple) -> (tuple, id): a subtree shares one
+        id_of = self.gutters.id_of
+        tokens_of = self._tokens
+        flags_of = self._flags
         for row in rows:
-            cols.entry.append(self.entry_pos.get(row.entry_id, 0) if isinstance(row.entry_id, str) else 0)
+            entry_id = row.entry_id
+            cols.entry.append(entry_pos.get(entry_id, 0) if entry_id.__class__ is str or isinstance(entry_id, str) else 0)
             cols.parent.append(row.parent)
             cols.indent.append(min(row.indent, 0xFFFF))
-            cols.flags.append(self._flags(row, row.child_count > 0))
-            cols.kind.append(entry_kind(row.entry))
-            cols.tokens.append(min(self._tokens(row.entry), 0xFFFFFFFF))
-            cols.gutter.append(self.gutters.id_of(row.gutters))
+            cols.flags.append(flags_of(row, row.child_count > 0))
+            entry = row.entry
+            cols.kind.append(entry_kind(entry))
+            cols.tokens.append(min(tokens_of(entry), 0xFFFFFFFF))
+            gutters = row.gutters
+            known = gutter_ids.get(id(gutters))
+            if known is None or known[0] is not gutters:
+                known = gutter_ids[id(gutters)] = (gutters, id_of(gutters))
+            cols.gutter.append(known[1])
         self._row_of: dict[Any, int] | None = None
         self.leaf_row = self._exact_row(self.leaf_id)
         self.anchor_row = self.locate(self.leaf_id, fallback_last=False)
@@ -241,11 +256,21 @@ class RowState:
 
     def _flags(self, row: NavRow, has_children: bool) -> int:
         f = entry_flags(self.marks, row.entry, row.entry_id, label=row.label, on_active_path=row.on_active_path)
-        for name in _LAYOUT_FLAGS:
-            if getattr(row, name):
-                f |= FLAG[name]
+        # The layout bits of _LAYOUT_FLAGS, read straight from the row (this runs per row).
+        if row.show_connector:
+            f |= _SHOW_CONNECTOR
+        if row.is_last:
+            f |= _IS_LAST
+        if row.is_leaf:
+            f |= _IS_LEAF
+        if row.foldable:
+            f |= _FOLDABLE
+        if row.folded:
+            f |= _FOLDED
+        if row.is_virtual_root_child:
+            f |= _VIRTUAL
         if has_children:
-            f |= FLAG["has_children"]
+            f |= _HAS_CHILDREN
         return f
 
     def _row_map(self) -> dict[Any, int]:
