@@ -75,6 +75,7 @@ export const COMPARE_STYLES = `
 .pi-cmp-summary-text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 12em; overflow: auto; }
 .pi-cmp-go { display: flex; gap: 6px; }
 .pi-cmp-fork { display: flex; gap: 6px; align-items: center; min-width: 0; }
+.pi-cmp-fork > .pi-muted:first-child { white-space: nowrap; }
 .pi-cmp-busy { color: var(--pi-warn); }
 `;
 

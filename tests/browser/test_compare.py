@@ -135,6 +135,30 @@ def test_seed_jwt_against_cookie_and_before_after_c1(page, lab_server, open_lab,
     expect(page.locator(f"{PANE} .pi-cmp-search-b .pi-cmp-search-verdict")).to_contain_text("1 hit")
 
 
+def test_go_to_a_leaf_with_a_summary_of_the_other_appends_a_branch_summary(page, lab_server, open_lab, seed_file, shots):
+    notebook = write_notebook(lab_server, "compare_goto.ipynb", [
+        "from pi_lab.widget import SessionWidget\n"
+        f"w = SessionWidget({str(seed_file)!r}, side_pane='compare', filter_mode='all', height=760, writable=True)\n"
+        "w",
+    ])
+    run_notebook(page, open_lab, notebook)
+    lines_before = seed_file.read_text(encoding="utf-8").splitlines()
+    pick(page, "a", "A3")
+    page.locator(f"{PANE} .pi-cmp-leaf").click()  # B = C1, the cookie branch's leaf
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()
+    expect(page.locator(f"{PANE} .pi-cmp-goto[data-side='b']")).to_be_disabled()  # B is the leaf already
+    page.locator(f"{PANE} .pi-cmp-goto[data-side='a']").click()
+    page.locator(".pi-lab .pi-dialog button", has_text="Summarize").first.click()
+    expect(page.locator(".pi-lab .pi-row.pi-leaf .pi-row-text")).to_contain_text("branch summary", timeout=30_000)
+    lines = seed_file.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(lines_before) + 1
+    summary = json.loads(lines[-1])
+    assert summary["type"] == "branch_summary"
+    assert (summary["parentId"], summary["fromId"]) == ("A3", "C1")  # at A3, summarising the branch left
+    assert kernel_json(page, "w.session_manager.leaf_id") == summary["id"]
+    page.screenshot(path=str(shots / "widget-seed-goto-summarized.png"))
+
+
 def test_refusals_are_shown_in_the_pane(page, lab_server, open_lab, seed_file):
     open_widget(page, lab_server, open_lab, seed_file, "compare_errors.ipynb")
     pick(page, "a", "A3")
