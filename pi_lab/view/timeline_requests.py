@@ -3,10 +3,12 @@
 Each entry maps a request name to ``handler(view, args) -> JSON-ready dict``; ``payload.READ_OPS``
 merges them, so the notebook widget, the JupyterLab server and the static export answer them alike.
 
-* ``timeline`` ``{leaf_id?}``: :func:`~pi_lab.view.context_timeline` of the branch to ``leaf_id``
-  (default: the current leaf), sent as columns — a 48,000-entry branch has some 20,000 calls, and
-  one dict per call would be 4 MB of repeated keys. Calls are parallel lists; the few markers
-  (compactions, branch summaries, overflows) are dicts that name the call they precede.
+* ``timeline`` ``{leaf_id?, since?}``: :func:`~pi_lab.view.context_timeline` of the branch to
+  ``leaf_id`` (default: the current leaf), sent as columns — a 48,000-entry branch has some 20,000
+  calls, and one dict per call would be 4 MB of repeated keys. Calls are parallel lists; the few
+  markers (compactions, branch summaries, overflows) are dicts that name the call they precede.
+  ``since: {serial, calls, markers}`` (the ``serial`` and counts of an earlier answer) asks only
+  for what was added since, when the branch only grew.
 * ``timeline_at`` ``{id, leaf_id?}``: the call whose point stands for entry ``id`` on that branch
   (the nearest model call at or before it), so selecting any entry in the tree can highlight a
   point without the viewer holding every id of the branch.
@@ -19,6 +21,7 @@ to the user as it is.
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Mapping
 from typing import Any, Callable
@@ -100,9 +103,16 @@ class _Columns:
 
 
 class _Cached:
-    """One session's last timeline: its walk and its columns, continued while the branch grows."""
+    """One session's last timeline: its walk and its columns, continued while the branch grows.
+
+    ``serial`` names the walk: a viewer holding the columns of serial S up to some call can be
+    sent only what came after, as long as S is still the walk in use.
+    """
+
+    _serials = itertools.count(1)
 
     def __init__(self, path: list[Any]):
+        self.serial = next(self._serials)
         self.walk = TimelineWalk(path)
         self.columns = _Columns()
         self.columns.consume(self.walk.rows)
@@ -120,27 +130,38 @@ class _Cached:
 _CACHE: weakref.WeakKeyDictionary[Any, _Cached] = weakref.WeakKeyDictionary()
 
 
-def _columns_for(sm: Any, leaf_id: Any) -> _Columns:
+def _columns_for(sm: Any, leaf_id: Any) -> tuple[_Columns, int | None]:
     from pi_lab.view._common import manager_of, require_entry
 
     sm = manager_of(sm)
     if leaf_id is None:
         leaf_id = sm.leaf_id
     if leaf_id is None:
-        return _Columns()
+        return _Columns(), None
     require_entry(sm, leaf_id, "leaf_id")
     path = sm.get_branch(leaf_id)
     try:
         cached = _CACHE.get(sm)
     except TypeError:  # a session object that cannot be weakly referenced or hashed: no cache
-        return _Cached(path).columns
+        return _Cached(path).columns, None
     if cached is None or not cached.extend(path):
         cached = _Cached(path)
         try:
             _CACHE[sm] = cached
         except TypeError:
-            pass
-    return cached.columns
+            return cached.columns, None
+    return cached.columns, cached.serial
+
+
+def _since(args: Mapping[str, Any]) -> tuple[int, int, int] | None:
+    """``since: {serial, calls, markers}`` as three non-negative ints, or None (send it all)."""
+    since = args.get("since")
+    if not isinstance(since, Mapping):
+        return None
+    values = tuple(since.get(key) for key in ("serial", "calls", "markers"))
+    if all(v.__class__ is int and v >= 0 for v in values):
+        return values  # type: ignore[return-value]
+    return None
 
 
 def timeline_payload(view: Any, args: Any = None) -> dict[str, Any]:
@@ -154,29 +175,41 @@ def timeline_payload(view: Any, args: Any = None) -> dict[str, Any]:
     sm = view.sm
     leaf_id = _optional_id(args, "leaf_id")
     try:
-        columns = _columns_for(sm, leaf_id)
+        columns, serial = _columns_for(sm, leaf_id)
     except ViewError as error:
         raise _refuse(error) from None
     settings = view.settings
-    # Copies: the cached lists keep growing, and a host may encode the answer later.
-    return {
+    # With ``since`` naming the walk in use and counts within it, only what came after is sent
+    # (``"append": true``): a live session's strip gets a few calls per burst, not the branch.
+    since = _since(args)
+    appended = since is not None and serial is not None and since[0] == serial \
+        and since[1] <= len(columns.ids) and since[2] <= len(columns.markers)
+    calls_from, markers_from = (since[1], since[2]) if appended and since is not None else (0, 0)
+    # Slices are copies: the cached lists keep growing, and a host may encode the answer later.
+    reply: dict[str, Any] = {
         "leaf_id": leaf_id if leaf_id is not None else sm.leaf_id,
+        "serial": serial,
         "calls": {
-            "id": list(columns.ids),
-            "measured": list(columns.measured),
-            "estimated": list(columns.estimated),
-            "window": list(columns.windows),
-            "model": list(columns.model_index),
-            "compaction": list(columns.compaction),
+            "id": columns.ids[calls_from:],
+            "measured": columns.measured[calls_from:],
+            "estimated": columns.estimated[calls_from:],
+            "window": columns.windows[calls_from:],
+            "model": columns.model_index[calls_from:],
+            "compaction": columns.compaction[calls_from:],
         },
         "models": list(columns.models),
-        "markers": [dict(m) for m in columns.markers],
+        "markers": [dict(m) for m in columns.markers[markers_from:]],
         "call_count": len(columns.ids),
         "measured_count": columns.measured_count,
         "context_window": settings.context_window,
         "reserve_tokens": settings.reserve_tokens,
         "keep_recent_tokens": settings.keep_recent_tokens,
     }
+    if appended:
+        reply["append"] = True
+        reply["calls_from"] = calls_from
+        reply["markers_from"] = markers_from
+    return reply
 
 
 def _is_call(entry: Mapping[str, Any]) -> bool:

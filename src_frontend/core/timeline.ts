@@ -29,6 +29,12 @@ export interface TimelineMarker {
 /** The `timeline` payload (pi_lab/view/timeline_requests.py): calls as parallel columns. */
 export interface TimelineData {
   leaf_id: string | null;
+  /** The walk this answer comes from (null: not kept); `since` names it to ask for appends. */
+  serial?: number | null;
+  /** An answer to `since`: the calls from `calls_from` and markers from `markers_from` only. */
+  append?: boolean;
+  calls_from?: number;
+  markers_from?: number;
   calls: {
     id: (string | null)[];
     measured: (number | null)[];
@@ -78,6 +84,22 @@ const MARKER_NAMES: Record<TimelineMarker['kind'], string> = {
   branch_summary: 'branch summary',
   overflow: 'context overflow'
 };
+
+/** An earlier answer continued by an `append` answer (the kernel checked it continues it). */
+function merged(held: TimelineData, more: TimelineData): TimelineData {
+  const c = held.calls;
+  const keep = more.calls_from ?? c.id.length;
+  const calls = {
+    id: c.id.slice(0, keep).concat(more.calls.id),
+    measured: c.measured.slice(0, keep).concat(more.calls.measured),
+    estimated: c.estimated.slice(0, keep).concat(more.calls.estimated),
+    window: c.window.slice(0, keep).concat(more.calls.window),
+    model: c.model.slice(0, keep).concat(more.calls.model),
+    compaction: c.compaction.slice(0, keep).concat(more.calls.compaction)
+  };
+  const markers = held.markers.slice(0, more.markers_from ?? held.markers.length).concat(more.markers);
+  return { ...more, append: false, calls, markers };
+}
 
 export class TimelineStrip {
   readonly el: HTMLDivElement;
@@ -258,9 +280,15 @@ export class TimelineStrip {
     const token = ++this.token;
     this.stale = false;
     const started = performance.now();
-    this.transport.request<TimelineData>('timeline', { leaf_id: this.leaf }).then(reply => {
+    const held = this.data;
+    // What the strip holds already: the kernel then sends only the calls added since, when the
+    // branch only grew (a live run), not the whole branch again.
+    const since = held && held.serial ? { serial: held.serial, calls: held.call_count, markers: held.markers.length } : undefined;
+    this.transport.request<TimelineData>('timeline', { leaf_id: this.leaf, ...(since ? { since } : {}) }).then(reply => {
       if (token === this.token) {
-        this.setData(reply.result);
+        const result = reply.result;
+        this.el.dataset.reply = result.append ? `append ${result.calls.id.length}` : 'full';
+        this.setData(result.append && held ? merged(held, result) : result);
         this.el.dataset.fetchMs = String(Math.round(performance.now() - started));
       }
     }, error => {
@@ -393,7 +421,8 @@ export class TimelineStrip {
     const { measured, estimated } = d.calls;
     let dataMax = 0;
     for (let i = 0; i < n; i++) {
-      const c = Math.min(width - 1, Math.floor((i / n) * width));
+      // the column of the call's centre, where its point and the pointer's call are
+      const c = Math.min(width - 1, Math.floor(((i + 0.5) / n) * width));
       const m = measured[i];
       if (m !== null) {
         if (!(mMin[c] <= m)) {
@@ -490,15 +519,23 @@ export class TimelineStrip {
     ctx.moveTo(PAD.left, bottom + 0.5);
     ctx.lineTo(w - PAD.right, bottom + 0.5);
     ctx.stroke();
-    ctx.fillStyle = muted;
-    ctx.textAlign = 'right';
-    ctx.fillText(formatTokens(cols.yMax / 1.06), PAD.left - 4, this.yOf(cols.yMax / 1.06));
-    ctx.fillText('0', PAD.left - 4, bottom);
+    // y labels: the settings lines' values first, the top value and 0 only where they fit
+    const taken: number[] = [];
+    const yLabel = (text: string, y: number, colour: string): void => {
+      if (taken.some(t => Math.abs(t - y) < 10)) {
+        return;
+      }
+      taken.push(y);
+      ctx.fillStyle = colour;
+      ctx.textAlign = 'right';
+      ctx.fillText(text, PAD.left - 4, y);
+    };
 
-    // settings lines
+    // settings lines (a threshold above the plot is named top right, where no label may go)
+    let noteFrom = Infinity;
     const s = this.settings();
     const threshold = this.threshold();
-    const hline = (tokens: number, colour: string, dash: number[], label: string): void => {
+    const hline = (tokens: number, colour: string, dash: number[]): void => {
       const y = Math.round(this.yOf(tokens)) + 0.5;
       ctx.strokeStyle = colour;
       ctx.setLineDash(dash);
@@ -507,20 +544,22 @@ export class TimelineStrip {
       ctx.lineTo(w - PAD.right, y);
       ctx.stroke();
       ctx.setLineDash([]);
-      ctx.fillStyle = colour;
-      ctx.textAlign = 'right';
-      ctx.fillText(label, PAD.left - 4, y);
+      yLabel(formatTokens(tokens), y, colour);
     };
     if (threshold > 0 && threshold <= cols.yMax) {
-      hline(threshold, bad, [], formatTokens(threshold));
+      hline(threshold, bad, []);
     } else if (threshold > 0) {
+      const note = `auto-compaction at ${formatTokens(threshold)} ↑`;
       ctx.fillStyle = bad;
       ctx.textAlign = 'right';
-      ctx.fillText(`auto-compaction at ${formatTokens(threshold)} ↑`, w - PAD.right, PAD.top - 7);
+      ctx.fillText(note, w - PAD.right, PAD.top - 7);
+      noteFrom = w - PAD.right - ctx.measureText(note).width - 6;
     }
     if (s.keep_recent_tokens > 0 && s.keep_recent_tokens <= cols.yMax) {
-      hline(s.keep_recent_tokens, good, [2, 3], formatTokens(s.keep_recent_tokens));
+      hline(s.keep_recent_tokens, good, [2, 3]);
     }
+    yLabel(formatTokens(cols.yMax / 1.06), this.yOf(cols.yMax / 1.06), muted);
+    yLabel('0', bottom, muted);
 
     // estimated (dashed) then measured (solid) over it: per pixel column, its max and its min
     const series = (lo: Float64Array, hi: Float64Array, colour: string, dash: number[], width: number): void => {
@@ -591,11 +630,13 @@ export class TimelineStrip {
         ctx.stroke();
         const label = `${formatTokens(m.tokens_before)}→${formatTokens(m.estimated)}`;
         const width = ctx.measureText(label).width;
-        if (x - lastLabel > width + 6 && x + 2 + width < w) {
+        // right of the line, or left of it at the right edge
+        const start = x + 2 + width < w ? x + 2 : x - 2 - width;
+        if (start > lastLabel + 6 && start >= PAD.left && start + width < noteFrom) {
           ctx.fillStyle = teal;
           ctx.textAlign = 'left';
-          ctx.fillText(label, x + 2, PAD.top - 7);
-          lastLabel = x + 2 + width;
+          ctx.fillText(label, start, PAD.top - 7);
+          lastLabel = start + width;
         }
       } else if (m.kind === 'branch_summary') {
         const x = this.xBefore(m.call);

@@ -97,9 +97,12 @@ def test_seed_timeline_selection_keyboard_and_live(page, lab_server, open_lab, s
                  " 'stopReason': 'stop', 'timestamp': 8})\n"
                  "w.sync(); _tip = w.session_manager.leaf_id")
     expect(page.locator(STRIP)).to_have_attribute("data-calls", "6", timeout=10_000)
+    # the kernel sent only the new call, not the branch again
+    expect(page.locator(STRIP)).to_have_attribute("data-reply", "append 1")
     kernel(page, "w.session_manager.branch('A3'); w.sync()")
     expect(page.locator(STRIP)).to_have_attribute("data-leaf", "A3", timeout=10_000)
     expect(page.locator(STRIP)).to_have_attribute("data-calls", "3")
+    expect(page.locator(STRIP)).to_have_attribute("data-reply", "full")  # another branch: all of it
     kernel(page, "w.selected_id = 'A3'")
     expect(page.locator(STRIP)).to_have_attribute("data-selected-call", "2")
 

@@ -239,3 +239,35 @@ def test_live_appends_and_leaf_moves_answer_like_a_fresh_timeline():
     # asking for a leaf explicitly works the same way, without moving the session's leaf
     assert read_request(view, "timeline", {"leaf_id": "A3"})["calls"]["id"] == ["A1", "A2", "A3"]
     assert sm.leaf_id == tip
+
+
+def test_since_sends_only_what_a_growing_branch_added():
+    import json
+
+    from helpers import SEED_SECTION_14
+
+    from pi_lab.session import SessionManager
+
+    sm = SessionManager.in_memory("/repo", entries=[json.loads(x) for x in SEED_SECTION_14.splitlines() if x.strip()])
+    view = view_of(sm)
+    first = read_request(view, "timeline", {})
+    assert "append" not in first and first["serial"] is not None
+    sm.append_message({"role": "user", "content": "再检查一次 🔍", "timestamp": 7})
+    sm.append_message({"role": "assistant", "content": [{"type": "text", "text": "好的 ✅"}], "stopReason": "stop",
+                       "timestamp": 8})
+    since = {"serial": first["serial"], "calls": first["call_count"], "markers": len(first["markers"])}
+    delta = read_request(view, "timeline", {"since": since})
+    assert delta["append"] is True and (delta["calls_from"], delta["markers_from"]) == (5, 2)
+    assert delta["calls"]["id"] == [sm.leaf_id] and delta["markers"] == [] and delta["call_count"] == 6
+    # the earlier answer plus the delta is the whole answer
+    whole = read_request(view, "timeline", {})
+    for key in whole["calls"]:
+        assert first["calls"][key] + delta["calls"][key] == whole["calls"][key]
+    # another branch is a new walk: an old serial gets everything, as does a malformed since
+    sm.branch("A3")
+    other = read_request(view, "timeline", {"since": since})
+    assert "append" not in other and other["calls"]["id"] == ["A1", "A2", "A3"] and other["serial"] != first["serial"]
+    for bad in ({"serial": other["serial"], "calls": 99, "markers": 0}, {"serial": "x", "calls": 1, "markers": 0},
+                {"serial": other["serial"], "calls": -1, "markers": 0}, [1, 2], "since"):
+        reply = read_request(view, "timeline", {"since": bad})
+        assert "append" not in reply and reply["calls"]["id"] == ["A1", "A2", "A3"], bad
