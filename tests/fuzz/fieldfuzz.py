@@ -424,6 +424,20 @@ def _server_steps(run: Runner, path: Path) -> None:
             run.step(f"server {op}", lambda: _answer(session_answer, state, location, op, body, FileTooLarge))
 
 
+def _listing_steps(run: Runner, path: Path, work: Path) -> None:
+    """The Pi Sessions panel over a sessions folder holding the file: listed, then searched."""
+    try:
+        from pi_lab.server.listing import SessionListing
+    except ImportError:
+        return
+    folder = work / "sessions" / "--home-fuzz--"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, folder / path.name)
+    listing = SessionListing()
+    run.step("server listing", lambda: _json_ready(listing.list(str(work / "sessions"))))
+    run.step("server listing(q)", lambda: _json_ready(listing.list(str(work / "sessions"), "answer question")))
+
+
 def _answer(session_answer: Any, state: Any, location: Any, op: str, body: dict[str, Any], too_large: type) -> Any:
     try:
         result, blob = session_answer(state, location, op, body)
@@ -499,6 +513,7 @@ def run_public_paths(path: Path, work: Path, *, writes: bool = True, cli: bool =
         _cli_steps(run, path, work)
     if server:
         run.step("server", lambda: _server_steps(run, path))
+        run.step("server listing", lambda: _listing_steps(run, path, work))
     if corpus:
         run.step("corpus", lambda: _corpus_steps(run, path))
     if export:
