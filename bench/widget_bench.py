@@ -171,14 +171,36 @@ def context_figures(session: Path, repeat: int = 5) -> dict:
                 times.append((time.perf_counter() - t) * 1000)
             return times, result
 
-        timeline_ms, reply = timed(lambda: read_request(view, "timeline", {}))
+        from pi_lab.view import timeline_requests
+
+        def cold():
+            timeline_requests._CACHE.clear()  # a first display: the walk of the whole branch
+            return read_request(view, "timeline", {})
+
+        timeline_ms, reply = timed(cold)
         diff_ms, diff = timed(lambda: context_diff(sm, leaf, other))
+        # a live run: one user message and one reply appended, then the strip's follow-up request
+        if getattr(sm, "read_only", False):
+            sm.make_writable()
+        append_ms: list[float] = []
+        since = {"serial": reply["serial"], "calls": reply["call_count"], "markers": len(reply["markers"])}
+        sizes: list[int] = []
+        for n in range(repeat):
+            sm.append_message(user_message(n))
+            sm.append_message(assistant_message(n))
+            t = time.perf_counter()
+            more = read_request(view, "timeline", {"since": since})
+            append_ms.append((time.perf_counter() - t) * 1000)
+            sizes.append(len(json.dumps(more, separators=(",", ":")).encode()))
+            since = {"serial": more["serial"], "calls": more["call_count"], "markers": since["markers"] + len(more["markers"])}
         return {
             "branch_entries": len(on_path),
             "timeline_calls": reply["call_count"],
             "timeline_bytes": len(json.dumps(reply, separators=(",", ":")).encode()),
             "timeline_ms_median": statistics.median(timeline_ms),
             "timeline_ms_max": max(timeline_ms),
+            "timeline_append_ms_median": statistics.median(append_ms),
+            "timeline_append_bytes_median": statistics.median(sizes),
             "diff_leaves": (leaf, other),
             "diff_sizes": (len(diff["both"]), len(diff["only_a"]), len(diff["only_b"])),
             "diff_ms_median": statistics.median(diff_ms),
@@ -505,6 +527,9 @@ def report(args, session_k, session_b, compare_k, compare_b, pi) -> str:
             f"| `timeline` request in the kernel ({context['timeline_calls']} calls on a {context['branch_entries']}-entry "
             f"branch, {context['timeline_bytes'] / 1000:.0f} kB JSON), median / max | {context['timeline_ms_median']:.0f} / "
             f"{context['timeline_ms_max']:.0f} ms | — |",
+            f"| the same after a user message and a reply were appended (the walk continues; `since` sends the new "
+            f"call only): kernel median, answer size | {context['timeline_append_ms_median']:.1f} ms, "
+            f"{context['timeline_append_bytes_median']:.0f} B | — |",
             f"| `context_diff` of two leaves ({context['diff_leaves'][0]} vs {context['diff_leaves'][1]}: "
             f"{context['diff_sizes'][0]} in both, {context['diff_sizes'][1]} only in A, {context['diff_sizes'][2]} only in B), "
             f"median / max | {context['diff_ms_median']:.0f} / {context['diff_ms_max']:.0f} ms | < 200 ms |",
