@@ -77,6 +77,7 @@ export const COMPARE_STYLES = `
 .pi-cmp-fork { display: flex; gap: 6px; align-items: center; min-width: 0; }
 .pi-cmp-fork > .pi-muted:first-child { white-space: nowrap; }
 .pi-cmp-busy { color: var(--pi-warn); }
+.pi-compare.pi-cmp-loading .pi-cmp-result { opacity: .55; }
 `;
 
 export class ComparePane {
@@ -97,6 +98,8 @@ export class ComparePane {
   private query = '';
   /** Each request gets a number; an answer that is not the latest one is dropped. */
   private token = 0;
+  /** The session's leaf when the answer on screen was asked for (undefined: no answer). */
+  private answeredLeaf: string | null | undefined = undefined;
   private searchToken = 0;
 
   constructor(
@@ -206,6 +209,10 @@ export class ComparePane {
       parent.appendChild(this.root);
     }
     this.drawSelection();
+    // The session moved on (a navigation, an append): the answer on screen is out of date.
+    if (this.answeredLeaf !== undefined && this.answeredLeaf !== this.handlers.leaf()) {
+      this.runCompare();
+    }
   }
 
   /** For tests and the notebook: the picks. */
@@ -319,16 +326,24 @@ export class ComparePane {
   private runCompare(): void {
     const token = ++this.token;
     const { a, b } = this.picks;
-    clear(this.result);
-    clear(this.searchBox);
+    this.answeredLeaf = undefined;
     if (!a || !b) {
+      clear(this.result);
+      clear(this.searchBox);
       el('p', 'pi-muted pi-cmp-hint', this.result,
         this.mode === 'diff'
           ? 'Pick two entries, e.g. the leaf before and after a compaction, or the same point on two branches: select one in the tree and press "A = selected entry", then another for B.'
           : 'Pick two leaves (or any two entries: the comparison then runs to them): select one in the tree and press "A = selected entry", then "B = current leaf" or another entry for B.');
       return;
     }
-    el('p', 'pi-cmp-busy', this.result, 'Comparing…');
+    // An answer on screen stays until the new one replaces it (no flash, the scroll position
+    // kept); an empty pane says that it is working.
+    if (!this.result.querySelector('.pi-cmp-headline, .pi-cmp-fork')) {
+      clear(this.result);
+      el('p', 'pi-cmp-busy', this.result, 'Comparing…');
+    }
+    this.root.classList.add('pi-cmp-loading');
+    const leaf = this.handlers.leaf();
     const op = this.mode === 'diff' ? 'context_diff' : 'compare_branches';
     this.transport.request<DiffAnswer | BranchesAnswer>(op, { a, b, limit: this.limit }).then(
       reply => {
@@ -336,10 +351,15 @@ export class ComparePane {
           return;
         }
         const answer = reply.result;
+        this.root.classList.remove('pi-cmp-loading');
+        this.answeredLeaf = leaf;
         this.nodes.a = answer.nodes.a;
         this.nodes.b = answer.nodes.b;
         this.drawPicks();
+        const scroller = this.root.parentElement;
+        const scrolled = scroller?.scrollTop ?? 0;
         clear(this.result);
+        clear(this.searchBox);
         for (const note of answer.notes) {
           el('div', 'pi-cmp-note', this.result, note);
         }
@@ -362,9 +382,13 @@ export class ComparePane {
             goTo: id => this.handlers.goTo(id)
           });
         }
+        if (scroller) {
+          scroller.scrollTop = scrolled;
+        }
       },
       error => {
         if (token === this.token) {
+          this.root.classList.remove('pi-cmp-loading');
           this.showError(this.result, error);
         }
       }

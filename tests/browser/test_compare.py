@@ -156,6 +156,9 @@ def test_go_to_a_leaf_with_a_summary_of_the_other_appends_a_branch_summary(page,
     assert summary["type"] == "branch_summary"
     assert (summary["parentId"], summary["fromId"]) == ("A3", "C1")  # at A3, summarising the branch left
     assert kernel_json(page, "w.session_manager.leaf_id") == summary["id"]
+    # The pane follows: C1 is no longer the current leaf, so B's Go-to is offered again.
+    expect(page.locator(f"{PANE} .pi-cmp-goto[data-side='b']")).to_be_enabled()
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='b'] .pi-cmp-pick-node")).not_to_contain_text("current leaf")
     page.screenshot(path=str(shots / "widget-seed-goto-summarized.png"))
 
 
