@@ -97,6 +97,8 @@ export const STYLES = `
 .pi-timeline { border-bottom: 1px solid var(--pi-border); padding: 2px 10px 4px; flex: none; }
 .pi-timeline-head { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: center; font-size: 12px; }
 .pi-timeline-toggle { border: none; padding: 0 4px; font-weight: 600; }
+.pi-timeline-above { color: var(--pi-bad); font-size: 11px; }
+.pi-timeline-above:empty { display: none; }
 .pi-timeline-legend { margin-left: auto; display: flex; flex-wrap: wrap; gap: 8px; font-size: 11px; color: var(--pi-muted); }
 .pi-tl-key::before { content: ''; display: inline-block; width: 14px; height: 0; vertical-align: middle; margin-right: 3px;
   border-top: 2px solid currentColor; }

@@ -105,6 +105,7 @@ export class TimelineStrip {
   readonly el: HTMLDivElement;
   private readonly toggle: HTMLButtonElement;
   private readonly summary: HTMLSpanElement;
+  private readonly above: HTMLSpanElement;
   private readonly body: HTMLDivElement;
   private readonly plot: HTMLDivElement;
   private readonly base: HTMLCanvasElement;
@@ -137,6 +138,7 @@ export class TimelineStrip {
     this.toggle = button('▾ Context timeline', 'pi-timeline-toggle pi-small', head, () => this.setCollapsed(!this.collapsed));
     this.toggle.setAttribute('aria-expanded', 'true');
     this.summary = el('span', 'pi-timeline-summary pi-muted', head);
+    this.above = el('span', 'pi-timeline-above', head);
     const legend = el('span', 'pi-timeline-legend', head);
     el('span', 'pi-tl-key pi-tl-key-measured', legend, 'measured');
     el('span', 'pi-tl-key pi-tl-key-estimated', legend, 'estimated');
@@ -531,8 +533,7 @@ export class TimelineStrip {
       ctx.fillText(text, PAD.left - 4, y);
     };
 
-    // settings lines (a threshold above the plot is named top right, where no label may go)
-    let noteFrom = Infinity;
+    // settings lines
     const s = this.settings();
     const threshold = this.threshold();
     const hline = (tokens: number, colour: string, dash: number[]): void => {
@@ -548,13 +549,9 @@ export class TimelineStrip {
     };
     if (threshold > 0 && threshold <= cols.yMax) {
       hline(threshold, bad, []);
-    } else if (threshold > 0) {
-      const note = `auto-compaction at ${formatTokens(threshold)} ↑`;
-      ctx.fillStyle = bad;
-      ctx.textAlign = 'right';
-      ctx.fillText(note, w - PAD.right, PAD.top - 7);
-      noteFrom = w - PAD.right - ctx.measureText(note).width - 6;
     }
+    // A threshold far above the data (a 1M window) is named beside the summary, not drawn.
+    this.above.textContent = threshold > cols.yMax ? `auto-compaction at ${formatTokens(threshold)}, above the plot` : '';
     if (s.keep_recent_tokens > 0 && s.keep_recent_tokens <= cols.yMax) {
       hline(s.keep_recent_tokens, good, [2, 3]);
     }
@@ -632,7 +629,7 @@ export class TimelineStrip {
         const width = ctx.measureText(label).width;
         // right of the line, or left of it at the right edge
         const start = x + 2 + width < w ? x + 2 : x - 2 - width;
-        if (start > lastLabel + 6 && start >= PAD.left && start + width < noteFrom) {
+        if (start > lastLabel + 6 && start >= PAD.left) {
           ctx.fillStyle = teal;
           ctx.textAlign = 'left';
           ctx.fillText(label, start, PAD.top - 7);

@@ -51,6 +51,14 @@ def test_seed_timeline_selection_keyboard_and_live(page, lab_server, open_lab, s
     expect(summary).to_contain_text("no usage recorded: estimates only")
     expect(summary).to_contain_text("1 compaction")
     expect(summary).to_contain_text("1 branch summary")
+    # the default 128k window is far above a 29-token context: its threshold is named, not drawn
+    above = page.locator(f"{STRIP} .pi-timeline-above")
+    expect(above).to_have_text("auto-compaction at 112k, above the plot")
+    # a "pretend" window (the gauge's settings) brings the threshold line into the plot
+    kernel(page, "w.context_window = 60; w.reserve_tokens = 40")
+    expect(above).to_have_text("")
+    kernel(page, "w.context_window = 128000; w.reserve_tokens = 16384")
+    expect(above).to_have_text("auto-compaction at 112k, above the plot")
 
     # tree → strip: any entry highlights the nearest call at or before it on the branch
     kernel(page, "w.selected_id = 'T1'")
