@@ -95,11 +95,13 @@ def _measure(messages: list[dict[str, Any]]) -> Measure:
     if len(messages) == 1:  # nearly every entry: one message
         message = messages[0]
         tokens = estimate_tokens(message)
-        usage = usage_anchor(message)
-        anchor = (calculate_context_tokens(usage), tokens) if usage is not None else None
-        if message.get("role") == "system":
-            return (1, tokens, anchor, tokens, messages)
-        return (1, tokens, anchor, 0, None)
+        role = message.get("role")
+        if role == "assistant":  # only an assistant message can be a usage anchor
+            usage = usage_anchor(message)
+            return (1, tokens, (calculate_context_tokens(usage), tokens) if usage is not None else None, 0, None)
+        if role == "system":
+            return (1, tokens, None, tokens, messages)
+        return (1, tokens, None, 0, None)
     total = 0
     anchor = None
     sys_tokens = 0

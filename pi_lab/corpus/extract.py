@@ -20,10 +20,10 @@ import os
 from typing import Any
 
 from pi_lab.corpus.context import _Context, _rebuild, _Stats
-from pi_lab.corpus.fields import _content_bytes, _ms, _num, _text_chars, _usage_row, _utf8_len, _window
+from pi_lab.corpus.fields import _content_bytes, _ms, _num, _text_chars, _usage_row, _window
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
-from pi_lab.compaction.tokens import estimate_tokens, js_json
-from pi_lab.session._json import loads_object
+from pi_lab.compaction.tokens import estimate_tokens
+from pi_lab.session._json import dumps, loads_object
 from pi_lab.session._text import js_len, js_trim
 from pi_lab.session.migration import migrate_entries
 from pi_lab.session.projection import _context_entries_of_path, entry_to_messages, replay_system_state
@@ -380,7 +380,7 @@ class _Extractor:
             tool = block.get("name")
             rows.append((
                 entry.get("id"), call_id, tool if isinstance(tool, str) else None,
-                _utf8_len(js_json(block.get("arguments", {}))), model,
+                len(dumps(block.get("arguments", {}))), model,  # UTF-8 bytes of JSON.stringify(arguments)
             ))
             self.tool_start.append(start)
         return changes

@@ -49,6 +49,8 @@ def _window(model: str | None) -> int | None:
 
 def _num(value: Any) -> float:
     """A usage counter as a number: missing, null or not a number → 0 (session-format.md §6.2)."""
+    if value.__class__ is int:  # nearly every counter (exact type checks first: 250,000 per corpus)
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     if isinstance(value, float) and math.isnan(value):
@@ -58,17 +60,19 @@ def _num(value: Any) -> float:
 
 def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
     """(input, output, cache_read, cache_write, total_tokens, cost) of one Usage object."""
-    if not isinstance(usage, Mapping):
+    if usage.__class__ is not dict and not isinstance(usage, Mapping):
         return (0, 0, 0, 0, 0, 0.0)
     inp, out = _num(usage.get("input")), _num(usage.get("output"))
     cr, cw = _num(usage.get("cacheRead")), _num(usage.get("cacheWrite"))
     total = _num(usage.get("totalTokens")) or (inp + out + cr + cw)
     cost = usage.get("cost")
-    cost_total = float(_num(cost.get("total"))) if isinstance(cost, Mapping) else 0.0
+    cost_total = float(_num(cost.get("total"))) if cost.__class__ is dict or isinstance(cost, Mapping) else 0.0
     return (inp, out, cr, cw, total, cost_total)
 
 
 def _utf8_len(text: str) -> int:
+    if text.isascii():  # one byte per character, no copy
+        return len(text)
     return len(text.encode("utf-8", "surrogatepass"))
 
 

@@ -60,16 +60,20 @@ def parent_files(sessions: Any) -> dict[str, str]:
     return out
 
 
-def copy_map(sessions: Any, entries: Any) -> tuple[dict[str, str], dict[tuple[str, str], str], list[str | None]]:
+def copy_map(
+    sessions: Any, entries: Any, links: dict[str, str] | None = None
+) -> tuple[dict[str, str], dict[tuple[str, str], str], list[str | None]]:
     """Which entries are fork/clone copies: (child file -> parent file, (file, entry id) ->
     the session that wrote the entry first, each session's parent session id or None).
 
     ``entries`` needs only the ``file``, ``entry_id`` and ``timestamp`` columns, and only the
-    rows of files that have or are a parent (see :func:`involved_files`).
+    rows of files that have or are a parent (see :func:`involved_files`). ``links``: the
+    :func:`parent_files` of ``sessions`` when the caller has them already.
     """
     import pyarrow as pa
 
-    links = parent_files(sessions)
+    if links is None:
+        links = parent_files(sessions)
     session_of = dict(zip(sessions.column("file").to_pylist(), sessions.column("session_id").to_pylist()))
     parent_ids = [session_of.get(links[f]) if f in links else None for f in sessions.column("file").to_pylist()]
     copied_key: dict[tuple[str, str], str] = {}
@@ -102,8 +106,8 @@ def copy_map(sessions: Any, entries: Any) -> tuple[dict[str, str], dict[tuple[st
     return links, copied_key, parent_ids
 
 
-def involved_files(sessions: Any) -> list[str]:
-    links = parent_files(sessions)
+def involved_files(sessions: Any, links: dict[str, str] | None = None) -> list[str]:
+    links = parent_files(sessions) if links is None else links
     return sorted(set(links) | set(links.values()))
 
 
@@ -114,21 +118,28 @@ def apply_copies(table: Any, links: dict[str, str], copied_key: dict[tuple[str, 
 
     if not copied_key or not table.num_rows:
         return table
+    # Only the rows of child files can be copies: those are looked up in Python, the others
+    # stay in Arrow (the marks are scattered back with one mask).
     child_mask = pc.is_in(table.column("file"), value_set=pa.array(sorted(links), pa.string()))
-    rows = pc.indices_nonzero(child_mask).to_pylist()
-    if not rows:
+    rows = pc.indices_nonzero(child_mask)
+    if not len(rows):
         return table
-    copied = table.column("copied").to_pylist()
-    copied_from = table.column("copied_from").to_pylist()
     files = pc.take(table.column("file"), rows).to_pylist()
     ids = pc.take(table.column("entry_id"), rows).to_pylist()
-    for r, f, i in zip(rows, files, ids):
+    flags = [False] * table.num_rows
+    sources = []
+    for r, f, i in zip(rows.to_pylist(), files, ids):
         source = copied_key.get((f, i))
         if source is not None:
-            copied[r] = True
-            copied_from[r] = source
-    table = table.set_column(table.schema.get_field_index("copied"), "copied", pa.array(copied, pa.bool_()))
-    return table.set_column(table.schema.get_field_index("copied_from"), "copied_from", pa.array(copied_from, pa.string()))
+            flags[r] = True
+            sources.append(source)
+    if not sources:
+        return table
+    mask = pa.array(flags, pa.bool_())
+    copied = pc.or_(table.column("copied"), mask)
+    copied_from = pc.replace_with_mask(table.column("copied_from"), mask, pa.array(sources, pa.string()))
+    table = table.set_column(table.schema.get_field_index("copied"), "copied", copied)
+    return table.set_column(table.schema.get_field_index("copied_from"), "copied_from", copied_from)
 
 
 def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
@@ -142,11 +153,12 @@ def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
     import pyarrow.compute as pc
 
     sessions = tables["sessions"]
-    entries = tables["entries"]
-    involved = involved_files(sessions)
+    links = parent_files(sessions)
+    involved = involved_files(sessions, links)
+    entries = tables["entries"].select(["file", "entry_id", "timestamp"])
     if involved:
         entries = entries.filter(pc.is_in(entries.column("file"), value_set=pa.array(involved, pa.string())))
-    links, copied_key, parent_ids = copy_map(sessions, entries)
+    links, copied_key, parent_ids = copy_map(sessions, entries, links)
     out = dict(tables)
     for name in _PER_ENTRY:
         out[name] = apply_copies(tables[name], links, copied_key)
@@ -165,7 +177,7 @@ def session_totals(sessions: Any, model_calls: Any, entries: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    calls = model_calls.filter(pc.invert(model_calls.column("copied")))
+    calls = model_calls.select(["file", *_USAGE]).filter(pc.invert(model_calls.column("copied")))
     sums: dict[str, dict[str, float]] = {}
     if calls.num_rows:
         grouped = calls.group_by("file").aggregate([(k, "sum") for k in _USAGE])
@@ -177,7 +189,7 @@ def session_totals(sessions: Any, model_calls: Any, entries: Any) -> Any:
         values = [float(sums.get(k, {}).get(f, 0.0) or 0.0) for f in files]
         sessions = sessions.set_column(sessions.schema.get_field_index(k), k, pa.array(values, pa.float64()))
     counts: dict[str, int] = {}
-    copied_rows = entries.filter(entries.column("copied"))
+    copied_rows = entries.select(["file", "entry_id"]).filter(entries.column("copied"))
     if copied_rows.num_rows:
         grouped = copied_rows.group_by("file").aggregate([("entry_id", "count")])
         counts = dict(zip(grouped.column("file").to_pylist(), grouped.column("entry_id_count").to_pylist()))
@@ -214,7 +226,8 @@ def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, An
     for name in TABLE_NAMES:
         table = tables[name]
         if table.num_rows:
-            table = table.select(schema_of(name).names).cast(schema_of(name))
+            # One chunk per table: the kernels below (and the cache write) pay per chunk.
+            table = table.select(schema_of(name).names).cast(schema_of(name)).combine_chunks()
             rank = pc.index_in(table.column("file"), value_set=order)
             keep = pc.is_valid(rank)
             if pc.min(keep).as_py() is False:
