@@ -127,6 +127,7 @@ export class TimelineStrip {
   private stale = true;
   private leaf: string | null = null;
   private refreshTimer = 0;
+  private atTimer = 0;
   private frame = 0;
   private readonly resize: ResizeObserver | null;
 
@@ -194,6 +195,7 @@ export class TimelineStrip {
   dispose(): void {
     this.resize?.disconnect();
     window.clearTimeout(this.refreshTimer);
+    window.clearTimeout(this.atTimer);
     window.cancelAnimationFrame(this.frame);
   }
 
@@ -232,17 +234,23 @@ export class TimelineStrip {
       this.setSelectedCall(direct);
       return;
     }
-    this.transport.request<{ on_branch: boolean; call_id: string | null }>('timeline_at', { id: entryId, leaf_id: this.data.leaf_id })
-      .then(reply => {
-        if (token === this.atToken) {
-          const call = reply.result.call_id;
-          this.setSelectedCall(call ? this.index.get(call) ?? -1 : -1, reply.result.on_branch ? null : 'not on this branch');
-        }
-      }, () => {
-        if (token === this.atToken) {
-          this.setSelectedCall(-1);
-        }
-      });
+    // Not a call: the kernel knows which call stands for it. Asked once the selection rests (an
+    // arrow key held down in the tree moves it row by row).
+    window.clearTimeout(this.atTimer);
+    const leaf = this.data.leaf_id;
+    this.atTimer = window.setTimeout(() => {
+      this.transport.request<{ on_branch: boolean; call_id: string | null }>('timeline_at', { id: entryId, leaf_id: leaf })
+        .then(reply => {
+          if (token === this.atToken) {
+            const call = reply.result.call_id;
+            this.setSelectedCall(call ? this.index.get(call) ?? -1 : -1, reply.result.on_branch ? null : 'not on this branch');
+          }
+        }, () => {
+          if (token === this.atToken) {
+            this.setSelectedCall(-1);
+          }
+        });
+    }, 60);
   }
 
   /** Redraw (the gauge's settings changed). */
