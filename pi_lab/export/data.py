@@ -39,7 +39,16 @@ from pi_lab.widget.rows import RowState
 
 __all__ = ["CHUNK", "MAGIC", "export_data", "export_parts"]
 
-CHUNK = 256
+CHUNK = 1024
+# A notebook snapshot stops at its size limit chunk by chunk: smaller chunks fill it closer.
+SNAPSHOT_CHUNK = 256
+# Detail fields entry_detail copies from the entry as they are (the same objects): when the
+# page has the entry (``e``), they travel once, in it, and the record's ``x`` lists which of
+# them to copy back (bit k for COPIED[k]; data.ts restores them).
+COPIED = (("id", ("id",)), ("type", ("type",)), ("parent_id", ("parentId",)), ("timestamp", ("timestamp",)),
+          ("role", ("message", "role")), ("stop_reason", ("message", "stopReason")),
+          ("error_message", ("message", "errorMessage")), ("model", ("message", "model")),
+          ("provider", ("message", "provider")), ("usage", ("message", "usage")), ("api", ("message", "api")))
 _NO_CUT = min(TEXT_LIMIT, RAW_LIMIT)
 MAGIC = b"PIX1"
 _COLUMNS = (("parent", "i", "i32"), ("category", "B", "u8"), ("kind", "B", "u8"), ("tokens", "I", "u32"),
@@ -147,6 +156,61 @@ def _printable_entry(entry: Any) -> Any:
 _SHARED_MIN = 48  # strings at least this long are stored once per chunk
 
 
+class _Cut(dict):  # type: ignore[type-arg]
+    """A piece of a detail as detail._cut leaves a whole text: ``{"text", "length": its length
+    in code points, "truncated": False}``. Travels without the two derivable keys, marked
+    ``"$c"`` (data.ts puts them back)."""
+
+
+class _Own:
+    """A context row's ``source_id`` that is the record's own entry id (data.ts: ids[index])."""
+
+
+_OWN = _Own()
+
+
+def _mark_cuts(value: Any) -> Any:
+    """A copy of ``value`` with every whole-text piece as a :class:`_Cut`. Iterative walk."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        item, holder, key = stack.pop()
+        if isinstance(item, dict):
+            text = item.get("text")
+            if (isinstance(text, str) and item.get("truncated") is False and "length" in item
+                    and type(item["length"]) is int and item["length"] == len(text)):
+                out: Any = _Cut((k, v) for k, v in item.items() if k not in ("length", "truncated"))
+            else:
+                out = dict(item)
+            for k, v in out.items():
+                stack.append((v, out, k))
+        elif isinstance(item, list):
+            out = list(item)
+            stack.extend((v, out, k) for k, v in enumerate(out))
+        else:
+            out = item
+        holder[key] = out
+    return root[0]
+
+
+def _own_rows(record: dict[str, Any], entry_id: Any) -> dict[str, Any]:
+    """The context record with the rows that come from this entry naming it by :data:`_OWN`."""
+    if not isinstance(entry_id, str):
+        return record
+
+    def own(row: Any) -> Any:
+        if isinstance(row, dict) and row.get("source_id") == entry_id:
+            return dict(row, source_id=_OWN)
+        return row
+
+    out = dict(record)
+    if "m" in out:
+        out["m"] = [own(row) for row in out["m"]]
+    if "d" in out:
+        out["d"] = [op if isinstance(op, list) else own(op) for op in out["d"]]
+    return out
+
+
 def _encode_chunk(records: list[dict[str, Any]]) -> dict[str, Any]:
     """``{"s": strings, "r": records}`` where every long string is ``{"$s": k}`` (an index into
     ``s``), every marked float ``{"$f": text}``, and every dict key starting with ``$`` gets one
@@ -170,8 +234,10 @@ def _encode_chunk(records: list[dict[str, Any]]) -> dict[str, Any]:
             out: Any = ref(value)
         elif isinstance(value, _Float):
             out = {"$f": value.text}
+        elif isinstance(value, _Own):
+            out = {"$o": 1}
         elif isinstance(value, dict):
-            out = {}
+            out = {"$c": 1} if isinstance(value, _Cut) else {}
             for k, item in value.items():
                 name = "$" + k if k.startswith("$") else k
                 out[name] = None  # keeps the key order; the value is filled in when popped
@@ -246,7 +312,8 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes
     return main, list(chunks)
 
 
-def export_parts(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes, Iterator[bytes]]:
+def export_parts(sm: Any, *, settings: ViewSettings | None = None,
+                 chunk: int = CHUNK) -> tuple[bytes, Iterator[bytes]]:
     """``(main, chunks)`` with the chunks made one by one as they are taken: a notebook
     snapshot (pi_lab/widget/snapshot.py) stops at its size limit."""
     if settings is None:
@@ -286,7 +353,8 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None) -> tuple[byte
         "kinds": list(KIND_NAMES),
         "flags": list(FLAG_BITS),
         "count": count,
-        "chunk": CHUNK,
+        "chunk": chunk,
+        "copied": [name for name, _ in COPIED],
         "leaf_id": sm.leaf_id,
         "entry_count": rows._entry_count,
         "session": info,
@@ -296,22 +364,43 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None) -> tuple[byte
         "ids": flat.ids,
         "labels": flat.labels,
         "label_times": flat.label_timestamps,
-        "texts": texts,
-        "search": search,
+        # Each row's display text beside its search text: they share most words, and gzip
+        # finds the repeats only within its window (data.ts splits them again).
+        "text_search": [x for pair in zip(texts, search) for x in pair],
         "timeline": _timeline(view),
     }
     main = _pack(header, columns)
-    return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat)
+    return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat, chunk)
 
 
-def _chunks(sm: Any, view: Any, flat: Any) -> Iterator[bytes]:
+def _drop_copied(full: dict[str, Any], entry: Any) -> int:
+    """Remove from ``full`` the COPIED fields that are the entry's own values; their bits."""
+    bits = 0
+    for k, (name, path) in enumerate(COPIED):
+        if name not in full:
+            continue
+        value: Any = entry
+        for key in path:
+            value = value.get(key, _ABSENT) if isinstance(value, dict) else _ABSENT
+            if value is _ABSENT:
+                break
+        if value is not _ABSENT and full[name] is value:
+            del full[name]
+            bits |= 1 << k
+    return bits
+
+
+_ABSENT = object()
+
+
+def _chunks(sm: Any, view: Any, flat: Any, size: int) -> Iterator[bytes]:
     count = len(flat.entries)
     contexts = context_records(flat.entries, flat.parents)
-    for start in range(0, count, CHUNK):
+    for start in range(0, count, size):
         part = []
-        for i in range(start, min(count, start + CHUNK)):
+        for i in range(start, min(count, start + size)):
             entry_id = flat.ids[i]
-            record: dict[str, Any] = {"c": contexts[i]}
+            record: dict[str, Any] = {"c": _own_rows(contexts[i], entry_id)}
             if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
                 full = entry_payload(view, entry_id, True)
                 # Every part of a detail is cut from this entry's own text, which its raw JSON
@@ -330,7 +419,10 @@ def _chunks(sm: Any, view: Any, flat: Any) -> Iterator[bytes]:
                     # The page rebuilds the raw JSON text from the entry, whose strings it
                     # shares with the other parts of the detail.
                     full = dict(full, raw=None)
+                    bits = _drop_copied(full, flat.entries[i])
+                    if bits:
+                        record["x"] = bits
                     record["e"] = entry
-                record["f"] = full
+                record["f"] = _mark_cuts(full)
             part.append(record)
         yield _dumps(_encode_chunk(part))

@@ -4,7 +4,8 @@ The page runs nothing but the inlined viewer script. Its Content-Security-Policy
 one script by its SHA-256 hash (no ``'unsafe-inline'`` for scripts), loads nothing from
 anywhere (``default-src 'none'``), and allows inline styles (the viewer's stylesheet is a
 ``<style>`` element it creates) and ``data:`` images. Session data sits in non-executable
-``<script type="application/octet-stream">`` blocks as base85 of gzip, which the page inflates
+``<script type="application/octet-stream">`` blocks as gzip written 7 bits per character
+(``pack7``; a notebook snapshot uses base85, ``pack``, which JSON keeps as it is), which the page inflates
 with the browser's DecompressionStream; session text reaches the page only through
 ``textContent`` (the viewer core never parses it as HTML).
 """
@@ -23,7 +24,7 @@ from typing import Any
 
 from pi_lab.export.data import export_data
 
-__all__ = ["export_html", "render_html", "viewer_script", "pack", "unpack"]
+__all__ = ["export_html", "render_html", "viewer_script", "pack", "pack7", "unpack"]
 
 _PAGE_CSS = (
     "html,body{margin:0;padding:0;height:100%;}"
@@ -58,8 +59,73 @@ _FROM_ALPHABET = bytes.maketrans(ALPHABET, _RFC1924)
 
 
 def unpack(text: str) -> bytes:
-    """The bytes of a part packed by :func:`pack` (for tests and tools reading an export)."""
+    """The bytes of a part packed by :func:`pack` or :func:`pack7` (for tests and tools
+    reading an export)."""
+    if text.startswith(SEVEN_BIT_MARK):
+        return gzip.decompress(_from_seven_bits(text[1:]))
     return gzip.decompress(base64.b85decode(text.encode("ascii").translate(_FROM_ALPHABET)))
+
+
+# The page's own parts: 7 bits of data per character. Inside a <script> element an HTML parser
+# changes only "<" (it may end the element), NUL and CR (newline normalisation); every other
+# ASCII character arrives as written. Those three 7-bit values are written as U+0100..U+0102
+# (two bytes in UTF-8), so the file stays valid UTF-8 at about 8/7 of the compressed size
+# (base85: 5/4). A part starts with DEL (not a base85 character). Decoded by data.ts `sevenBits`.
+SEVEN_BIT_MARK = "\x7f"
+_SEVEN_ESCAPES = ((b"\x00", "\u0100"), (b"\r", "\u0101"), (b"<", "\u0102"))
+# (shift right, mask of the low bits moved up) for group j of a 7-byte block: group j takes the
+# low j bits of byte j-1 and the high 7-j bits of byte j.
+_RIGHT = [bytes(b >> (j + 1) for b in range(256)) for j in range(7)]
+_LOW = [bytes(((b & ((1 << j) - 1)) << (7 - j)) & 0x7F for b in range(256)) for j in range(8)]
+
+
+def _or(a: bytes, b: bytes) -> bytes:
+    """Bytewise OR of two equally long byte strings whose set bits never meet (no carries)."""
+    return (int.from_bytes(a, "big") | int.from_bytes(b, "big")).to_bytes(len(a), "big")
+
+
+def _to_seven_bits(data: bytes) -> str:
+    """Every 7 bytes as 8 groups of 7 bits, most significant first; the tail padded with zero
+    bits (the decoder keeps whole bytes only, so the padding never becomes data). Works on
+    byte planes with C-level slicing and translation: no Python loop per byte."""
+    n = len(data)
+    blocks = -(-n // 7)
+    padded = data + b"\0" * (blocks * 7 - n)
+    planes = [padded[j::7] for j in range(7)]
+    out = bytearray(blocks * 8)
+    out[0::8] = planes[0].translate(_RIGHT[0])
+    for j in range(1, 7):
+        out[j::8] = _or(planes[j - 1].translate(_LOW[j]), planes[j].translate(_RIGHT[j]))
+    out[7::8] = planes[6].translate(bytes(b & 0x7F for b in range(256)))
+    groups = -(-n * 8 // 7)
+    text = bytes(out[:groups]).decode("ascii")
+    for raw, char in _SEVEN_ESCAPES:
+        text = text.replace(raw.decode("ascii"), char)
+    return text
+
+
+# Byte j of a block: the low 7-j bits of group j moved up, and the high j+1 bits of group j+1.
+_UP = [bytes(((g & ((1 << (7 - j)) - 1)) << (j + 1)) & 0xFF for g in range(256)) for j in range(7)]
+_DOWN = [bytes((g & 0x7F) >> (6 - j) for g in range(256)) for j in range(7)]
+
+
+def _from_seven_bits(text: str) -> bytes:
+    for raw, char in _SEVEN_ESCAPES:
+        text = text.replace(char, raw.decode("ascii"))
+    groups = text.encode("ascii")
+    count = len(groups) * 7 // 8
+    blocks = -(-len(groups) // 8)
+    groups += b"\0" * (blocks * 8 - len(groups))
+    planes = [groups[j::8] for j in range(8)]
+    out = bytearray(blocks * 7)
+    for j in range(7):
+        out[j::7] = _or(planes[j].translate(_UP[j]), planes[j + 1].translate(_DOWN[j]))
+    return bytes(out[:count])
+
+
+def pack7(data: bytes) -> str:
+    """gzip, then 7 bits per character (see SEVEN_BIT_MARK): the page's parts."""
+    return SEVEN_BIT_MARK + _to_seven_bits(gzip.compress(data, compresslevel=9, mtime=0))
 
 
 def pack(data: bytes) -> str:
@@ -70,7 +136,7 @@ def pack(data: bytes) -> str:
 def render_html(sm: Any, *, title: str | None = None) -> str:
     """The export of ``sm`` at its current leaf, as a string."""
     main, chunks = export_data(sm)
-    encoded = [pack(chunk) for chunk in chunks]
+    encoded = [pack7(chunk) for chunk in chunks]
     offsets = [0]
     for part in encoded:
         offsets.append(offsets[-1] + len(part))
@@ -90,7 +156,7 @@ def render_html(sm: Any, *, title: str | None = None) -> str:
         f"<title>{html.escape(title)}</title>\n",
         f"<style>{_PAGE_CSS}</style>\n</head>\n<body>\n",
         '<div id="pi-export"></div>\n',
-        f'<script type="application/octet-stream" id="pi-main">{pack(main)}</script>\n',
+        f'<script type="application/octet-stream" id="pi-main">{pack7(main)}</script>\n',
         '<script type="application/json" id="pi-chunk-offsets">',
         json.dumps(offsets, separators=(",", ":")),
         "</script>\n",

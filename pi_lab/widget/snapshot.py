@@ -52,7 +52,7 @@ def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None,
 
     ``text`` is the text picture (``SessionWidget.fallback_text``), ``css`` the output-area
     rule that hides the snapshot beside a live viewer (``session_widget.FALLBACK_CSS``)."""
-    from pi_lab.export.data import export_parts
+    from pi_lab.export.data import SNAPSHOT_CHUNK, export_parts
     from pi_lab.export.html import ExportError, pack, viewer_script
 
     entries = sm.get_entry_count()
@@ -66,7 +66,7 @@ def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None,
     packed: list[str] = []
     complete = False
     if script is not None:
-        main, chunks = export_parts(sm, settings=settings)
+        main, chunks = export_parts(sm, settings=settings, chunk=SNAPSHOT_CHUNK)
         main_text = pack(main)
         used = len(main_text)
         if used <= limit:
@@ -80,9 +80,7 @@ def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None,
                 used += len(piece)
         else:
             main_text = ""
-    from pi_lab.export.data import CHUNK
-
-    embedded = min(entries, len(packed) * CHUNK) if main_text else 0
+    embedded = min(entries, len(packed) * SNAPSHOT_CHUNK) if main_text else 0
     info.update(embedded_chunks=len(packed), complete=complete and bool(main_text))
     name = sm.session_file or "this in-memory session"
     command = _export_command(sm)

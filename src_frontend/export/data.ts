@@ -16,6 +16,10 @@ export interface ExportHeader {
   texts: string[];
   search: string[];
   columns: { name: string; dtype: string; offset: number; count: number }[];
+  /** Display and search texts, interleaved (data.py); split into `texts` and `search`. */
+  text_search?: string[];
+  /** data.py COPIED: the detail fields a record's `x` bits copy back from its entry. */
+  copied?: string[];
   /** pi_lab.view.timeline_requests `timeline` at the export's leaf, when the view has it. */
   timeline?: Record<string, unknown> | null;
 }
@@ -29,6 +33,8 @@ export interface EntryRecord {
   p?: [(string | number)[], unknown, number?][];
   /** The entry, from which the raw JSON text is rebuilt (data.py `_stringify_safe`). */
   e?: unknown;
+  /** Bit k: detail field COPIED[k] is the entry's own value, sent once in `e` (data.py `_drop_copied`). */
+  x?: number;
   /** pi_lab/export/context.py: the parent, the rows added to its rows (m) or a diff of them (d). */
   c: { b: number; m?: unknown[]; d?: unknown[]; s: unknown[] };
 }
@@ -71,9 +77,40 @@ export function base85Bytes(text: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** gunzip with the browser's (or node's) DecompressionStream. */
+// pi_lab/export/html.py pack7: DEL, then 7 bits per character; the 7-bit values 0, 13 and 60
+// (NUL, CR and "<", which an HTML parser would change) are written as U+0100..U+0102.
+const SEVEN_BIT_MARK = '\x7f';
+const SEVEN_ESCAPES: Record<number, number> = { 0x100: 0, 0x101: 13, 0x102: 60 };
+
+export function sevenBits(text: string): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(Math.floor((text.length * 7) / 8));
+  let acc = 0;
+  let bits = 0;
+  let o = 0;
+  for (let k = 0; k < text.length; k++) {
+    let v = text.charCodeAt(k);
+    if (v > 0x7f) {
+      v = SEVEN_ESCAPES[v];
+      if (v === undefined) {
+        throw new Error('corrupt export data');
+      }
+    }
+    acc = ((acc << 7) | v) & 0x7fff; // at most 14 bits are ever pending
+    bits += 7;
+    if (bits >= 8) {
+      bits -= 8;
+      if (o < out.length) {
+        out[o++] = (acc >> bits) & 0xff;
+      }
+    }
+  }
+  return out;
+}
+
+/** gunzip a packed part (pack7 or base85) with the browser's (or node's) DecompressionStream. */
 export async function inflate(text: string): Promise<ArrayBuffer> {
-  const stream = new Blob([base85Bytes(text)]).stream().pipeThrough(new DecompressionStream('gzip'));
+  const bytes = text.startsWith(SEVEN_BIT_MARK) ? sevenBits(text.slice(1)) : base85Bytes(text);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Response(stream).arrayBuffer();
 }
 
@@ -92,6 +129,16 @@ export function decodeMain(buffer: ArrayBuffer): { header: ExportHeader; flat: F
   }
   const length = new DataView(buffer).getUint32(4, true);
   const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length))) as ExportHeader;
+  if (header.text_search) {
+    // data.py writes each row's display text beside its search text.
+    const pairs = header.text_search;
+    header.texts = [];
+    header.search = [];
+    for (let k = 0; k + 1 < pairs.length; k += 2) {
+      header.texts.push(pairs[k]);
+      header.search.push(pairs[k + 1]);
+    }
+  }
   const col: Record<string, ArrayLike<number>> = {};
   for (const spec of header.columns) {
     const copy = bytes.slice(spec.offset, spec.offset + spec.count * BYTES[spec.dtype]);
@@ -116,6 +163,7 @@ export function decodeMain(buffer: ArrayBuffer): { header: ExportHeader; flat: F
 /** Undo data.py `_encode_chunk`: `{"$s": k}` is shared string k, a key `$$x` is `$x`. Iterative. */
 export function unshare(chunk: { s: string[]; r: unknown[] }): EntryRecord[] {
   const strings = chunk.s;
+  const cuts: Record<string, unknown>[] = [];
   const root: unknown[] = [chunk.r];
   const stack: [Record<string | number, unknown>, string | number][] = [[root as unknown as Record<number, unknown>, 0]];
   while (stack.length) {
@@ -136,8 +184,16 @@ export function unshare(chunk: { s: string[]; r: unknown[] }): EntryRecord[] {
         holder[key] = new PyFloat(object.$f);
         continue;
       }
+      if (keys.length === 1 && keys[0] === '$o') {
+        holder[key] = OWN;
+        continue;
+      }
       const out: Record<string, unknown> = {};
       for (const k of keys) {
+        if (k === '$c') {
+          cuts.push(out); // data.py _Cut: its length and truncated once its text is resolved
+          continue;
+        }
         out[k.startsWith('$$') ? k.slice(1) : k] = object[k];
       }
       holder[key] = out;
@@ -146,7 +202,22 @@ export function unshare(chunk: { s: string[]; r: unknown[] }): EntryRecord[] {
       }
     }
   }
+  for (const piece of cuts) {
+    piece.length = codePoints(piece.text as string);
+    piece.truncated = false;
+  }
   return root[0] as EntryRecord[];
+}
+
+/** data.py _Own: a context row's source is the record's own entry. */
+const OWN = Object.freeze({ own: true });
+
+function codePoints(text: string): number {
+  let length = 0;
+  for (const _ of text) {
+    length++;
+  }
+  return length;
 }
 
 /** A float of an entry with its Python JSON text (data.py `_Float`). */
@@ -202,15 +273,69 @@ export function pythonJson(value: unknown): string {
   return out.join('');
 }
 
-/** Rebuild the raw JSON text of a record's detail from its entry (see data.py). */
-function complete(record: EntryRecord): EntryRecord {
+/** ``value`` with its floats as numbers again (a detail holds plain JSON values). Iterative. */
+function plain(value: unknown): unknown {
+  const root: unknown[] = [value];
+  const stack: [Record<string | number, unknown>, string | number][] = [[root as unknown as Record<number, unknown>, 0]];
+  while (stack.length) {
+    const [holder, key] = stack.pop()!;
+    const v = holder[key];
+    if (v instanceof PyFloat) {
+      holder[key] = Number(v.text);
+    } else if (Array.isArray(v)) {
+      const copy = v.slice();
+      holder[key] = copy;
+      for (let k = 0; k < copy.length; k++) {
+        stack.push([copy as unknown as Record<number, unknown>, k]);
+      }
+    } else if (v !== null && typeof v === 'object') {
+      const copy = { ...(v as Record<string, unknown>) };
+      holder[key] = copy;
+      for (const k of Object.keys(copy)) {
+        stack.push([copy, k]);
+      }
+    }
+  }
+  return root[0];
+}
+
+/** data.py COPIED: where each copied detail field lies in the entry. */
+const COPIED_PATHS: Record<string, string[]> = {
+  id: ['id'],
+  type: ['type'],
+  parent_id: ['parentId'],
+  timestamp: ['timestamp'],
+  role: ['message', 'role'],
+  stop_reason: ['message', 'stopReason'],
+  error_message: ['message', 'errorMessage'],
+  model: ['message', 'model'],
+  provider: ['message', 'provider'],
+  usage: ['message', 'usage'],
+  api: ['message', 'api']
+};
+
+/** Rebuild what a record's detail left to its entry: the copied fields and the raw JSON text,
+ * and the context rows' own entry id. */
+function complete(record: EntryRecord, copied: string[], id: string | null): EntryRecord {
+  for (const row of [...(record.c.m ?? []), ...(record.c.d ?? [])]) {
+    if (row !== null && typeof row === 'object' && !Array.isArray(row) && (row as Record<string, unknown>).source_id === OWN) {
+      (row as Record<string, unknown>).source_id = id;
+    }
+  }
+  if (record.f && record.e !== undefined && record.x) {
+    copied.forEach((name, k) => {
+      if (record.x! & (1 << k)) {
+        let value: unknown = record.e;
+        for (const key of COPIED_PATHS[name]) {
+          value = (value as Record<string, unknown>)[key];
+        }
+        record.f![name] = plain(value);
+      }
+    });
+  }
   if (record.f && record.e !== undefined && record.f.raw === null) {
     const text = pythonJson(record.e);
-    let length = 0;
-    for (const _ of text) {
-      length++;
-    }
-    record.f.raw = { text, length, truncated: false };
+    record.f.raw = { text, length: codePoints(text), truncated: false };
   }
   return record;
 }
@@ -256,7 +381,9 @@ export class ChunkStore {
   constructor(
     private readonly text: string | Promise<string>,
     private readonly offsets: number[],
-    private readonly size: number
+    private readonly size: number,
+    private readonly copied: string[] = [],
+    private readonly ids: (string | null)[] = []
   ) {}
 
   record(index: number): Promise<EntryRecord> {
@@ -269,7 +396,11 @@ export class ChunkStore {
     if (!found) {
       found = Promise.resolve(this.text)
         .then(text => inflate(text.slice(this.offsets[chunk], this.offsets[chunk + 1])))
-        .then(buffer => unshare(JSON.parse(new TextDecoder().decode(buffer))).map(complete));
+        .then(buffer =>
+          unshare(JSON.parse(new TextDecoder().decode(buffer))).map((r, k) =>
+            complete(r, this.copied, this.ids[chunk * this.size + k] ?? null)
+          )
+        );
       this.cache.set(chunk, found);
     }
     return found.then(records => records[index - chunk * this.size]);

@@ -28,7 +28,7 @@ export async function openEmbedded(
   options: { height: number; selected?: string | null }
 ): Promise<Mounted> {
   const { header, flat } = decodeMain(await inflate(data.main.trim()));
-  const transport = new StaticTransport(header, flat, new ChunkStore(data.chunks, data.offsets, header.chunk));
+  const transport = new StaticTransport(header, flat, new ChunkStore(data.chunks, data.offsets, header.chunk, header.copied ?? [], header.ids));
   if (options.selected && transport.index(options.selected) >= 0) {
     transport.set({ selected_id: options.selected });
   }
