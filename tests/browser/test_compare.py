@@ -18,13 +18,12 @@ from playwright.sync_api import expect
 from browser.test_widget import copy_session, kernel, kernel_json, run_notebook, seed_file, write_notebook  # noqa: E402,F401
 
 PANE = ".pi-lab .pi-compare"
-SHOTS = Path("/tmp/shots_h3b")
 
 
-@pytest.fixture(scope="module")
-def shots() -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    return SHOTS
+@pytest.fixture
+def shots(screenshot_dir) -> Path:
+    """Screenshots of the pane, in PI_LAB_SCREENSHOTS as every browser test saves them."""
+    return screenshot_dir
 
 
 def open_widget(page, lab_server, open_lab, session: Path, name: str) -> None:

@@ -7,11 +7,9 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { copyFixture, openFile, paths, piName, waitForTexts, VIEWER } from './helpers';
+import { copyFixture, openFile, paths, piName, shot, waitForTexts, VIEWER } from './helpers';
 
 const PANE = `${VIEWER} .pi-compare`;
-const SHOTS = '/tmp/shots_h3b';
-fs.mkdirSync(SHOTS, { recursive: true });
 
 /** Run `code` in the project's Python with `sys.argv[1:] = args`; its JSON output. */
 function py<T = unknown>(code: string, ...args: string[]): T {
@@ -99,7 +97,7 @@ test.describe('Compare pane (Lab viewer)', () => {
     }
     expect(await groupIds(page, 'only_b')).toEqual(['BS1', 'U2B', 'A4']);
     await expect(page.locator(`${PANE} .pi-cmp-tokens`)).toHaveText(`${expected.tokens_a} → ${expected.tokens_b}`);
-    await page.screenshot({ path: `${SHOTS}/lab-seed-diff-A3-A4.png` });
+    await page.screenshot(shot('lab-seed-diff-A3-A4.png'));
 
     await page.locator(`${PANE} .pi-cmp-mode[data-mode='branches']`).click();
     await expect(page.locator(`${PANE} .pi-cmp-fork .pi-cmp-id`)).toHaveText('A2');
@@ -108,13 +106,13 @@ test.describe('Compare pane (Lab viewer)', () => {
     expect(await sideIds(page, 'a')).toEqual(b.a);
     expect(await sideIds(page, 'b')).toEqual(b.b);
     await expect(page.locator(`${PANE} .pi-cmp-summary .pi-cmp-summary-text`)).toHaveText('离开的 JWT 路径已完成认证改造。');
-    await page.screenshot({ path: `${SHOTS}/lab-seed-branches-A3-A4.png` });
+    await page.screenshot(shot('lab-seed-branches-A3-A4.png'));
     // The read-only viewer's Go-here dialog says what it can do.
     await page.locator(`${PANE} .pi-cmp-goto[data-side='a']`).click();
     const dialog = page.locator(`${VIEWER} .pi-dialog`);
     await expect(dialog).toBeVisible();
     await expect(dialog).toContainText('read-only');
-    await page.screenshot({ path: `${SHOTS}/lab-seed-goto-dialog.png` });
+    await page.screenshot(shot('lab-seed-goto-dialog.png'));
     await page.keyboard.press('Escape');
     await expect(dialog).toBeHidden();
 
@@ -135,7 +133,7 @@ test.describe('Compare pane (Lab viewer)', () => {
     await expect(page.locator(`${PANE} .pi-cmp-search-b .pi-cmp-search-verdict`)).toContainText('not in what the model sees');
     const found = py<{ in_a: boolean; in_b: boolean }>(`${OPEN}print(json.dumps(context_search(sm, 'A6', 'C1', 'auth.ts')))`, file);
     expect([found.in_a, found.in_b]).toEqual([true, false]);
-    await page.screenshot({ path: `${SHOTS}/lab-seed-diff-A6-C1-search.png` });
+    await page.screenshot(shot('lab-seed-diff-A6-C1-search.png'));
 
     // A node compared with itself: the pane says so.
     await pick(page, 'b', 'A6');
@@ -164,12 +162,12 @@ test.describe('Compare pane (Lab viewer)', () => {
     for (const group of ['both', 'only_a', 'only_b'] as const) {
       expect(await groupIds(page, group)).toEqual(expected[group].map(r => r.source_id).slice(0, 200));
     }
-    await page.screenshot({ path: `${SHOTS}/lab-fixture-diff.png` });
+    await page.screenshot(shot('lab-fixture-diff.png'));
     await page.locator(`${PANE} .pi-cmp-mode[data-mode='branches']`).click();
     const b = branches(file, other, leaf);
     await expect(page.locator(`${PANE} .pi-cmp-stats`)).toBeVisible();
     expect(await sideIds(page, 'a')).toEqual(b.a.slice(0, 200));
     expect(await sideIds(page, 'b')).toEqual(b.b.slice(0, 200));
-    await page.screenshot({ path: `${SHOTS}/lab-fixture-branches.png` });
+    await page.screenshot(shot('lab-fixture-branches.png'));
   });
 });
