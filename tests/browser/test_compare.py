@@ -184,7 +184,8 @@ def test_unrelated_roots_are_said_in_the_pane(page, lab_server, open_lab):
         {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
          "message": {"role": "assistant", "content": [{"type": "text", "text": "one"}], "stopReason": "stop", "timestamp": 2}},
         {"type": "message", "id": "u2", "parentId": None, "timestamp": "2026-01-01T00:00:03.000Z",
-         "message": {"role": "user", "content": "second root", "timestamp": 3}},
+         "message": {"role": "user", "content": "second root <img src=x onerror=\"window.__piPwned=1\"><b>bold</b>",
+                     "timestamp": 3}},
         {"type": "message", "id": "a2", "parentId": "u2", "timestamp": "2026-01-01T00:00:04.000Z",
          "message": {"role": "assistant", "content": [{"type": "text", "text": "two"}], "stopReason": "stop", "timestamp": 4}},
     ]
@@ -195,6 +196,13 @@ def test_unrelated_roots_are_said_in_the_pane(page, lab_server, open_lab):
     pick(page, "b", "a2")
     expect(page.locator(f"{PANE} .pi-cmp-note")).to_contain_text("the two contexts share no message (the entries are on unrelated roots)")
     assert group_ids(page, "only_a") == ["u1", "a1"] and group_ids(page, "only_b") == ["u2", "a2"]
+    # Session text stays text: the markup is shown, never parsed.
+    expect(page.locator(f"{PANE} .pi-cmp-only_b .pi-cmp-item[data-source='u2'] .pi-cmp-preview")).to_contain_text("<img src=x")
+    page.locator(f"{PANE} .pi-cmp-search-input").fill("onerror")
+    page.locator(f"{PANE} .pi-cmp-search-go").click()
+    expect(page.locator(f"{PANE} .pi-cmp-search-b .pi-cmp-preview")).to_contain_text("<img src=x")
+    assert page.locator(f"{PANE} img, {PANE} b").count() == 0
+    assert page.evaluate("() => window.__piPwned") is None
     page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()
     expect(page.locator(f"{PANE} .pi-cmp-fork")).to_contain_text("No common ancestor: A and B are on unrelated roots")
     expect(page.locator(f"{PANE} .pi-cmp-note").first).to_contain_text("no common ancestor")
