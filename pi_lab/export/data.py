@@ -169,6 +169,22 @@ class _Own:
 _OWN = _Own()
 
 
+class _IdRef:
+    """An entry's own id (0) or its parent's id (1) in the entry's raw JSON: the page has
+    both in its columns (data.ts puts them back in place, so the key order is kept)."""
+
+    __slots__ = ("which",)
+
+    def __init__(self, which: int):
+        self.which = which
+
+
+_SELF, _PARENT = _IdRef(0), _IdRef(1)
+# Record bits ``k``: the detail's kind, its tokens and its children are what the columns say
+# (the kind column's name, the tokens column, the flattened children in flat order).
+K_KIND, K_TOKENS, K_CHILDREN = 1, 2, 4
+
+
 def _mark_cuts(value: Any) -> Any:
     """A copy of ``value`` with every whole-text piece as a :class:`_Cut`. Iterative walk."""
     root: list[Any] = [None]
@@ -236,6 +252,8 @@ def _encode_chunk(records: list[dict[str, Any]]) -> dict[str, Any]:
             out = {"$f": value.text}
         elif isinstance(value, _Own):
             out = {"$o": 1}
+        elif isinstance(value, _IdRef):
+            out = {"$i": value.which}
         elif isinstance(value, dict):
             out = {"$c": 1} if isinstance(value, _Cut) else {}
             for k, item in value.items():
@@ -370,7 +388,8 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None,
         "timeline": _timeline(view),
     }
     main = _pack(header, columns)
-    return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat, chunk)
+    return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat, chunk,
+                         columns["kind"], columns["tokens"])
 
 
 def _drop_copied(full: dict[str, Any], entry: Any) -> int:
@@ -393,9 +412,13 @@ def _drop_copied(full: dict[str, Any], entry: Any) -> int:
 _ABSENT = object()
 
 
-def _chunks(sm: Any, view: Any, flat: Any, size: int) -> Iterator[bytes]:
+def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: list[int]) -> Iterator[bytes]:
     count = len(flat.entries)
     contexts = context_records(flat.entries, flat.parents)
+    kids: list[list[Any]] = [[] for _ in range(count)]
+    for j, p in enumerate(flat.parents):
+        if p >= 0:
+            kids[p].append(flat.ids[j])
     for start in range(0, count, size):
         part = []
         for i in range(start, min(count, start + size)):
@@ -414,7 +437,25 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int) -> Iterator[bytes]:
                     short = entry_payload(view, entry_id, False)
                 if full != short:
                     record["p"] = _short_patch(short, full)
+                derived = 0
+                if full.get("kind") == KIND_NAMES[kinds[i]]:
+                    derived |= K_KIND
+                    del full["kind"]
+                if type(full.get("tokens")) is int and full["tokens"] == tokens[i]:
+                    derived |= K_TOKENS
+                    del full["tokens"]
+                if full.get("children") == kids[i]:
+                    derived |= K_CHILDREN
+                    del full["children"]
+                if derived:
+                    record["k"] = derived
                 entry = _printable_entry(flat.entries[i])
+                if isinstance(entry, dict):
+                    p = flat.parents[i]
+                    if "id" in entry and entry["id"] == entry_id:
+                        entry["id"] = _SELF
+                    if p >= 0 and flat.ids[p] is not None and entry.get("parentId") == flat.ids[p]:
+                        entry["parentId"] = _PARENT
                 if entry is not None:
                     # The page rebuilds the raw JSON text from the entry, whose strings it
                     # shares with the other parts of the detail.

@@ -16,6 +16,7 @@ export interface ExportHeader {
   texts: string[];
   search: string[];
   columns: { name: string; dtype: string; offset: number; count: number }[];
+  kinds: string[];
   /** Display and search texts, interleaved (data.py); split into `texts` and `search`. */
   text_search?: string[];
   /** data.py COPIED: the detail fields a record's `x` bits copy back from its entry. */
@@ -35,6 +36,8 @@ export interface EntryRecord {
   e?: unknown;
   /** Bit k: detail field COPIED[k] is the entry's own value, sent once in `e` (data.py `_drop_copied`). */
   x?: number;
+  /** data.py K_*: the detail's kind, tokens and children are the columns'. */
+  k?: number;
   /** pi_lab/export/context.py: the parent, the rows added to its rows (m) or a diff of them (d). */
   c: { b: number; m?: unknown[]; d?: unknown[]; s: unknown[] };
 }
@@ -188,6 +191,10 @@ export function unshare(chunk: { s: string[]; r: unknown[] }): EntryRecord[] {
         holder[key] = OWN;
         continue;
       }
+      if (keys.length === 1 && keys[0] === '$i') {
+        holder[key] = object.$i === 0 ? SELF_ID : PARENT_ID;
+        continue;
+      }
       const out: Record<string, unknown> = {};
       for (const k of keys) {
         if (k === '$c') {
@@ -211,6 +218,22 @@ export function unshare(chunk: { s: string[]; r: unknown[] }): EntryRecord[] {
 
 /** data.py _Own: a context row's source is the record's own entry. */
 const OWN = Object.freeze({ own: true });
+/** data.py _IdRef: the entry's own id and its parent's, from the columns. */
+const SELF_ID = Object.freeze({ self: true });
+const PARENT_ID = Object.freeze({ parent: true });
+/** data.py K_KIND, K_TOKENS, K_CHILDREN. */
+const K_KIND = 1;
+const K_TOKENS = 2;
+const K_CHILDREN = 4;
+
+/** What a record leaves to the columns of the flattened tree. */
+export interface Columns {
+  ids: (string | null)[];
+  parent: ArrayLike<number>;
+  kind: ArrayLike<number>;
+  tokens: ArrayLike<number>;
+  kinds: string[];
+}
 
 function codePoints(text: string): number {
   let length = 0;
@@ -316,10 +339,32 @@ const COPIED_PATHS: Record<string, string[]> = {
 
 /** Rebuild what a record's detail left to its entry: the copied fields and the raw JSON text,
  * and the context rows' own entry id. */
-function complete(record: EntryRecord, copied: string[], id: string | null): EntryRecord {
+function complete(record: EntryRecord, copied: string[], index: number, columns: Columns | null, kids: () => number[][]): EntryRecord {
+  const id = columns ? columns.ids[index] ?? null : null;
   for (const row of [...(record.c.m ?? []), ...(record.c.d ?? [])]) {
     if (row !== null && typeof row === 'object' && !Array.isArray(row) && (row as Record<string, unknown>).source_id === OWN) {
       (row as Record<string, unknown>).source_id = id;
+    }
+  }
+  const entry = record.e as Record<string, unknown> | undefined;
+  if (entry !== null && typeof entry === 'object' && columns) {
+    for (const key of Object.keys(entry)) {
+      if (entry[key] === SELF_ID) {
+        entry[key] = id;
+      } else if (entry[key] === PARENT_ID) {
+        entry[key] = columns.ids[columns.parent[index]];
+      }
+    }
+  }
+  if (record.f && record.k && columns) {
+    if (record.k & K_KIND) {
+      record.f.kind = columns.kinds[columns.kind[index]];
+    }
+    if (record.k & K_TOKENS) {
+      record.f.tokens = columns.tokens[index];
+    }
+    if (record.k & K_CHILDREN) {
+      record.f.children = (kids()[index] ?? []).map(j => columns.ids[j]);
     }
   }
   if (record.f && record.e !== undefined && record.x) {
@@ -383,8 +428,25 @@ export class ChunkStore {
     private readonly offsets: number[],
     private readonly size: number,
     private readonly copied: string[] = [],
-    private readonly ids: (string | null)[] = []
+    private readonly columns: Columns | null = null
   ) {}
+
+  /** Each flattened entry's children, in flat order (built on first use). */
+  private kids = (): number[][] => {
+    if (!this.children) {
+      const columns = this.columns!;
+      this.children = Array.from({ length: columns.ids.length }, () => []);
+      for (let j = 0; j < columns.ids.length; j++) {
+        const p = columns.parent[j];
+        if (p >= 0) {
+          this.children[p].push(j);
+        }
+      }
+    }
+    return this.children;
+  };
+
+  private children: number[][] | null = null;
 
   record(index: number): Promise<EntryRecord> {
     const chunk = Math.floor(index / this.size);
@@ -398,7 +460,7 @@ export class ChunkStore {
         .then(text => inflate(text.slice(this.offsets[chunk], this.offsets[chunk + 1])))
         .then(buffer =>
           unshare(JSON.parse(new TextDecoder().decode(buffer))).map((r, k) =>
-            complete(r, this.copied, this.ids[chunk * this.size + k] ?? null)
+            complete(r, this.copied, chunk * this.size + k, this.columns, this.kids)
           )
         );
       this.cache.set(chunk, found);

@@ -28,7 +28,13 @@ export async function openEmbedded(
   options: { height: number; selected?: string | null }
 ): Promise<Mounted> {
   const { header, flat } = decodeMain(await inflate(data.main.trim()));
-  const transport = new StaticTransport(header, flat, new ChunkStore(data.chunks, data.offsets, header.chunk, header.copied ?? [], header.ids));
+  const transport = new StaticTransport(header, flat, new ChunkStore(data.chunks, data.offsets, header.chunk, header.copied ?? [], {
+    ids: header.ids,
+    parent: flat.parent,
+    kind: flat.kind,
+    tokens: flat.tokens,
+    kinds: header.kinds
+  }));
   if (options.selected && transport.index(options.selected) >= 0) {
     transport.set({ selected_id: options.selected });
   }
