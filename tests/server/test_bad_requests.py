@@ -327,3 +327,12 @@ async def test_a_bug_met_on_a_file_is_a_clear_422_not_an_unhandled_500(jp_fetch,
     logged = [r for r in log_watch.records if r.exc_info and "internal error" in r.getMessage()]
     # (the watch hangs on the app's logger and on the root one: the same record may come twice)
     assert len({id(r) for r in logged}) == 1 and logged[0].levelname == "WARNING"
+
+
+def test_this_file_covers_every_endpoint():
+    """The routes of make_handlers are the ones exercised above; a new one must be added here."""
+    from pi_lab.server.handlers import make_handlers
+
+    routes = {pattern.removeprefix("/" + API + "/") for pattern, _ in make_handlers("/")}
+    covered = {"sessions", "session", "session/([a-z_]+)", "open-in-notebook"}
+    assert routes == covered, f"cover the new endpoints in this file: {sorted(routes - covered)}"
