@@ -37,7 +37,7 @@ from pi_lab.session.changes import ChangeCursor, ChangeLog, Changes
 from pi_lab.session.appends import EntryAppends, _is_user_or_assistant
 from pi_lab.session.errors import EntryNotFound, SessionNotFound
 from pi_lab.session.file_sync import STALE_LINE_SECONDS, FileSync  # noqa: F401  (STALE_LINE_SECONDS: a re-export)
-from pi_lab.session.index import apply_label, index_lines
+from pi_lab.session.index import apply_label, index_and_tree, index_lines
 from pi_lab.session.tail import FileTail
 from pi_lab.session.tree import (
     UNSET,
@@ -242,8 +242,21 @@ class SessionManager(EntryAppends, FileSync):
         header = self.header
         self._session_id = header.get("id", "") if header else ""
         migrated = migrate_entries(self._file_entries, self._uuid_factory)
-        self._rebuild_index()
-        self._build_views()
+        with collector_paused(len(file_entries), keep=True):
+            fused = index_and_tree(self._file_entries)
+        if fused is None:  # an unusual file: the general index and tree
+            self._rebuild_index()
+            self._build_views()
+            return migrated
+        self._entries_cache = fused.entries
+        self._branch_cache = {}
+        self._by_id, self._leaf_id, self._has_conversation = fused.by_id, fused.leaf, fused.has_conversation
+        self._labels, self._label_timestamps = fused.labels, fused.label_timestamps
+        self._tree = (fused.roots, fused.nodes)
+        self._changes.rebuilt()
+        leaf = self.leaf_id
+        if leaf:
+            self._cache_branch(leaf, get_branch(self._by_id, leaf))
         return migrated
 
     def _build_views(self) -> None:
