@@ -276,7 +276,7 @@ class _Extractor:
             depth_of[id(entry)] = d
             if fallback:
                 ctx = self._context_from_scratch(entry)
-                self.compaction_ids = compaction_ids = [e.get("id") for e in ctx.entries[:1] if e.get("type") == "compaction"]
+                self.compaction_ids = compaction_ids = [_str(e.get("id")) for e in ctx.entries[:1] if e.get("type") == "compaction"]
                 self.invalidating = invalidating = []  # (cycle members: the gauge estimate falls back to the plain sum)
             kind = kinds[i]
             changes = None
@@ -292,7 +292,7 @@ class _Extractor:
             entry_id = ids[i]
             if kind == "compaction":
                 invalidating.append(d)
-                compaction_ids.append(entry_id)
+                compaction_ids.append(_str(entry_id))
                 undo.append(ctx)
                 ctx = _rebuild(_context_entries_of_path(path), stats)
                 self._compaction_after(entry, ctx, path)
@@ -333,7 +333,7 @@ class _Extractor:
             return  # the first result on the path answers the call
         start, end = self.tool_start[row], self.ts[i]
         self.tool_results[row] = (
-            entry.get("id"), _content_bytes(message.get("content")), bool(message.get("isError")),
+            _str(entry.get("id")), _content_bytes(message.get("content")), bool(message.get("isError")),
             (end - start) / 1000 if start is not None and end is not None else None,
         )
 
@@ -353,7 +353,7 @@ class _Extractor:
         stop = message.get("stopReason")
         self.call_rows[id(entry)] = len(self.call_rows_list)
         self.call_rows_list.append((
-            entry.get("id"), entry.get("parentId"), self.ts[i],
+            _str(entry.get("id")), _str(entry.get("parentId")), self.ts[i],
             provider if isinstance(provider, str) else None, model, stop if isinstance(stop, str) else None,
             ctx.message_count, float(estimate), ctx.plain_tokens, float(projected), measured,
             *usage,
@@ -379,7 +379,7 @@ class _Extractor:
                 pending[call_id] = len(rows)
             tool = block.get("name")
             rows.append((
-                entry.get("id"), call_id, tool if isinstance(tool, str) else None,
+                _str(entry.get("id")), call_id, tool if isinstance(tool, str) else None,
                 len(dumps(block.get("arguments", {}))), model,  # UTF-8 bytes of JSON.stringify(arguments)
             ))
             self.tool_start.append(start)
@@ -432,7 +432,7 @@ class _Extractor:
         summary = entry.get("summary")
         _inp, _out, _cr, _cw, total, cost = _usage_row(entry.get("usage"))
         self.compaction_rows.append((
-            entry.get("id"), entry.get("parentId"), _ms(entry.get("timestamp")),
+            _str(entry.get("id")), _str(entry.get("parentId")), _ms(entry.get("timestamp")),
             float(_num(entry.get("tokensBefore"))), first_kept if isinstance(first_kept, str) else None,
             js_len(summary) if isinstance(summary, str) else 0, kept, ctx.message_count,
             float(self._projected(ctx, path, ctx.estimate)),
@@ -601,6 +601,11 @@ class _Extractor:
 def _float_usage(usage: Any) -> tuple[float, ...]:
     inp, out, cr, cw, total, cost = _usage_row(usage)
     return (float(inp), float(out), float(cr), float(cw), float(total), cost)
+
+
+def _str(value: Any) -> str | None:
+    """An id cell: pi writes strings; anything else a hand edit left is shown as null."""
+    return value if isinstance(value, str) else None
 
 
 def _str_list(value: Any) -> list[str] | None:
