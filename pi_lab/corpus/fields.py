@@ -15,24 +15,29 @@ from pi_lab.session._text import js_len
 from pi_lab.session.ids import parse_iso_ms
 
 
-_DAY_MS: dict[str, int | None] = {}
+_MINUTE_MS: dict[str, int | None] = {}
 
 
 def _ms(value: Any) -> int | None:
     """Epoch ms of an ISO timestamp (``parse_iso_ms``), with a fast path for the shape pi
-    writes (``2026-03-02T09:00:00.000Z``): a session has thousands, over a few days."""
-    if value.__class__ is str and len(value) == 24 and value[23] == "Z" and value[10] == "T" and value[19] == ".":
-        day = value[:10]
-        base = _DAY_MS.get(day, -1)
+    writes (``2026-03-02T09:00:00.000Z``): the engine parses each minute once (a session
+    writes many entries a minute), the seconds and milliseconds are added to it."""
+    if value.__class__ is str and len(value) == 24 and value[23] == "Z" and value[19] == "." and value[16] == ":":
+        minute = value[:17]
+        base = _MINUTE_MS.get(minute, -1)
         if base == -1:
-            day_ms = parse_iso_ms(day + "T00:00:00.000Z")
-            base = None if day_ms != day_ms else int(day_ms)
-            _DAY_MS[day] = base
-        tail = value[11:13] + value[14:16] + value[17:19] + value[20:23]
-        if base is not None and tail.isdigit() and value[13] == ":" and value[16] == ":":
-            h, mi, sec, frac = int(tail[0:2]), int(tail[2:4]), int(tail[4:6]), int(tail[6:9])
-            if h < 24 and mi < 60 and sec < 60:
-                return base + ((h * 60 + mi) * 60 + sec) * 1000 + frac
+            base = None
+            # hour 24 is valid only as 24:00:00.000 (the next midnight): that goes the slow way
+            if minute[10] == "T" and minute[13] == ":" and minute[11:13] < "24":
+                start = parse_iso_ms(minute + "00.000Z")
+                base = None if start != start else int(start)
+            if len(_MINUTE_MS) > 100_000:
+                _MINUTE_MS.clear()
+            _MINUTE_MS[minute] = base
+        if base is not None:
+            rest = value[17:19] + value[20:23]  # seconds and milliseconds: "05123" is 5,123 ms
+            if rest.isascii() and rest.isdigit() and value[17] < "6":
+                return base + int(rest)
     ms = parse_iso_ms(value)
     return None if ms != ms else int(ms)
 
