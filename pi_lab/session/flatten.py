@@ -346,6 +346,9 @@ class _LazyTextRow(NavRow):
 
     __hash__ = NavRow.__hash__  # the dataclass's own (over the fields, text included)
 
+    def __repr__(self) -> str:
+        return "NavRow" + NavRow.__repr__(self)[len(type(self).__qualname__):]
+
 
 def search_tokens(query: str) -> list[str]:
     """The lower-cased, whitespace-separated tokens of a search query."""
