@@ -29,9 +29,14 @@ equal ``estimate_context_tokens(build_session_context(entries, parentId).message
 
 Reading never writes a session file: old formats are migrated in memory, a half-written last
 line (a live session) is left out until it is complete, and a file that holds no session is
-reported in ``errors``. Read files are cached by path, size, mtime and inode (Arrow IPC files
-under ``$XDG_CACHE_HOME/pi_lab/corpus`` by default), so an unchanged folder is read again in a
-fraction of a second and a grown file is re-read alone.
+reported in ``errors`` with the reason. An unexpected exception in pi_lab's own code while
+reading one file loses only that file: its reason starts with ``internal error`` and asks to
+be reported, and a warning with the traceback is logged (logger ``pi_lab.corpus``). Read
+files are cached by path, size, mtime and inode (Arrow IPC files under
+``$XDG_CACHE_HOME/pi_lab/corpus`` by default), so an unchanged folder is read again in a
+fraction of a second and a grown file is re-read alone; ``pi-lab usage`` also keeps each
+report it printed beside the cached tables it came from, and prints it again, without
+loading the tables, while no file changed.
 """
 
 from typing import Any
