@@ -155,6 +155,17 @@ def main() -> int:
         first = f"{r['first_rows_ms'] / 1000:.2f} s" if "first_rows_ms" in r else r.get("error", "—")
         print(f"| {r['size']} | {r['exporter']} | {size} | {r.get('export_s', '—')} s | {first} | "
               f"{r.get('dom_nodes', '—')} | {r.get('requests_left', '—')} |")
+    # The goals of the issue: a quarter of pi's size, first rows in a tenth of pi's time.
+    by = {(r["size"], r["exporter"]): r for r in results}
+    for size in args.sizes.split(","):
+        ours, theirs = by.get((size, "pi_lab")), by.get((size, "pi"))
+        if ours and theirs and "bytes" in ours and "bytes" in theirs:
+            line = f"{size}: pi_lab's file is {100 * ours['bytes'] / theirs['bytes']:.1f} % of pi's"
+            if "first_rows_ms" in ours and "first_rows_ms" in theirs:
+                line += f", first rows in {100 * ours['first_rows_ms'] / theirs['first_rows_ms']:.1f} % of pi's time"
+            elif "first_rows_ms" in ours:
+                line += f"; pi's page did not show rows ({theirs.get('error', 'no rows')})"
+            print(line)
     return 0
 
 

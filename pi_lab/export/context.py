@@ -20,7 +20,7 @@ path, stored as a diff of its parent's rows (runs copied from them, plus new row
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
@@ -28,7 +28,7 @@ from pi_lab.session.projection import entry_to_messages
 from pi_lab.view.timeline import _ContextWalk
 from pi_lab.widget.context import context_at
 
-__all__ = ["ContextRecord", "context_records", "messages_of", "SCALARS"]
+__all__ = ["ContextRecord", "context_records", "iter_context_records", "messages_of", "SCALARS"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
@@ -117,6 +117,12 @@ def _call(entry: Entry) -> tuple[dict[str, Any], Any] | None:
 
 def context_records(entries: Sequence[Entry], parents: Sequence[int]) -> list[ContextRecord]:
     """One record per entry of a flattened tree (``FlatTree.entries`` / ``parents``)."""
+    return list(iter_context_records(entries, parents))
+
+
+def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> Iterator[ContextRecord]:
+    """The records of :func:`context_records` one at a time, in flat order: a notebook
+    snapshot that stops at its size limit computes only the records it embeds."""
     count = len(entries)
     children = [0] * count
     for p in parents:
@@ -170,4 +176,4 @@ def context_records(entries: Sequence[Entry], parents: Sequence[int]) -> list[Co
                                   measured, trailing, thinking, model, base[7], base[8]]})
         if children[i] > 1:
             saved[i] = _snapshot(walk)
-    return records
+        yield records[-1]

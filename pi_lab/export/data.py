@@ -27,7 +27,7 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
-from pi_lab.export.context import context_records
+from pi_lab.export.context import iter_context_records
 from pi_lab.server.listing import title_fields
 from pi_lab.widget.gauge import recorded_context_window, recorded_model
 from pi_lab.widget.detail import RAW_LIMIT, TEXT_LIMIT
@@ -414,7 +414,7 @@ _ABSENT = object()
 
 def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: list[int]) -> Iterator[bytes]:
     count = len(flat.entries)
-    contexts = context_records(flat.entries, flat.parents)
+    contexts = iter_context_records(flat.entries, flat.parents)
     kids: list[list[Any]] = [[] for _ in range(count)]
     for j, p in enumerate(flat.parents):
         if p >= 0:
@@ -423,7 +423,7 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: 
         part = []
         for i in range(start, min(count, start + size)):
             entry_id = flat.ids[i]
-            record: dict[str, Any] = {"c": _own_rows(contexts[i], entry_id)}
+            record: dict[str, Any] = {"c": _own_rows(next(contexts), entry_id)}
             if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
                 full = entry_payload(view, entry_id, True)
                 # Every part of a detail is cut from this entry's own text, which its raw JSON

@@ -92,3 +92,28 @@ def test_a_hostile_session_stays_text_in_the_snapshot(tmp_path):
         '<script type="application/octet-stream" class="pi-chunks" hidden>',
         "<script>",
     ]
+
+
+@needs_script
+def test_a_snapshot_at_its_limit_computes_only_what_it_embeds(tmp_path, monkeypatch):
+    import pi_lab.export.data as data
+    from pi_lab.export.data import SNAPSHOT_CHUNK
+
+    path = write_session(generated_session(6, 2500), tmp_path / "big.jsonl")
+    widget = SessionWidget(path)
+    pulled = []
+    real = data.iter_context_records
+
+    def counting(entries, parents):
+        for record in real(entries, parents):
+            pulled.append(1)
+            yield record
+
+    monkeypatch.setattr(data, "iter_context_records", counting)
+    html = widget.snapshot_bundle()[0]["text/html"]
+    main = len(_part(html, "pi-main"))
+    info = widget.snapshot_bundle(limit=main + 1)[0][SNAPSHOT_MIME]
+    pulled.clear()
+    info = widget.snapshot_bundle(limit=main + 1)[0][SNAPSHOT_MIME]
+    assert info["embedded_chunks"] == 0 and not info["complete"]
+    assert len(pulled) <= SNAPSHOT_CHUNK, len(pulled)
