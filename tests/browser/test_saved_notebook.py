@@ -196,3 +196,28 @@ def test_jupyterlab_without_a_kernel_shows_the_tree(page, lab_server, saved, scr
     if accept.count():
         accept.first.click()
     page.screenshot(path=str(screenshot_dir / "saved-notebook-lab.png"))
+
+
+def test_beside_a_live_widget_the_snapshot_steps_aside(page, lab_server, saved, screenshot_dir):
+    """With a kernel the cell runs again: the live viewer draws, the snapshot output is hidden
+    and its viewer never mounted (one viewer per widget on the page)."""
+    nb = nbformat.read(saved["notebook"], as_version=4)
+    nb.cells = nb.cells[:1]
+    name = "saved_with_kernel.ipynb"
+    nbformat.write(nb, lab_server.root_dir / name)
+    page.goto(lab_server.url(f"lab/workspaces/live/tree/{name}"))
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'",
+        timeout=90_000)
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    live = page.locator(".jp-OutputArea .pi-lab:not(.pi-lab-fallback .pi-lab)")
+    live.locator(".pi-row").first.wait_for(timeout=90_000)
+    page.wait_for_timeout(2500)  # longer than the renderer waits before it would mount
+    snapshot_child = page.locator(f".jp-OutputArea-child:has({SNAPSHOT})")
+    assert snapshot_child.count() == 1
+    assert not snapshot_child.first.is_visible()
+    assert page.locator("[data-pi-lab-mounted]").count() == 0
+    assert page.locator(".jp-OutputArea .pi-lab").count() == 1
+    page.screenshot(path=str(screenshot_dir / "saved-notebook-live.png"))
