@@ -21,8 +21,11 @@ __all__ = ["Corpus", "default_cache_dir", "default_session_paths", "list_session
 _USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 _BY = ("day", "session", "model", "project")
 _CACHE_FORMAT = "5"  # bump when the extractor's rows or the cache's files change, so old caches are rebuilt
-# Below this many bytes to read, starting processes costs more than it saves.
+# Below this many bytes to read, starting processes costs more than it saves. Forking two
+# workers takes ~0.05 s; a fork server or spawned workers (used once other threads run, as
+# in a Jupyter kernel) took ~2 s, each worker importing pyarrow and the engine again.
 POOL_MIN_BYTES = 2_000_000
+SPAWNED_POOL_MIN_BYTES = 100_000_000
 
 
 def default_session_paths() -> list[str]:
@@ -506,8 +509,13 @@ def _read_files(todo: list[str], workers: int | None, bar: _Progress):
             total_bytes += os.stat(f).st_size
         except OSError:
             pass
-    # Starting processes costs ~0.1 s; a few small files are faster read right here.
-    if count <= 1 or len(todo) < 4 or total_bytes < POOL_MIN_BYTES:
+    # fork is cheapest, but unsafe once other threads run (a Jupyter kernel): then a fork server.
+    if sys.platform.startswith("linux"):
+        method = "fork" if threading.active_count() == 1 else "forkserver"
+    else:
+        method = "spawn"
+    # A few small files are faster read right here.
+    if count <= 1 or len(todo) < 4 or total_bytes < (POOL_MIN_BYTES if method == "fork" else SPAWNED_POOL_MIN_BYTES):
         for i in range(0, len(todo), 16):
             batch = todo[i : i + 16]
             yield _extract_batch(batch)
@@ -536,11 +544,6 @@ def _read_files(todo: list[str], workers: int | None, bar: _Progress):
             batches.append([])
         batches[-1].append(f)
         filled += _safe_size(f)
-    # fork is cheapest, but unsafe once other threads run (a Jupyter kernel): then a fork server.
-    if sys.platform.startswith("linux"):
-        method = "fork" if threading.active_count() == 1 else "forkserver"
-    else:
-        method = "spawn"
     context = mp.get_context(method)
     # Frozen objects are skipped by the workers' collections: a collection that walked the
     # inherited heap would copy every page of it (copy-on-write), seconds of CPU on 2 cores.

@@ -120,6 +120,7 @@ def test_process_pool_gives_the_same_tables(tmp_path, monkeypatch):
     for i in range(6):  # more files than batches, so every worker gets some
         build_corpus(tmp_path / "s" / f"copy{i}")
     monkeypatch.setattr(corpus_module, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(corpus_module, "SPAWNED_POOL_MIN_BYTES", 0)  # (a fork server when threads run)
     pooled = Corpus.scan(tmp_path / "s", cache=False, workers=2)
     single = Corpus.scan(tmp_path / "s", cache=False, workers=1)
     assert pooled.sessions.num_rows == 35
@@ -155,3 +156,20 @@ def test_unchanged_thousand_sessions_scan_again_well_under_a_second(tmp_path):
     assert again.stats["read"] == 0 and again.stats["cached"] == 1000
     assert same_tables(cold, again)
     assert elapsed < 1.0, elapsed  # 0.05 s here
+
+
+def test_small_folders_are_read_in_process_when_workers_would_be_spawned(tmp_path, monkeypatch):
+    """With other threads running (a Jupyter kernel) workers come from a fork server, which
+    costs seconds: a folder below SPAWNED_POOL_MIN_BYTES is read right here instead."""
+    import concurrent.futures
+
+    build_corpus(tmp_path / "s")
+    monkeypatch.setattr(corpus_module, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(corpus_module.threading, "active_count", lambda: 3)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a process pool was started for a small folder")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refuse)
+    c = Corpus.scan(tmp_path / "s", cache=False, workers=2)
+    assert c.sessions.num_rows == 5 and c.errors == []
