@@ -43,14 +43,21 @@ _FULL_TYPES = frozenset({"compaction", "context_edit", "branch_summary"})
 ContextRecord = dict[str, Any]
 
 
-def messages_of(records: Sequence[ContextRecord], index: int) -> list[dict[str, Any]]:
-    """The rows of "what the model sees" at flat entry ``index`` (staticTransport.ts does the same)."""
+def messages_of(records: Sequence[ContextRecord], index: int,
+                known: dict[int, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    """The rows of "what the model sees" at flat entry ``index`` (staticTransport.ts does the same).
+
+    ``known`` maps flat indexes to their rows already computed: the walk back stops at the
+    nearest one (on a deep session, the last compaction) instead of the root."""
     chain: list[ContextRecord] = []
+    rows: list[dict[str, Any]] = []
     while index >= 0:
+        if known is not None and index in known:
+            rows = list(known[index])
+            break
         record = records[index]
         chain.append(record)
         index = record["b"]
-    rows: list[dict[str, Any]] = []
     for record in reversed(chain):
         if "d" in record:
             base = rows
@@ -132,6 +139,7 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> It
     path: list[Entry] = []
     depth = [0] * count
     saved: dict[int, _ContextWalk] = {}
+    known: dict[int, list[dict[str, Any]]] = {}
     walk = _ContextWalk(path)
     for i in range(count):
         entry = entries[i]
@@ -160,7 +168,9 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> It
             if p < 0:
                 records.append({"b": -1, "m": result["messages"], "s": scalars})
             else:
-                records.append({"b": p, "d": _diff(messages_of(records, p), result["messages"]), "s": scalars})
+                records.append({"b": p, "d": _diff(messages_of(records, p, known), result["messages"]), "s": scalars})
+            # The rows of a record that rewrites its parent's are where later walks back stop.
+            known[i] = result["messages"]
         else:
             own = context_at([entry])
             base = records[p]["s"]

@@ -116,3 +116,37 @@ def test_export_detail_unchanged_by_the_index(tmp_path, seed):
     for entry in sm.entries:
         for full in (False, True):
             assert entry_payload(indexed, entry["id"], full) == entry_payload(plain, entry["id"], full)
+
+
+def test_messages_of_stops_at_rows_already_known():
+    """A deep session rebuilt a compaction's base rows from the root each time (O(depth) per
+    compaction: most of the time of exporting the 100k session)."""
+    from pi_lab.export.context import context_records, messages_of
+    from pi_lab.view.rows import RowState
+
+    entries = generated_session(13, 400)
+    sm = SessionManager.open(str(write_session(entries, Path(__import__("tempfile").mkdtemp()) / "s.jsonl")),
+                             read_only=True)
+    flat = RowState(sm).flat
+    records = context_records(flat.entries, flat.parents)
+
+    class Counting(list):
+        reads = 0
+
+        def __getitem__(self, k):
+            Counting.reads += 1
+            return list.__getitem__(self, k)
+
+    counted = Counting(records)
+    deepest = max(range(len(records)), key=lambda i: len(messages_of(records, i)))
+    chain = []
+    at = deepest
+    while at >= 0:
+        chain.append(at)
+        at = records[at]["b"]
+    middle = chain[len(chain) // 2]
+    known = {middle: messages_of(records, middle)}
+    assert messages_of(counted, deepest, known) == messages_of(records, deepest)
+    Counting.reads = 0
+    messages_of(counted, deepest, known)
+    assert Counting.reads == len(chain) // 2
