@@ -234,6 +234,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
           if (selected >= result.start && selected < result.start + result.rows.length) {
             updateSelectedId();
           }
+          startTimeline();
         }, () => textsInFlight.delete(key));
     }
   }
@@ -260,6 +261,14 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       });
       list.render();
     }, () => typesInFlight.delete(text.id));
+  }
+
+  let timelineStarted = false;
+  function startTimeline(): void {
+    if (!timelineStarted) {
+      timelineStarted = true;
+      timeline.follow(liveLeaf);
+    }
   }
 
   function updatePosition(): void {
@@ -720,8 +729,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   showFilters();
   showEditorText();
   gauge.render(liveGauge);
-  timeline.follow(liveLeaf);
   timeline.select(transport.get('selected_id'));
+  // The strip's first request waits for the tree's first texts (or 600 ms): a host answers in
+  // order, and the walk of a long branch must not delay the rows the reader looks at first.
+  window.setTimeout(startTimeline, 600);
   const initial = transport.get('structure');
   loadStructure(initial);
   const head = initial ? readHeader(initial) : null;
