@@ -3,7 +3,7 @@
 // calls, tool results by tool name, custom messages), drawn at the top of "What the model sees".
 // Each part is a button: it filters the message list below to the messages of that part.
 
-import { clear, el, formatTokens } from './dom';
+import { clear, el, formatTokens, rowSafe } from './dom';
 
 export interface CompositionPart {
   part: string;
@@ -72,7 +72,7 @@ export function renderComposition(parent: HTMLElement, c: Composition, active: s
   for (const p of c.parts) {
     const colour = partColour(p.part, p.part.startsWith('tool result: ') ? tools++ : 0);
     const pressed = active === p.part;
-    const words = `${p.part}: ${formatTokens(p.tokens)} tokens, ${share(p.tokens, c.total)}, ${p.messages} message${p.messages === 1 ? '' : 's'}`;
+    const words = `${rowSafe(p.part)}: ${formatTokens(p.tokens)} tokens, ${share(p.tokens, c.total)}, ${p.messages} message${p.messages === 1 ? '' : 's'}`;
     const segment = el('button', 'pi-composition-segment', bar);
     segment.type = 'button';
     segment.tabIndex = -1;
@@ -93,7 +93,8 @@ export function renderComposition(parent: HTMLElement, c: Composition, active: s
     item.classList.toggle('pi-on', pressed);
     const swatch = el('span', 'pi-composition-swatch', item);
     swatch.style.background = colour;
-    el('span', 'pi-composition-name', item, p.part);
+    // A tool's name comes from the session: one line, its bidi controls shown, not obeyed.
+    el('span', 'pi-composition-name', item, rowSafe(p.part));
     el('span', 'pi-num pi-muted', item, `${formatTokens(p.tokens)} · ${share(p.tokens, c.total)}`);
     item.addEventListener('click', event => {
       event.stopPropagation();

@@ -3,7 +3,7 @@
 // system snapshot), each message with its token estimate and a link to its source entry.
 
 import { Composition, renderComposition } from './composition';
-import { button, clear, el, formatTokens, shortId } from './dom';
+import { button, clear, el, formatTokens, rowSafe, shortId } from './dom';
 
 export interface ProjectedMessage {
   role: string;
@@ -81,7 +81,7 @@ export function renderProjection(parent: HTMLElement, p: Projection, open: (entr
   if (chosen && parts) {
     shown = new Set(chosen.indexes);
     const note = el('div', 'pi-composition-filter', parent);
-    el('span', '', note, `Showing the ${chosen.indexes.length} message${chosen.indexes.length === 1 ? '' : 's'} of “${chosen.part}”`);
+    el('span', '', note, `Showing the ${chosen.indexes.length} message${chosen.indexes.length === 1 ? '' : 's'} of “${rowSafe(chosen.part)}”`);
     button('show all', 'pi-small', note, () => parts.choose(null));
   }
   let max = 1; // a loop, not Math.max(...list): a long context would overflow the argument list

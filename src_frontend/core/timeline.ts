@@ -736,7 +736,7 @@ export class TimelineStrip {
     words.push(`estimated ${formatTokens(c.estimated[i])} tokens`);
     const model = d.models[c.model[i]];
     if (model) {
-      words.push(model + (c.window[i] ? ` (window ${formatTokens(c.window[i])})` : ''));
+      words.push(rowSafe(model) + (c.window[i] ? ` (window ${formatTokens(c.window[i])})` : ''));
     }
     const compaction = c.compaction[i];
     if (compaction >= 0) {

@@ -209,3 +209,33 @@ def test_real_fixture_timeline_matches_the_engine(page, lab_server, open_lab, fi
     shown = page.eval_on_selector_all(".pi-lab .pi-composition-item", "els => els.map(e => e.dataset.part)")
     assert shown == [p["part"] for p in parts]
     page.screenshot(path=str(screenshot_dir / "composition-before-compaction.png"))
+
+
+def test_session_text_in_the_views_stays_inert_and_bidi_safe(page, lab_server, open_lab):
+    import json
+
+    tool = '<img src=x onerror="window.__pwned=1">\u202eevil'
+    model = "<b>m\u202e</b>"
+    lines = [
+        {"type": "session", "version": 3, "id": "S7", "timestamp": "2026-07-29T09:00:00Z", "cwd": "/repo"},
+        {"type": "message", "id": "U1", "parentId": None, "timestamp": "2026-07-29T09:00:01Z",
+         "message": {"role": "user", "content": "go", "timestamp": 1}},
+        {"type": "message", "id": "A1", "parentId": "U1", "timestamp": "2026-07-29T09:00:02Z",
+         "message": {"role": "assistant", "model": model, "stopReason": "toolUse",
+                     "content": [{"type": "toolCall", "id": "c1", "name": tool, "arguments": {}}]}},
+        {"type": "message", "id": "T1", "parentId": "A1", "timestamp": "2026-07-29T09:00:03Z",
+         "message": {"role": "toolResult", "toolCallId": "c1", "toolName": tool, "content": [{"type": "text", "text": "ok"}],
+                     "isError": False}},
+    ]
+    session = lab_server.root_dir / "hostile_views.jsonl"
+    session.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    run_notebook(page, open_lab, widget_notebook(lab_server, "tl_hostile.ipynb", session))
+    expect(page.locator(STRIP)).to_have_attribute("data-calls", "1")
+    kernel(page, "w.side_pane = 'context'; w.selected_id = 'T1'")
+    item = page.locator(".pi-lab .pi-composition-item").last
+    expect(item).to_contain_text('tool result: <img src=x onerror="window.__pwned=1">⟨RLO⟩evil')
+    assert page.locator(".pi-lab .pi-composition img, .pi-lab .pi-timeline img").count() == 0
+    page.locator(PLOT).focus()
+    page.keyboard.press("End")
+    expect(page.locator(PLOT)).to_have_attribute("aria-valuetext", "call 1 of 1 · not measured · estimated 1 tokens · <b>m⟨RLO⟩</b> · entry A1")
+    assert page.evaluate("() => window.__pwned") is None
