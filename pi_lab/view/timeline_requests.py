@@ -22,6 +22,7 @@ to the user as it is.
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from collections.abc import Mapping
 from typing import Any, Callable
@@ -128,6 +129,10 @@ class _Cached:
 # strip showed last. A live session grows along its branch, so the next request walks only the
 # new entries; another branch, or a session whose entries were reloaded, starts a new walk.
 _CACHE: weakref.WeakKeyDictionary[Any, _Cached] = weakref.WeakKeyDictionary()
+# A host may answer from worker threads (the server does, one session at a time under its own
+# lock; an export may snapshot the timeline off the loop): one walk is extended, and its columns
+# copied into an answer, by one thread at a time.
+_LOCK = threading.RLock()
 
 
 def _columns_for(sm: Any, leaf_id: Any) -> tuple[_Columns, int | None]:
@@ -174,14 +179,19 @@ def timeline_payload(view: Any, args: Any = None) -> dict[str, Any]:
     args = _args(args)
     sm = view.sm
     leaf_id = _optional_id(args, "leaf_id")
-    try:
-        columns, serial = _columns_for(sm, leaf_id)
-    except ViewError as error:
-        raise _refuse(error) from None
+    with _LOCK:
+        try:
+            columns, serial = _columns_for(sm, leaf_id)
+        except ViewError as error:
+            raise _refuse(error) from None
+        return _answer(view, sm, leaf_id, columns, serial, _since(args))
+
+
+def _answer(view: Any, sm: Any, leaf_id: Any, columns: _Columns, serial: int | None,
+            since: tuple[int, int, int] | None) -> dict[str, Any]:
     settings = view.settings
     # With ``since`` naming the walk in use and counts within it, only what came after is sent
     # (``"append": true``): a live session's strip gets a few calls per burst, not the branch.
-    since = _since(args)
     appended = since is not None and serial is not None and since[0] == serial \
         and since[1] <= len(columns.ids) and since[2] <= len(columns.markers)
     calls_from, markers_from = (since[1], since[2]) if appended and since is not None else (0, 0)

@@ -271,3 +271,32 @@ def test_since_sends_only_what_a_growing_branch_added():
                 {"serial": other["serial"], "calls": -1, "markers": 0}, [1, 2], "since"):
         reply = read_request(view, "timeline", {"since": bad})
         assert "append" not in reply and reply["calls"]["id"] == ["A1", "A2", "A3"], bad
+
+
+def test_threads_asking_at_once_share_one_walk_safely():
+    # The server answers from worker threads; an export may snapshot the timeline off the loop.
+    # Several threads continuing the same kept walk at once must each get the fresh answer.
+    import threading
+
+    sm = generated_session(4000, 3)
+    view = view_of(sm)
+    path = sm.get_branch()
+    early = next(e["id"] for e in path[len(path) // 10:] if isinstance(e.get("id"), str))
+    expected = comparable(context_timeline(sm))
+    for _ in range(3):
+        read_request(view, "timeline", {"leaf_id": early})  # the kept walk: a short prefix
+        barrier = threading.Barrier(4)
+        answers: list = []
+
+        def ask():
+            barrier.wait()
+            answers.append(read_request(view, "timeline", {}))
+
+        threads = [threading.Thread(target=ask) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(answers) == 4
+        for reply in answers:
+            assert comparable(rebuilt_rows(reply)) == expected
