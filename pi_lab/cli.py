@@ -10,6 +10,7 @@ the same on every run (pi would write random ones when it opens such a file).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import sys
@@ -267,6 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pi_lab.session import InvalidSessionFile
 
     out = sys.stdout
+    log_lines = _LogLines()
+    quiet = not os.environ.get("PI_LAB_DEBUG") and not logging.getLogger().handlers
+    if quiet:  # a program that configured logging itself keeps its own handlers and tracebacks
+        logging.getLogger("pi_lab").addHandler(log_lines)
     try:
         if getattr(args, "func", None) is not None:
             return args.func(args, out)
@@ -295,6 +300,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(_internal_error(error), file=sys.stderr)
         return 1
+    finally:
+        if quiet:
+            logging.getLogger("pi_lab").removeHandler(log_lines)
+
+
+class _LogLines(logging.Handler):
+    """pi_lab's log records during a command, as one line each on stderr.
+
+    Without a handler, Python's last-resort handler would print a record's traceback (the
+    corpus logs one for a file that hit a bug, and already names that file on its "skipped"
+    line): here a record is its message on one line, and a record with a traceback is left to
+    that line. ``PI_LAB_DEBUG=1`` lets the tracebacks through.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info:
+            return
+        try:
+            print(_one_line(f"{PROG}: {record.getMessage()}"), file=sys.stderr)
+        except Exception:  # noqa: BLE001  a broken record must not end the command
+            self.handleError(record)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -289,3 +289,23 @@ def test_a_closed_stdout_is_quiet(tmp_path):
         done = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, timeout=120)
         assert "Traceback" not in done.stderr and done.stderr.count("\n") <= 1, done.stderr
 
+
+
+def test_a_logged_traceback_stays_out_of_the_shell(tmp_path):
+    """The corpus logs a file that hit a bug with its traceback (for the bug report) and names it
+    on a "skipped" line; without a logging setup Python would print that traceback on stderr.
+    The CLI shows the one line (PI_LAB_DEBUG=1 brings the traceback back)."""
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(SESSION)
+    script = ("import sys, pi_lab.corpus.extract as extract\n"
+              "def broken(path, *a, **k):\n    return {}[[]]\n"
+              "extract.extract_file = broken\n"
+              "from pi_lab.cli import main\n"
+              f"sys.exit(main(['usage', {str(session)!r}, '--workers', '1', '--no-cache']))\n")
+    for debug, traceback_shown in (("", False), ("1", True)):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PI_LAB_DEBUG": debug})
+        assert ("Traceback" in done.stderr) is traceback_shown, done.stderr
+        if not traceback_shown:
+            assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+            assert done.stderr.startswith("pi-lab: skipped ") and "internal error: TypeError" in done.stderr

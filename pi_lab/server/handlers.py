@@ -102,10 +102,16 @@ def _json_bytes(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
+        pass
+    try:
         # Lone surrogates, integers beyond 64 bits or content nested past orjson's 255 levels,
         # straight from a session file: the engine's writer handles all three, at any depth,
         # as JSON.stringify would (the standard library would recurse).
         return json_dumps(value)
+    except ValueError:
+        # A lone surrogate in an object key (a view keyed by a tool name from the file), which
+        # the engine's writer refuses: the standard library escapes it (nesting stays shallow there).
+        return json.dumps(value, ensure_ascii=True, default=str).encode("ascii")
 
 
 def one_line(message: str) -> str:

@@ -39,7 +39,7 @@ from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse
 from pi_lab.session.tail import FileReplaced, FileTail
 from pi_lab.view.actions import WRITE_ACTIONS
 from pi_lab.view.gauge import gauge_after_entries, recorded_model
-from pi_lab.view.payload import SessionView, ViewSettings, gauge_payload
+from pi_lab.view.payload import SessionView, ViewSettings, gauge_payload, kind_of
 
 __all__ = ["SessionStore", "LoadedSession", "SharedView", "ViewKey", "NotASession", "FileTooLarge", "view_key"]
 
@@ -143,9 +143,17 @@ def _first_line_problem(handle: Any) -> str | None:
             continue  # pi skips unparsable lines before the header too
         first = parsed[0]
         if first.get("type") != "session" or not isinstance(first.get("id"), str):
-            return f"its first JSON line is not a pi session header (type {first.get('type')!r})"
+            return f"its first JSON line is not a pi session header (type {_value_text(first.get('type'))})"
         return None
     return None
+
+
+def _value_text(value: Any) -> str:
+    """A field of the file in a message: a short string as written, anything else by its kind
+    (the repr of a value nested 3,000 levels deep would recurse, a long one would flood the line)."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 60 else repr(value[:59] + "…")
+    return kind_of(value)
 
 
 def _tail_entry(tail: bytes) -> list[dict[str, Any]]:

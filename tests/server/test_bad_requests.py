@@ -336,3 +336,22 @@ def test_this_file_covers_every_endpoint():
     routes = {pattern.removeprefix("/" + API + "/") for pattern, _ in make_handlers("/")}
     covered = {"sessions", "session", "session/([a-z_]+)", "open-in-notebook"}
     assert routes == covered, f"cover the new endpoints in this file: {sorted(routes - covered)}"
+
+
+async def test_a_header_type_nested_deep_is_not_a_session_not_a_bug(jp_fetch, root, log_watch):
+    """The first line's type nested 3,000 levels deep: 422 "not a pi session" naming the type by
+    its kind (its repr would recurse), not an internal error."""
+    head = '{"type":' + "[" * 3000 + '"x"' + "]" * 3000 + ',"id":"s1","version":3}\n'
+    (root / "deep-head.jsonl").write_text(head)
+    code, reply = await _post(jp_fetch, ("session", "state"), json.dumps({"path": "deep-head.jsonl"}))
+    assert code == 422 and reply["reason"] == "not-a-session", reply
+    assert "type a list" in reply["message"] and "internal error" not in reply["message"]
+    assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
+
+
+def test_a_reply_keyed_by_a_lone_surrogate_is_still_json():
+    """A view keyed by a name from the file (a tool called "\\ud800"): valid JSON that reads back."""
+    from pi_lab.server.handlers import _json_bytes
+
+    value = {"by_tool": {"\ud800": 2, "read": 1}, "deep": [[[[1]]]]}
+    assert json.loads(_json_bytes(value)) == value
