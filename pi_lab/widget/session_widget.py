@@ -519,10 +519,11 @@ class SessionWidget(anywidget.AnyWidget):
                  f"{info.get('entries', 0)} entries, leaf {self.leaf_id}, model {info.get('model') or 'unknown'}"
                  + (f", context {gauge['tokens']} of {gauge['context_window']} tokens" if gauge.get("tokens") is not None else "")
                  + (" (read-only)" if info.get("read_only") else "")]
-        rows = self.rows_text()
-        lines += rows[:max_rows]
-        if len(rows) > max_rows:
-            lines.append(f"… {len(rows) - max_rows} more rows")
+        # Only the rows shown are drawn: a 100k session has tens of thousands.
+        lines += self._render_rows(max_rows)
+        total = len(self.view.rows.rows)
+        if total > max_rows:
+            lines.append(f"… {total - max_rows} more rows")
         lines.append("(a snapshot: run the cell with a kernel for the live viewer)")
         return "\n".join(lines)
 
@@ -567,6 +568,9 @@ class SessionWidget(anywidget.AnyWidget):
 
     def rows_text(self, *, all_rows: bool = True) -> list[str]:
         """The visible rows as pi's /tree draws them (handy in a notebook or a test)."""
+        return self._render_rows(None)
+
+    def _render_rows(self, stop: int | None) -> list[str]:
         from dataclasses import replace
 
         from pi_lab.session.navigation import render_row
@@ -576,7 +580,7 @@ class SessionWidget(anywidget.AnyWidget):
         # Rows are laid out without their text (the viewer asks for the visible ones): the
         # flattened tree has it, as for the viewer's rows request.
         return [render_row(row if row.text is not None else replace(row, text=rows.flat.display_text(row.index, rows.home)),
-                           selected=i == selected) for i, row in enumerate(rows.rows)]
+                           selected=i == selected) for i, row in enumerate(rows.rows[:stop])]
 
     def select(self, entry_id: str) -> None:
         self.selected_id = entry_id

@@ -30,10 +30,15 @@ import json
 import shlex
 from typing import Any
 
-__all__ = ["SNAPSHOT_MIME", "SNAPSHOT_LIMIT", "snapshot_bundle"]
+__all__ = ["SNAPSHOT_MIME", "SNAPSHOT_LIMIT", "SNAPSHOT_MAX_ENTRIES", "snapshot_bundle"]
 
 SNAPSHOT_MIME = "application/vnd.pi-lab.snapshot+json"
 SNAPSHOT_LIMIT = 2_000_000
+# The tree part of an export takes about 80 characters per entry on real sessions (ids,
+# display and search texts, columns), so past this many entries it would fill the limit by
+# itself: such a session gets the text picture and the note at once, instead of after seconds
+# spent building a tree part that is then thrown away (about 10 s for 100k entries).
+SNAPSHOT_MAX_ENTRIES = 25_000
 # nbconvert's page styles show the text of script elements in an output: the data blocks stay hidden.
 _NOTE_CSS = (".pi-lab-fallback>script{display:none!important}"
              ".pi-lab-snapshot-note{font:12px system-ui,sans-serif;color:#666;margin:2px 0 4px}"
@@ -46,8 +51,8 @@ def _export_command(sm: Any) -> str:
     return f"pi-lab export {shlex.quote(source)} -o {shlex.quote(stem + '.html')}"
 
 
-def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None,
-                    limit: int = SNAPSHOT_LIMIT) -> tuple[dict[str, Any], dict[str, Any]]:
+def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None, limit: int = SNAPSHOT_LIMIT,
+                    max_entries: int = SNAPSHOT_MAX_ENTRIES) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(data, metadata)`` of the snapshot output of ``sm`` at its current leaf.
 
     ``text`` is the text picture (``SessionWidget.fallback_text``), ``css`` the output-area
@@ -65,7 +70,7 @@ def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None,
     main_text = ""
     packed: list[str] = []
     complete = False
-    if script is not None:
+    if script is not None and entries <= max_entries:
         main, chunks = export_parts(sm, settings=settings, chunk=SNAPSHOT_CHUNK)
         main_text = pack(main)
         used = len(main_text)
@@ -88,7 +93,7 @@ def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None,
         note = "pi_lab snapshot (text only: the viewer script is not built)."
     elif not main_text:
         note = (f"pi_lab snapshot of {name}: the session is too large for a snapshot saved with the notebook "
-                f"(limit {limit:,} characters), so only this text picture is kept. "
+                f"(limit {limit:,} characters, {max_entries:,} entries), so only this text picture is kept. "
                 f"For the whole session: {command}")
     elif complete:
         note = (f"pi_lab snapshot of {name}, saved with the notebook: read-only, as it was displayed. "

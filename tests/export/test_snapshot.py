@@ -112,8 +112,21 @@ def test_a_snapshot_at_its_limit_computes_only_what_it_embeds(tmp_path, monkeypa
     monkeypatch.setattr(data, "iter_context_records", counting)
     html = widget.snapshot_bundle()[0]["text/html"]
     main = len(_part(html, "pi-main"))
-    info = widget.snapshot_bundle(limit=main + 1)[0][SNAPSHOT_MIME]
     pulled.clear()
-    info = widget.snapshot_bundle(limit=main + 1)[0][SNAPSHOT_MIME]
+    data_at_limit = widget.snapshot_bundle(limit=main + 1)[0]
+    info = data_at_limit[SNAPSHOT_MIME]
+    assert _part(data_at_limit["text/html"], "pi-main") is not None  # the tree, and no chunk
     assert info["embedded_chunks"] == 0 and not info["complete"]
     assert len(pulled) <= SNAPSHOT_CHUNK, len(pulled)
+
+
+def test_a_session_far_over_the_limit_is_told_so_without_building_the_tree(tmp_path, monkeypatch):
+    import pi_lab.export.data as data
+    from pi_lab.widget.snapshot import snapshot_bundle
+
+    path = write_session(generated_session(8, 300), tmp_path / "s.jsonl")
+    widget = SessionWidget(path)
+    monkeypatch.setattr(data, "export_parts", lambda *a, **k: (_ for _ in ()).throw(AssertionError("built")))
+    entries = widget.view.sm.get_entry_count()
+    info = snapshot_bundle(widget.view.sm, text="t", css="", max_entries=entries - 1)[0][SNAPSHOT_MIME]
+    assert "too large for a snapshot" in info["note"] and "pi-lab export" in info["note"]
