@@ -143,6 +143,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       void selectId(id).then(() => {
         if (cols && selected >= 0 && cols.texts[selected]?.id === id) {
           void withTarget(selected, t => dialogs.navigate(t, liveLeaf));
+        } else {
+          // The filter hides the entry: selectId showed its nearest visible ancestor, which is
+          // not where the user asked to go, so no dialog opens on it.
+          notify(`${id} is hidden by the filter: choose "all" to go there`, true);
         }
       });
     },
