@@ -192,3 +192,15 @@ def test_folding_under_a_root_whose_id_is_a_list():
 
     sm = session_from_bytes(session_bytes(user(DEEP, None), assistant("a1", DEEP), user("u3", "a1")), "s.jsonl")
     result_or_pi_lab_error(lambda: RowState(sm, folded=["a1"]))
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason="session/_json.py:55 _normalise: ValueError 'lone surrogate "
+                                                          "in an object key cannot be written' (pi's JSON.stringify "
+                                                          "writes the key with a \\ud800 escape): the file cannot be forked")
+def test_forking_an_entry_with_a_lone_surrogate_key(tmp_path):
+    from pi_lab.session import SessionManager
+
+    odd = user("u1", None)
+    odd["message"]["details"] = {"\ud800": 1}
+    sm = SessionManager.open(write(tmp_path, session_bytes(odd)), session_dir=tmp_path / "forks")
+    result_or_pi_lab_error(lambda: sm.create_branched_session("u1"))
