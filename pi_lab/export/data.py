@@ -14,7 +14,11 @@ a port of ``navigation._visible_rows`` (src_frontend/export/layout.ts). What tra
   can rebuild the detail's raw JSON from it, "c": context record}``, with long strings shared
   (``_encode_chunk``).
 
-Each part is gzip-compressed and base64-encoded by ``html.py``.
+A record leaves to the page what the page already has: the detail fields copied from the
+entry (``x``), the kind, tokens and children that the columns give (``k``), the entry's own and
+parent id (``{"$i": 0|1}``), a context row's own entry (``{"$o": 1}``), a whole text's length
+(``"$c"``); data.ts puts each back exactly. Each part is gzip-compressed and written 7 bits per
+character by ``html.py`` (``pack7``; a notebook snapshot uses base85, ``pack``).
 """
 
 from __future__ import annotations
