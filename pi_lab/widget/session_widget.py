@@ -141,6 +141,10 @@ class SessionWidget(anywidget.AnyWidget):
         self._follow_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed = False
+        # The snapshot outputs this widget displayed (_ipython_display_) and the leaf they show.
+        self._snapshot_handles: list[Any] = []
+        self._snapshot_leaf: str | None = None
+        self._snapshot_timer: asyncio.TimerHandle | None = None
         # Deltas pause: the small traitlets catch up, then (later) the saved structure blob.
         self._jobs = JobQueue(self._run_job, ((STATE_DELAY_S, self._publish_state),
                                               (SNAPSHOT_DELAY_S - STATE_DELAY_S, self._refresh_snapshot)), self.log)
@@ -505,6 +509,8 @@ class SessionWidget(anywidget.AnyWidget):
             self._jobs.close()
         if getattr(self, "_follow_task", None) is not None:
             self._follow_task.cancel()
+        if getattr(self, "_snapshot_timer", None) is not None:
+            self._snapshot_timer.cancel()
         super().close()
 
     # ------------------------------------------------------------------ display without a kernel
@@ -541,6 +547,28 @@ class SessionWidget(anywidget.AnyWidget):
             data["text/plain"] = self.fallback_text()
         return bundle
 
+    @t.observe("leaf_id")
+    def _on_leaf_moved(self, change: dict[str, Any]) -> None:
+        if not getattr(self, "_snapshot_handles", None):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no kernel loop: the next display carries the new leaf
+        # Once the leaf has stayed put for a while: a snapshot of a large session takes a second.
+        if self._snapshot_timer is not None:
+            self._snapshot_timer.cancel()
+        self._snapshot_timer = loop.call_later(SNAPSHOT_DELAY_S, self._update_snapshot)
+
+    def _update_snapshot(self) -> None:
+        self._snapshot_timer = None
+        if self._closed or self.view.sm.leaf_id == self._snapshot_leaf:
+            return
+        data, metadata = self.snapshot_bundle()
+        self._snapshot_leaf = self.view.sm.leaf_id
+        for handle in self._snapshot_handles:
+            handle.update(data, raw=True, metadata=metadata)
+
     def snapshot_bundle(self, limit: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(data, metadata)`` of the snapshot output (``pi_lab.widget.snapshot``): the read-only
         viewer of the session at its current leaf, for a notebook reopened without its kernel,
@@ -558,7 +586,12 @@ class SessionWidget(anywidget.AnyWidget):
         from IPython.display import display
 
         data, metadata = self.snapshot_bundle()
-        display(data, raw=True, metadata=metadata)
+        # A display id: when the leaf moves, the snapshot is updated in place (_update_snapshot),
+        # so a notebook saved after navigating shows where the reader left it.
+        handle = display(data, raw=True, metadata=metadata, display_id=True)
+        if handle is not None:
+            self._snapshot_handles.append(handle)
+            self._snapshot_leaf = self.view.sm.leaf_id
         bundle = self._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
         if data:

@@ -130,3 +130,61 @@ def test_a_session_far_over_the_limit_is_told_so_without_building_the_tree(tmp_p
     entries = widget.view.sm.get_entry_count()
     info = snapshot_bundle(widget.view.sm, text="t", css="", max_entries=entries - 1)[0][SNAPSHOT_MIME]
     assert "too large for a snapshot" in info["note"] and "pi-lab export" in info["note"]
+
+
+@needs_script
+def test_the_snapshot_follows_the_leaf_in_a_kernel(tmp_path):
+    """A notebook saved after navigating shows where the reader left it: the snapshot output has
+    a display id and is updated in place once the leaf has stayed put."""
+    jupyter_client = pytest.importorskip("jupyter_client")
+    path = tmp_path / "seed.jsonl"
+    path.write_text(SEED_SECTION_14, encoding="utf-8")
+    km = jupyter_client.KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(tmp_path))
+    kc = km.client()
+    kc.start_channels()
+
+    def run(code: str, until: str | None = None, timeout: float = 60) -> list[dict]:
+        msg_id = kc.execute(code)
+        seen: list[dict] = []
+        idle = False
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                msg = kc.get_iopub_msg(timeout=1)
+            except Exception:
+                if idle and until is None:
+                    break
+                continue
+            kind = msg["msg_type"]
+            if kind in ("display_data", "update_display_data", "error"):
+                seen.append(msg)
+                assert kind != "error", msg["content"]
+            if kind == until:
+                break
+            if msg["parent_header"].get("msg_id") == msg_id and kind == "status" \
+                    and msg["content"]["execution_state"] == "idle":
+                idle = True
+                if until is None:
+                    break
+        return seen
+
+    try:
+        kc.wait_for_ready(timeout=60)
+        shown = run("import pi_lab.widget.session_widget as sw\nsw.SNAPSHOT_DELAY_S = 0.3\n"
+                    f"from pi_lab.widget import SessionWidget\nw = SessionWidget({str(path)!r})\nw")
+        snapshot = shown[0]["content"]
+        display_id = snapshot["transient"]["display_id"]
+        assert snapshot["data"][SNAPSHOT_MIME]["leaf_id"] == "C1"
+        updates = run("w.view.sm.branch('A2'); w.sync()", until="update_display_data")
+        update = [m for m in updates if m["msg_type"] == "update_display_data"]
+        assert update, updates
+        content = update[-1]["content"]
+        assert content["transient"]["display_id"] == display_id
+        assert content["data"][SNAPSHOT_MIME]["leaf_id"] == "A2"
+        assert "leaf A2" in content["data"]["text/plain"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
