@@ -23,7 +23,7 @@ from pi_lab.session._gc import collector_paused
 from pi_lab.session._js import JS_WHITESPACE
 from pi_lab.session._js import js_truthy as _truthy
 from pi_lab.session.display import _MISSING, ToolCall, _display_text, default_home, search_text
-from pi_lab.session.entries import SETTINGS_ENTRY_TYPES, Entry, has_visible_text
+from pi_lab.session.entries import SETTINGS_ENTRY_TYPES, Entry, display_kind, has_visible_text, is_error_entry
 from pi_lab.session.tree import UNSET, TreeNode
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = [
     "FILTER_MODES",
     "SETTINGS_ENTRY_TYPES",
+    "EntryFacts",
+    "FactTable",
     "FlatTree",
     "NavRow",
     "flatten_tree",
@@ -69,7 +71,8 @@ class FlatTree:
     """The whole tree in display order (active branch first at every branch point).
 
     Columns, one item per entry: ``entries``, ``ids``, ``parents`` (index of the tree parent,
-    -1 for roots), ``labels``, ``label_timestamps`` and ``on_active_path``. ``index_of`` maps an
+    -1 for roots), ``labels``, ``label_timestamps``, ``on_active_path`` and ``facts`` (the
+    entry's :class:`EntryFacts`). ``index_of`` maps an
     id to its index (the last one for a duplicated id) and ``tool_calls`` maps every tool-call
     id of every assistant message in the tree to its :class:`ToolCall`.
     """
@@ -84,6 +87,7 @@ class FlatTree:
         "leaf_id",
         "tool_calls",
         "index_of",
+        "facts",
         "_categories",
         "_result_calls",
         "_search_cache",
@@ -100,6 +104,7 @@ class FlatTree:
         self.leaf_id: str | None = None
         self.tool_calls: dict[Any, ToolCall] = {}
         self.index_of: dict[str, int] = {}
+        self.facts: list[EntryFacts] = []
         self._categories: list[int] = []  # filter codes (_CAT_*)
         self._result_calls: dict[int, ToolCall] = {}  # index of a tool result → its call
         self._search_cache: list[str | None] = []
@@ -146,6 +151,132 @@ class FlatTree:
         return index
 
 
+class EntryFacts:
+    """What the views need to know about one entry: its filter category (``_CAT_*``), its
+    display kind (:func:`~pi_lab.session.entries.display_kind`), whether it failed
+    (:func:`~pi_lab.session.entries.is_error_entry`), the tool calls it makes (``(id,
+    ToolCall)`` pairs in block order, or ``None``) and pi's token estimate of its messages
+    (``tokens``: -1 until a view first asks; the estimate lives in the layers above).
+
+    Entries are never changed once read or appended, so these are decided once per entry
+    object and kept in a :class:`FactTable` for every later flattening, layout and gauge.
+    """
+
+    __slots__ = ("entry", "category", "kind", "error", "calls", "tokens")
+
+    def __init__(self, entry: Entry, category: int, kind: str, error: bool,
+                 calls: tuple[tuple[Any, ToolCall], ...] | None) -> None:
+        self.entry = entry  # kept so that a reused id() of a freed entry never matches it
+        self.category = category
+        self.kind = kind
+        self.error = error
+        self.calls = calls
+        self.tokens = -1
+
+    def __repr__(self) -> str:
+        return f"<EntryFacts {self.kind} cat={self.category} error={self.error} tokens={self.tokens}>"
+
+
+class FactTable:
+    """:class:`EntryFacts` by entry object, for the entries of one session as read.
+
+    Keyed by ``id(entry)`` and checked by identity, so a table never answers for an entry it
+    did not see (another session's, or a re-read one). An append only adds the facts of the
+    new entry when a view first looks at it; a rebuilt session (rewrite, migration, fork)
+    gets a new table from its owner (:class:`pi_lab.view.rows.RowState`).
+    """
+
+    __slots__ = ("_by_id", "__weakref__")
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, EntryFacts] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def of(self, entry: Entry) -> EntryFacts:
+        key = id(entry)
+        found = self._by_id.get(key)
+        if found is None or found.entry is not entry:
+            found = self._by_id[key] = entry_facts(entry)
+        return found
+
+
+def entry_facts(entry: Entry) -> EntryFacts:
+    """The :class:`EntryFacts` of one entry, computed now (see :meth:`FactTable.of`).
+
+    The messages pi writes (plain dicts all the way down) are read in one pass over their
+    content; any other shape is decided by the three general rules, so odd file data gets
+    exactly the answers those give.
+    """
+    if entry.__class__ is dict and entry.get("type") == "message":
+        message = entry.get("message")
+        if message.__class__ is dict:
+            role = message.get("role")
+            if role == "user":
+                return EntryFacts(entry, _CAT_USER, "user", False, None)
+            if role == "toolResult":
+                return EntryFacts(entry, _CAT_TOOL_RESULT, "tool_result", bool(message.get("isError")), None)
+            if role == "assistant":
+                found = _assistant_facts(entry, message)
+                if found is not None:
+                    return found
+    calls: dict[Any, ToolCall] = {}
+    category = _category(entry, calls)
+    return EntryFacts(entry, category, display_kind(entry), is_error_entry(entry),
+                      tuple(calls.items()) if calls else None)
+
+
+def _assistant_facts(entry: Entry, message: dict[str, Any]) -> EntryFacts | None:
+    """One walk over an assistant's blocks for the category, the kind, the error flag and the
+    tool calls; None when a block or the content has a shape the general rules must judge."""
+    content = message.get("content")
+    visible = has_call = has_thinking = False
+    calls: dict[Any, ToolCall] | None = None
+    if content.__class__ is list:
+        for block in content:
+            if block.__class__ is not dict:
+                if isinstance(block, Mapping):
+                    return None  # a dict subclass or another mapping: the general rules decide
+                continue  # not an object: no rule looks at it
+            kind = block.get("type")
+            if kind == "text":
+                if not visible:
+                    text = block.get("text")
+                    # JavaScript's trim: most texts start with a visible character.
+                    if isinstance(text, str) and text and (text[0] not in JS_WHITESPACE or text.strip(JS_WHITESPACE)):
+                        visible = True
+            elif kind == "toolCall":
+                has_call = True
+                call_id = block.get("id")
+                if isinstance(call_id, (str, int, float)) and not isinstance(call_id, bool):
+                    if calls is None:
+                        calls = {}
+                    calls[call_id] = ToolCall(block.get("name"), block.get("arguments", _MISSING))
+            elif kind == "thinking":
+                has_thinking = True
+    elif content.__class__ is str:
+        visible = content.strip(JS_WHITESPACE) != ""
+    elif content is not None:
+        return None
+    stop_reason = message.get("stopReason")
+    error = stop_reason in ("error", "aborted")
+    if visible:
+        category, kind_name = _CAT_OTHER, "assistant"
+    else:
+        # Text-less replies that ended with an error, an abort, a length cut… stay.
+        category = _CAT_TOOL_ONLY if (not _truthy(stop_reason) or stop_reason in ("stop", "toolUse")) else _CAT_OTHER
+        if error or message.get("errorMessage"):
+            kind_name = "assistant_error"
+        elif has_call:
+            kind_name = "tool_call"
+        elif has_thinking:
+            kind_name = "thinking"
+        else:
+            kind_name = "assistant"
+    return EntryFacts(entry, category, kind_name, error, tuple(calls.items()) if calls else None)
+
+
 def _category(entry: Mapping[str, Any], tool_calls: dict[Any, ToolCall]) -> int:
     kind = entry.get("type")
     if kind == "message":
@@ -179,17 +310,18 @@ def _category(entry: Mapping[str, Any], tool_calls: dict[Any, ToolCall]) -> int:
     return _CAT_OTHER
 
 
-def flatten_tree(roots: Sequence[TreeNode], leaf_id: Any = None) -> FlatTree:
+def flatten_tree(roots: Sequence[TreeNode], leaf_id: Any = None, *, facts: FactTable | None = None) -> FlatTree:
     """Flatten ``roots`` (from ``get_tree``) in pi's display order; see §13.1.
 
     Roots and children that contain the leaf come first (the others keep their order), so
-    the current path is one run from the top. Iterative: no depth limit.
+    the current path is one run from the top. Iterative: no depth limit. ``facts`` keeps each
+    entry's :class:`EntryFacts` across flattenings of the same session (default: a new table).
     """
     with collector_paused():  # the tree's size is unknown before the walk
-        return _flatten(roots, leaf_id if isinstance(leaf_id, str) else None)
+        return _flatten(roots, leaf_id if isinstance(leaf_id, str) else None, FactTable() if facts is None else facts)
 
 
-def _flatten(roots: Sequence[TreeNode], leaf: str | None) -> FlatTree:
+def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable) -> FlatTree:
     flat = FlatTree()
     flat.leaf_id = leaf
 
@@ -217,7 +349,9 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None) -> FlatTree:
     labels = flat.labels
     label_times = flat.label_timestamps
     categories = flat._categories
+    facts = flat.facts
     tool_calls = flat.tool_calls
+    known = table._by_id  # FactTable.of, inlined: this runs once per entry
     ordered = list(roots)
     if active and len(ordered) > 1:
         ordered = [r for r in roots if id(r) in active] + [r for r in roots if id(r) not in active]
@@ -233,7 +367,14 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None) -> FlatTree:
         parents.append(parent)
         labels.append(node.label)
         label_times.append(node.label_timestamp)
-        categories.append(_category(entry, tool_calls))
+        key = id(entry)
+        found = known.get(key)
+        if found is None or found.entry is not entry:
+            found = known[key] = entry_facts(entry)
+        facts.append(found)
+        categories.append(found.category)
+        if found.calls is not None:
+            tool_calls.update(found.calls)  # in walk order: a later call with the same id wins
         children = node.children
         if not children:
             continue

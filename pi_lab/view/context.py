@@ -8,9 +8,10 @@ pane, each with its token estimate and the entry it came from.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_lab.compaction import estimate_projected_context_tokens, estimate_tokens
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
@@ -18,7 +19,11 @@ from pi_lab.session.projection import SessionProjection, context_edits, entry_to
 from pi_lab.session._js import js_string
 from pi_lab.session._text import content_preview
 
-__all__ = ["ContextMarks", "context_marks", "context_at", "message_preview", "entry_tokens", "PREVIEW_CHARS"]
+if TYPE_CHECKING:
+    from pi_lab.session.flatten import EntryFacts, FactTable
+
+__all__ = ["ContextMarks", "context_marks", "context_at", "message_preview", "entry_tokens", "facts_tokens",
+           "share_facts", "shared_facts", "PREVIEW_CHARS"]
 
 from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
 PREVIEW_CHARS = 240
@@ -43,6 +48,31 @@ def entry_tokens(entry: Entry) -> int:
     for message in entry_to_messages(entry if entry.__class__ is dict else dict(entry)):
         total += estimate_tokens(message)
     return int(total)
+
+
+def facts_tokens(facts: EntryFacts) -> int:
+    """:func:`entry_tokens` of the entry of ``facts``, estimated once and kept there."""
+    tokens = facts.tokens
+    if tokens < 0:
+        tokens = facts.tokens = entry_tokens(facts.entry)
+    return tokens
+
+
+# The fact table of the session a view laid out last. The gauge of that session (computed
+# right after its rows, by code that is handed only the branch) reads the token estimates the
+# rows made instead of estimating the same entries again. A weak reference: the table lives
+# as long as its view; a table answers only for its own entry objects, so using it for
+# another session's branch is never wrong, merely no help.
+_shared: weakref.ref[FactTable] | None = None
+
+
+def share_facts(table: FactTable) -> None:
+    global _shared
+    _shared = weakref.ref(table)
+
+
+def shared_facts() -> FactTable | None:
+    return _shared() if _shared is not None else None
 
 
 def _edits(projection: SessionProjection) -> tuple[set[str], set[str]]:

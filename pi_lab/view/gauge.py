@@ -19,6 +19,8 @@ from pi_lab.compaction import CompactionSettings, estimate_tokens
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
 from pi_lab.compaction.usage import context_usage
 from pi_lab.session._js import js_string
+from pi_lab.session.flatten import FactTable
+from pi_lab.view.context import facts_tokens, shared_facts
 from pi_lab.session.projection import (
     SessionProjection,
     entry_to_messages,
@@ -74,6 +76,22 @@ def _kept_tokens(entry: Entry, edit: Entry | None = None) -> int:
     return sum(int(estimate_tokens(m)) for m in project_with_edit(entry, edit))
 
 
+def _kept_tokens_of(entry: Entry, facts: FactTable | None) -> int:
+    """:func:`_kept_tokens` of an unedited entry, with its estimate taken from (and kept in)
+    the entry's facts: the rows of a view estimate the same entries (``entry_tokens`` is the
+    sum of the same per-message estimates, each an integer)."""
+    if facts is None or entry.__class__ is not dict:
+        return _kept_tokens(entry)
+    kind = entry.get("type")
+    if kind == "compaction":
+        return 0
+    if kind == "message":
+        message = entry.get("message")
+        if isinstance(message, dict) and message.get("role") == "system":
+            return 0
+    return facts_tokens(facts.of(entry))
+
+
 def _after_compaction_estimate(branch: Sequence[Entry], i: int, position: Mapping[str, int],
                                edits: Sequence[int], prefix: Sequence[int]) -> int:
     """pi's estimate of the context right after the compaction at ``branch[i]``.
@@ -115,24 +133,26 @@ def _after_compaction_estimate(branch: Sequence[Entry], i: int, position: Mappin
 _last_compactions: tuple[list[Entry], list[dict[str, Any]]] | None = None
 
 
-def compactions_on_branch(branch: Sequence[Entry]) -> list[dict[str, Any]]:
+def compactions_on_branch(branch: Sequence[Entry], *, facts: FactTable | None = None) -> list[dict[str, Any]]:
     """Every compaction on ``branch`` with tokens before and after, oldest first.
 
     One forward pass, linear in the branch: the "after" of a compaction is the first trusted
     usage before the next compaction (measured), else the estimate of its own kept range
     (estimated), taken when the pass reaches it, from running sums of the entries before it.
+    ``facts`` holds token estimates of entries already made (default: those of the view that
+    laid out its rows last, :func:`pi_lab.view.context.shared_facts`).
     """
     global _last_compactions
     path = list(branch)
     last = _last_compactions
     if last is not None and len(last[0]) == len(path) and all(map(is_, last[0], path)):
         return [dict(item) for item in last[1]]  # copies: a caller may edit what it gets
-    found = _compactions_on_branch(path)
+    found = _compactions_on_branch(path, shared_facts() if facts is None else facts)
     _last_compactions = (path, [dict(item) for item in found])
     return found
 
 
-def _compactions_on_branch(branch: Sequence[Entry]) -> list[dict[str, Any]]:
+def _compactions_on_branch(branch: Sequence[Entry], facts: FactTable | None = None) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     if not any(entry.get("type") == "compaction" for entry in branch):
         return found
@@ -168,7 +188,7 @@ def _compactions_on_branch(branch: Sequence[Entry]) -> list[dict[str, Any]]:
         entry_id = entry.get("id")
         if isinstance(entry_id, str):
             position[entry_id] = i
-        prefix.append(prefix[-1] + _kept_tokens(entry))
+        prefix.append(prefix[-1] + _kept_tokens_of(entry, facts))
     return found
 
 
@@ -191,15 +211,17 @@ def gauge(
     context_window: int,
     settings: CompactionSettings | None = None,
     projection: SessionProjection | None = None,
+    facts: FactTable | None = None,
 ) -> dict[str, Any]:
-    """The gauge at the end of ``branch`` (root → leaf) as a JSON-ready dict."""
+    """The gauge at the end of ``branch`` (root → leaf) as a JSON-ready dict (``facts``: see
+    :func:`compactions_on_branch`)."""
     settings = settings or CompactionSettings()
     path = list(branch)
     if projection is None:
         projection = project_path(path)
     # The agent's rule (measured anchor, estimated tail, unknown after a compaction), not a copy.
     usage = context_usage(path, context_window, projection=projection)
-    compactions = compactions_on_branch(path)
+    compactions = compactions_on_branch(path, facts=facts)
     g: dict[str, Any] = {
         "leaf_id": path[-1].get("id") if path else None,
         "context_window": int(context_window or 0),

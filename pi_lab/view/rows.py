@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pi_lab.session.flatten import EntryFacts, FactTable
 from pi_lab.session.navigation import (
     FILTER_MODES,
     FlatTree,
@@ -40,8 +41,8 @@ from pi_lab.session._text import field_text
 from pi_lab.session.projection import project_path
 from pi_lab.session.tree import TreeNode
 from pi_lab.view.columns import GutterTable, RowColumns, encode_structure, row_values
-from pi_lab.view.context import ContextMarks, context_marks, entry_tokens
-from pi_lab.view.kinds import FLAG, FLAG_BITS, KIND_NAMES, entry_kind, is_error_entry
+from pi_lab.view.context import ContextMarks, context_marks, facts_tokens, share_facts
+from pi_lab.view.kinds import FLAG, FLAG_BITS, KIND, KIND_NAMES, is_error_entry
 
 from pi_lab.session.entries import Entry, str_key
 
@@ -58,21 +59,30 @@ def entry_flags(marks: ContextMarks, entry: Entry, entry_id: Any, *, label: Any,
     """The flag bits of an entry's row that do not depend on the layout: on the active path,
     labelled, and what the model sees of it at the leaf (``marks``), and whether it failed.
     A row adds its layout bits (connector, last, leaf, folds, children)."""
-    f = FLAG["on_active_path"] if on_active_path else 0
+    return _entry_flags(marks, is_error_entry(entry), entry_id, label, on_active_path)
+
+
+_ON_ACTIVE_PATH, _HAS_LABEL, _OUT_OF_CONTEXT, _FIRST_KEPT, _OMITTED, _REPLACED, _ERROR = (
+    FLAG[name] for name in ("on_active_path", "has_label", "out_of_context", "first_kept", "omitted", "replaced", "error"))
+
+
+def _entry_flags(marks: ContextMarks, error: bool, entry_id: Any, label: Any, on_active_path: bool) -> int:
+    """:func:`entry_flags` with the entry's error fact already known (its :class:`EntryFacts`)."""
+    f = _ON_ACTIVE_PATH if on_active_path else 0
     if label:
-        f |= FLAG["has_label"]
+        f |= _HAS_LABEL
     entry_id = str_key(entry_id)  # the marks hold string ids; a list id is unhashable
     if entry_id is not None:
         if entry_id in marks.out_of_context:
-            f |= FLAG["out_of_context"]
+            f |= _OUT_OF_CONTEXT
         if entry_id == marks.first_kept_id:
-            f |= FLAG["first_kept"]
+            f |= _FIRST_KEPT
         if entry_id in marks.omitted:
-            f |= FLAG["omitted"]
+            f |= _OMITTED
         if entry_id in marks.replaced:
-            f |= FLAG["replaced"]
-    if is_error_entry(entry):
-        f |= FLAG["error"]
+            f |= _REPLACED
+    if error:
+        f |= _ERROR
     return f
 
 
@@ -151,9 +161,9 @@ class RowState:
         self.folded: frozenset[str] = frozenset(folded)
         self.home = default_home() if home is None else home
         self.version = 0
-        # id(entry) -> (entry, tokens): the entry is kept so that a reused id of a freed
-        # entry (after a fork replaced the session) is never mistaken for it.
-        self._token_cache: dict[int, tuple[Entry, int]] = {}
+        # Each entry's facts (filter category, kind, error, tokens), decided once per entry
+        # object for every flattening, layout and the gauge; a new table on reload.
+        self.facts = FactTable()
         self._flat_stale = True
         self._extra_calls: dict[Any, ToolCall] = {}
         self.reload()
@@ -164,7 +174,8 @@ class RowState:
         """Forget every cache and lay the rows out from the session (e.g. after a fork)."""
         sm = self.sm
         self.session_id = sm.session_id
-        self._token_cache = {}
+        self.facts = FactTable()
+        share_facts(self.facts)  # the gauge of this session reads the same token estimates
         self._cursor = sm.change_cursor  # everything up to now is in the layout below
         self.roots: list[TreeNode] = sm.get_tree()
         self.entry_pos: dict[str, int] = {}
@@ -188,7 +199,7 @@ class RowState:
         self.marks: ContextMarks = context_marks(branch, self.projection)
         self.path_ids: set[str] = set(self.marks.path_ids)
         if leaf_moved or self._flat_stale:
-            self.flat: FlatTree = flatten_tree(self.roots, self.leaf_id)
+            self.flat: FlatTree = flatten_tree(self.roots, self.leaf_id, facts=self.facts)
             self._extra_calls: dict[Any, ToolCall] = {}
             self._flat_stale = False
         self.layout()
@@ -204,7 +215,7 @@ class RowState:
         if folded is not None:
             self.folded = frozenset(folded)
         if self._flat_stale:
-            self.flat = flatten_tree(self.roots, self.leaf_id)
+            self.flat = flatten_tree(self.roots, self.leaf_id, facts=self.facts)
             self._extra_calls = {}
             self._flat_stale = False
         self.layout()
@@ -224,17 +235,52 @@ class RowState:
         entry_pos = self.entry_pos
         gutter_ids: dict[int, tuple[Any, int]] = {}  # id(tuple) -> (tuple, id): a subtree shares one
         id_of = self.gutters.id_of
-        tokens_of = self._tokens
-        flags_of = self._flags
+        facts = self.flat.facts
+        kind_code = KIND
+        marks = self.marks
+        out_of_context, omitted, replaced, first_kept = marks.out_of_context, marks.omitted, marks.replaced, marks.first_kept_id
         for row in rows:
             entry_id = row.entry_id
-            cols.entry.append(entry_pos.get(entry_id, 0) if entry_id.__class__ is str or isinstance(entry_id, str) else 0)
+            is_str = entry_id.__class__ is str or isinstance(entry_id, str)
+            cols.entry.append(entry_pos.get(entry_id, 0) if is_str else 0)
             cols.parent.append(row.parent)
             cols.indent.append(min(row.indent, 0xFFFF))
-            cols.flags.append(flags_of(row, row.child_count > 0))
-            entry = row.entry
-            cols.kind.append(entry_kind(entry))
-            cols.tokens.append(min(tokens_of(entry), 0xFFFFFFFF))
+            found = facts[row.index]  # the row's entry is the flattened one at its index
+            # The bits of entry_flags and _flags, spelled out: this runs once per row.
+            f = _ON_ACTIVE_PATH if row.on_active_path else 0
+            if row.label:
+                f |= _HAS_LABEL
+            if is_str:
+                if entry_id in out_of_context:
+                    f |= _OUT_OF_CONTEXT
+                if entry_id == first_kept:
+                    f |= _FIRST_KEPT
+                if entry_id in omitted:
+                    f |= _OMITTED
+                if entry_id in replaced:
+                    f |= _REPLACED
+            if found.error:
+                f |= _ERROR
+            if row.show_connector:
+                f |= _SHOW_CONNECTOR
+            if row.is_last:
+                f |= _IS_LAST
+            if row.is_leaf:
+                f |= _IS_LEAF
+            if row.foldable:
+                f |= _FOLDABLE
+            if row.folded:
+                f |= _FOLDED
+            if row.is_virtual_root_child:
+                f |= _VIRTUAL
+            if row.child_count > 0:
+                f |= _HAS_CHILDREN
+            cols.flags.append(f)
+            cols.kind.append(kind_code[found.kind])
+            tokens = found.tokens
+            if tokens < 0:
+                tokens = facts_tokens(found)
+            cols.tokens.append(min(tokens, 0xFFFFFFFF))
             gutters = row.gutters
             known = gutter_ids.get(id(gutters))
             if known is None or known[0] is not gutters:
@@ -248,14 +294,11 @@ class RowState:
     # ------------------------------------------------------------------ row facts
 
     def _tokens(self, entry: Entry) -> int:
-        key = id(entry)
-        found = self._token_cache.get(key)
-        if found is None or found[0] is not entry:
-            found = self._token_cache[key] = (entry, entry_tokens(entry))
-        return found[1]
+        return facts_tokens(self.facts.of(entry))
 
-    def _flags(self, row: NavRow, has_children: bool) -> int:
-        f = entry_flags(self.marks, row.entry, row.entry_id, label=row.label, on_active_path=row.on_active_path)
+    def _flags(self, row: NavRow, has_children: bool, facts: EntryFacts | None = None) -> int:
+        error = (self.facts.of(row.entry) if facts is None else facts).error
+        f = _entry_flags(self.marks, error, row.entry_id, row.label, row.on_active_path)
         # The layout bits of _LAYOUT_FLAGS, read straight from the row (this runs per row).
         if row.show_connector:
             f |= _SHOW_CONNECTOR
@@ -397,7 +440,7 @@ class RowState:
         """Whether the filter and search keep ``entry`` (folds aside), via a one-node tree."""
         node = TreeNode(entry, [], label, None)
         leaf = entry.get("id") if as_leaf else None
-        mini = flatten_tree([node], leaf)
+        mini = flatten_tree([node], leaf, facts=self.facts)
         return bool(visible_rows(mini, filter_mode=self.filter_mode, search=self.search, leaf_id=leaf, home=self.home))
 
     def _new_row(self, entry: Entry, parent_row: int, layout: tuple[int, bool, bool, tuple, bool]) -> NavRow:
@@ -422,7 +465,7 @@ class RowState:
 
     def _values(self, row: NavRow, parent_row: int) -> list[int]:
         return row_values(self.entry_pos.get(row.entry_id, 0), parent_row, row.indent, self._flags(row, False),
-                          entry_kind(row.entry), self._tokens(row.entry), self.gutters.id_of(row.gutters))
+                          KIND[self.facts.of(row.entry).kind], self._tokens(row.entry), self.gutters.id_of(row.gutters))
 
     def _set_flag(self, row: int, name: str, on: bool, ops: list[dict[str, Any]]) -> None:
         old = self.columns.flags[row]
