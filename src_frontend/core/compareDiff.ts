@@ -88,7 +88,7 @@ function replacedBlock(parent: HTMLElement, r: Replaced, other: 'A' | 'B', ctx: 
     return;
   }
   el('div', 'pi-small-text pi-cmp-replaced-title', box,
-    `Compaction ${shortId(r.compaction_id)} summarised ${r.count} entr${r.count === 1 ? 'y' : 'ies'} that ${other} holds verbatim (${tokens(r.tokens)} there):`);
+    `Compaction ${shortId(r.compaction_id)} summarized ${r.count} entr${r.count === 1 ? 'y' : 'ies'} that ${other} holds verbatim (${tokens(r.tokens)} there):`);
   const list = el('ol', 'pi-cmp-list pi-cmp-replaced-list', box);
   for (const row of r.rows) {
     diffItem(list, row, ctx);
