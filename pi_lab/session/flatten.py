@@ -178,27 +178,50 @@ class EntryFacts:
 
 
 class FactTable:
-    """:class:`EntryFacts` by entry object, for the entries of one session as read.
+    """:class:`EntryFacts` of the entries of one session as read.
 
-    Keyed by ``id(entry)`` and checked by identity, so a table never answers for an entry it
-    did not see (another session's, or a re-read one). An append only adds the facts of the
-    new entry when a view first looks at it; a rebuilt session (rewrite, migration, fork)
-    gets a new table from its owner (:class:`pi_lab.view.rows.RowState`).
+    A table answers only for the entry objects it was given (checked by identity), never for
+    another session's entries or a re-read copy. The facts of the entries of the flattening its
+    owner adopted (:meth:`adopt`) are found through that flattening's own ``index_of``, with no
+    map per entry beside it; those of other entries (appended since, or sharing an id with a
+    later one) are kept by ``id(entry)``. An append adds only the facts of the new entry, when
+    a view first looks at it; a rebuilt session (rewrite, migration, fork) gets a new table from
+    its owner (:class:`pi_lab.view.rows.RowState`).
     """
 
-    __slots__ = ("_by_id", "__weakref__")
+    __slots__ = ("_flat", "_extra", "__weakref__")
 
     def __init__(self) -> None:
-        self._by_id: dict[int, EntryFacts] = {}
+        self._flat: FlatTree | None = None
+        self._extra: dict[int, EntryFacts] = {}
 
     def __len__(self) -> int:
-        return len(self._by_id)
+        """How many entries' facts the table holds."""
+        return (len(self._flat.facts) if self._flat is not None else 0) + len(self._extra)
+
+    def adopt(self, flat: FlatTree) -> None:
+        """Answer from ``flat``, a flattening made with this table, from now on."""
+        self._flat = flat
+        if self._extra:
+            self._extra = {key: found for key, found in self._extra.items() if self._held(found.entry) is None}
+
+    def _held(self, entry: Entry) -> EntryFacts | None:
+        flat = self._flat
+        if flat is not None:
+            entry_id = entry.get("id")
+            if entry_id.__class__ is str or isinstance(entry_id, str):
+                i = flat.index_of.get(entry_id)
+                if i is not None and flat.entries[i] is entry:
+                    return flat.facts[i]
+        return None
 
     def of(self, entry: Entry) -> EntryFacts:
-        key = id(entry)
-        found = self._by_id.get(key)
-        if found is None or found.entry is not entry:
-            found = self._by_id[key] = entry_facts(entry)
+        found = self._held(entry)
+        if found is None:
+            key = id(entry)
+            found = self._extra.get(key)
+            if found is None or found.entry is not entry:  # the entry is kept: its id() is not reused
+                found = self._extra[key] = entry_facts(entry)
         return found
 
 
@@ -351,7 +374,14 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable) -> F
     categories = flat._categories
     facts = flat.facts
     tool_calls = flat.tool_calls
-    known = table._by_id  # FactTable.of, inlined: this runs once per entry
+    # FactTable.of, inlined (this runs once per entry): the adopted flattening by id, then the
+    # table's other entries; a first flattening computes every entry's facts and keeps them in
+    # its own column only.
+    before = table._flat
+    before_index = before.index_of if before is not None else None
+    before_entries = before.entries if before is not None else None
+    before_facts = before.facts if before is not None else None
+    extra = table._extra
     ordered = list(roots)
     if active and len(ordered) > 1:
         ordered = [r for r in roots if id(r) in active] + [r for r in roots if id(r) not in active]
@@ -363,14 +393,23 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable) -> F
         index = len(entries)
         entry = node.entry
         entries.append(entry)
-        ids.append(entry.get("id"))
+        entry_id = entry.get("id")
+        ids.append(entry_id)
         parents.append(parent)
         labels.append(node.label)
         label_times.append(node.label_timestamp)
-        key = id(entry)
-        found = known.get(key)
-        if found is None or found.entry is not entry:
-            found = known[key] = entry_facts(entry)
+        found = None
+        if before_index is not None and entry_id.__class__ is str:
+            j = before_index.get(entry_id)
+            if j is not None and before_entries[j] is entry:
+                found = before_facts[j]
+        if found is None:
+            if extra:
+                found = extra.get(id(entry))
+                if found is not None and found.entry is not entry:
+                    found = None
+            if found is None:
+                found = entry_facts(entry)
         facts.append(found)
         categories.append(found.category)
         if found.calls is not None:
@@ -489,6 +528,47 @@ class _LazyTextRow(NavRow):
 
     def __repr__(self) -> str:
         return "NavRow" + NavRow.__repr__(self)[len(type(self).__qualname__):]
+
+
+# The slot setters of a _LazyTextRow in NavRow's field order. A frozen dataclass's __init__
+# sets each field through object.__setattr__ by name; visible_rows makes one row per visible
+# entry (83,000 in a large session), so it sets the slots directly: the same object.
+(_SET_ENTRY, _SET_ENTRY_ID, _SET_INDEX, _SET_PARENT, _SET_INDENT, _SET_SHOW_CONNECTOR, _SET_IS_LAST, _SET_GUTTERS,
+ _SET_VIRTUAL, _SET_ON_PATH, _SET_IS_LEAF, _SET_LABEL, _SET_LABEL_TIME, _SET_FOLDABLE, _SET_FOLDED, _SET_TEXT,
+ _SET_CHILD_COUNT, _SET_TOOL_CALL) = (NavRow.__dict__[name].__set__ for name in NavRow.__dataclass_fields__)
+_SET_FLAT = _LazyTextRow.__dict__["_flat"].__set__
+_SET_HOME = _LazyTextRow.__dict__["_home"].__set__
+_new_object = object.__new__
+
+
+def _lazy_row(entry: Entry, entry_id: Any, index: int, parent: int, indent: int, show_connector: bool,
+              is_last: bool, gutters: tuple[tuple[int, bool], ...], virtual: bool, on_path: bool, is_leaf: bool,
+              label: str | None, label_timestamp: str | None, foldable: bool, folded: bool, text: str | None,
+              child_count: int, tool_call: ToolCall | None, flat: FlatTree, home: str) -> _LazyTextRow:
+    """``_LazyTextRow(entry, …, tool_call)`` with its text source, when ``text`` is None."""
+    row = _new_object(_LazyTextRow)
+    _SET_ENTRY(row, entry)
+    _SET_ENTRY_ID(row, entry_id)
+    _SET_INDEX(row, index)
+    _SET_PARENT(row, parent)
+    _SET_INDENT(row, indent)
+    _SET_SHOW_CONNECTOR(row, show_connector)
+    _SET_IS_LAST(row, is_last)
+    _SET_GUTTERS(row, gutters)
+    _SET_VIRTUAL(row, virtual)
+    _SET_ON_PATH(row, on_path)
+    _SET_IS_LEAF(row, is_leaf)
+    _SET_LABEL(row, label)
+    _SET_LABEL_TIME(row, label_timestamp)
+    _SET_FOLDABLE(row, foldable)
+    _SET_FOLDED(row, folded)
+    _SET_TEXT(row, text)
+    _SET_CHILD_COUNT(row, child_count)
+    _SET_TOOL_CALL(row, tool_call)
+    if text is None:
+        _SET_FLAT(row, flat)
+        _SET_HOME(row, home)
+    return row
 
 
 def search_tokens(query: str) -> list[str]:
@@ -611,8 +691,8 @@ def _visible_rows(
     rows: list[NavRow] = []
     append = rows.append
     root_indent = 1 if multiple_roots else 0
-    row_class = NavRow if with_text else _LazyTextRow
-    set_slot = object.__setattr__  # NavRow is frozen; these two slots are set once, here
+    make_row = NavRow if with_text else _lazy_row
+    lazy = () if with_text else (flat, home_dir)
     for r in range(size):
         i = row_index[r]
         p = row_parent[r]
@@ -646,7 +726,7 @@ def _visible_rows(
         if text is None and with_text:
             text = texts[i] = _display_text(entries[i], result_calls.get(i), home_dir)
         append(
-            row_class(
+            make_row(
                 entries[i],
                 entry_id,
                 i,
@@ -665,12 +745,9 @@ def _visible_rows(
                 text,
                 child_count[r],
                 result_calls.get(i),
+                *lazy,
             )
         )
-        if text is None:
-            row = rows[-1]
-            set_slot(row, "_flat", flat)
-            set_slot(row, "_home", home_dir)
     return rows
 
 

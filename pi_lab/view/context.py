@@ -42,6 +42,12 @@ class ContextMarks:
 
 def entry_tokens(entry: Entry) -> int:
     """pi's estimate of the messages one entry contributes, before any context edit."""
+    if entry.__class__ is dict and entry.get("type") == "message":
+        message = entry.get("message")
+        # The shape pi writes: entry_to_messages gives the message itself (it rewrites only a
+        # null content), so its estimate is the entry's.
+        if message.__class__ is dict and message.get("content") is not None:
+            return int(estimate_tokens(message))
     total = 0
     # A plain dict is read as it is (entry_to_messages never changes it); any other mapping
     # is copied into one first.

@@ -134,9 +134,14 @@ def _node_at_end(roots: list[TreeNode], branch: list[Entry]) -> TreeNode | None:
     down the tree along the branch: no index of the tree besides the manager's own."""
     nodes, node = roots, None
     for entry in branch:
-        node = next((n for n in nodes if n.entry is entry), None)
-        if node is None:
-            return None
+        if len(nodes) == 1:  # most of a long branch: no generator for a single child
+            node = nodes[0]
+            if node.entry is not entry:
+                return None
+        else:
+            node = next((n for n in nodes if n.entry is entry), None)
+            if node is None:
+                return None
         nodes = node.children
     return node
 
@@ -200,6 +205,7 @@ class RowState:
         self.path_ids: set[str] = set(self.marks.path_ids)
         if leaf_moved or self._flat_stale:
             self.flat: FlatTree = flatten_tree(self.roots, self.leaf_id, facts=self.facts)
+            self.facts.adopt(self.flat)
             self._extra_calls: dict[Any, ToolCall] = {}
             self._flat_stale = False
         self.layout()
@@ -216,6 +222,7 @@ class RowState:
             self.folded = frozenset(folded)
         if self._flat_stale:
             self.flat = flatten_tree(self.roots, self.leaf_id, facts=self.facts)
+            self.facts.adopt(self.flat)
             self._extra_calls = {}
             self._flat_stale = False
         self.layout()
@@ -438,6 +445,7 @@ class RowState:
 
     def _passes(self, entry: Entry, *, as_leaf: bool, label: str | None = None) -> bool:
         """Whether the filter and search keep ``entry`` (folds aside), via a one-node tree."""
+        self.facts.of(entry)  # kept in the table, so the one-node flattening below finds it
         node = TreeNode(entry, [], label, None)
         leaf = entry.get("id") if as_leaf else None
         mini = flatten_tree([node], leaf, facts=self.facts)

@@ -26,7 +26,8 @@ from pi_lab.session import SessionManager
 from pi_lab.session.entries import display_kind, is_error_entry
 from pi_lab.session.flatten import FactTable, entry_facts, flatten_tree, visible_rows
 from pi_lab.session.readonly import session_from_bytes
-from pi_lab.view.context import entry_tokens
+from pi_lab.compaction import estimate_tokens
+from pi_lab.session.projection import entry_to_messages
 from pi_lab.view.gauge import compactions_on_branch, gauge
 from pi_lab.view.kinds import FLAG, entry_kind
 from pi_lab.view.payload import SessionView
@@ -62,6 +63,11 @@ def reference_facts(entry):
     return category, display_kind(entry), is_error_entry(entry), list(calls.items())
 
 
+def reference_tokens(entry) -> int:
+    """pi's estimate of the messages an entry contributes, message by message."""
+    return int(sum(estimate_tokens(m) for m in entry_to_messages(dict(entry))))
+
+
 def facts_tuple(found):
     return found.category, found.kind, found.error, list(found.calls or ())
 
@@ -78,7 +84,7 @@ def reference_columns(state: RowState) -> dict[str, list[int]]:
             f |= FLAG["has_children"]
         flags.append(f)
         kinds.append(entry_kind(row.entry))
-        tokens.append(min(entry_tokens(row.entry), 0xFFFFFFFF))
+        tokens.append(min(reference_tokens(row.entry), 0xFFFFFFFF))
     return {"kind": kinds, "flags": flags, "tokens": tokens}
 
 
@@ -127,6 +133,7 @@ def check_state(state: RowState, *, after_delta: bool = False) -> None:
 def check_session(sm, views=VIEWS) -> None:
     for entry in sm.entries:
         assert facts_tuple(entry_facts(entry)) == reference_facts(entry)
+        assert context_module.entry_tokens(entry) == reference_tokens(entry)
     for view in views:
         check_state(RowState(sm, **view))
 
@@ -167,6 +174,13 @@ def test_mutated_fields_get_the_facts_the_rules_give(tmp_path):
                 continue
             if isinstance(entry, dict):
                 assert facts_tuple(entry_facts(entry)) == reference_facts(entry), (name, mutation.describe())
+                try:
+                    expected = reference_tokens(entry)
+                except Exception as error:  # the estimate refuses the same odd values either way
+                    with pytest.raises(type(error)):
+                        context_module.entry_tokens(entry)
+                else:
+                    assert context_module.entry_tokens(entry) == expected, (name, mutation.describe())
                 checked += 1
         try:
             sm = session_from_bytes(data, tmp_path / f"m{step}.jsonl")
@@ -299,3 +313,29 @@ def test_opening_a_view_decides_each_entrys_facts_and_estimate_once(monkeypatch)
     assert decided and max(decided.values()) == 1
     assert estimated and max(estimated.values()) == 1
     assert kept_unedited == []  # the gauge took every unedited estimate from the facts
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows without text are made by setting their slots: the same objects as the dataclass makes
+
+
+def test_rows_without_text_are_the_rows_the_dataclass_makes():
+    sm = generated_session(600, 5)
+    for mode in ("default", "all"):
+        flat = flatten_tree(sm.get_tree(), sm.leaf_id)
+        lazy = visible_rows(flat, filter_mode=mode, with_text=False, home="/home/u")
+        text_slot = flatten_module._TEXT_SLOT
+        for row in lazy:
+            assert type(row) is flatten_module._LazyTextRow
+            assert text_slot.__get__(row) is None and row._flat is flat and row._home == "/home/u"
+            values = [getattr(row, name) for name in flatten_module.NavRow.__dataclass_fields__ if name != "text"]
+            made = flatten_module._LazyTextRow(*values[:15], None, *values[15:])
+            object.__setattr__(made, "_flat", flat)
+            object.__setattr__(made, "_home", "/home/u")
+            assert made == row and repr(made) == repr(row)
+        eager = visible_rows(flatten_tree(sm.get_tree(), sm.leaf_id), filter_mode=mode, home="/home/u")
+        assert lazy == eager
+        # The texts are now made: rows laid out again carry them and no text source.
+        again = visible_rows(flat, filter_mode=mode, with_text=False, home="/home/u")
+        assert again == eager
+        assert all(text_slot.__get__(row) is not None and not hasattr(row, "_flat") for row in again)
