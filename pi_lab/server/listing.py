@@ -226,7 +226,7 @@ class _FileIndex:
                 activity = float(stamp)
             else:
                 activity = parse_iso_ms(entry.get("timestamp"))
-            if activity == activity and activity > self.latest:
+            if activity == activity and activity > self.latest and _MIN_MS <= activity <= _MAX_MS:
                 self.latest = activity
 
     # ------------------------------------------------------------------ answers
@@ -236,6 +236,8 @@ class _FileIndex:
             return None
         header = self.header
         created_ms = parse_iso_ms(header.get("timestamp"))
+        if not _MIN_MS <= created_ms <= _MAX_MS:
+            created_ms = float("nan")  # NaN (unparsable) or a time no date can show: unknown
         if self.latest > 0:
             modified_ms = self.latest
         elif created_ms == created_ms:
@@ -337,6 +339,13 @@ class _ChunkBuilder:
 
     def finish(self) -> None:
         self._close()
+
+
+# The times a datetime can hold (years 1 to 9999). A message timestamp outside (1e308, 2**63:
+# JavaScript's Date would call it Invalid Date from 8.64e15 on) is not a time of activity.
+_MIN_MS = (datetime(1, 1, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1000
+_MAX_MS = (datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+           - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1000
 
 
 def _to_datetime(ms: float) -> datetime:

@@ -374,7 +374,9 @@ def _cli_steps(run: Runner, path: Path, work: Path) -> None:
         if "Traceback" in text:
             run.findings.append(Finding(step, "traceback on stderr", "cli", text[-200:]))
             continue
-        for line in [*skipped, *rest]:
+        # A "skipped ...: internal error" line is the corpus reading the file: the corpus steps
+        # find the same error with its frame, so only the CLI's own lines are looked at here.
+        for line in rest:
             if "internal error" in line:
                 run.findings.append(Finding(step, *_internal_error_parts(line)))
         if code not in (0, None) and len(rest) > 1:

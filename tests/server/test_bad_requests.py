@@ -355,3 +355,22 @@ def test_a_reply_keyed_by_a_lone_surrogate_is_still_json():
 
     value = {"by_tool": {"\ud800": 2, "read": 1}, "deep": [[[[1]]]]}
     assert json.loads(_json_bytes(value)) == value
+
+
+@pytest.mark.parametrize("stamp", ["1e308", str(2**63), "-1e300"])
+async def test_a_message_time_no_date_can_hold_leaves_the_panel_listing(api, sessions_dir, stamp, log_watch):
+    """A message timestamp of 1e308 or 2**63 (a time neither a Python date nor JavaScript's Date
+    can hold) is not the session's last activity: the Pi Sessions panel lists the file, dated by
+    its other messages, and a search still answers."""
+    folder = sessions_dir / "--p--"
+    folder.mkdir()
+    odd = ('{"type":"message","id":"u2","parentId":"a1","timestamp":"2026-01-01T00:00:05.000Z",'
+           '"message":{"role":"user","content":"later","timestamp":%s}}\n' % stamp)
+    (folder / "s.jsonl").write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in LINES) + odd.encode())
+    for query in ("", "hello"):
+        code, reply = await api.get("sessions", q=query)
+        assert code == 200, reply
+        [group] = reply["groups"]
+        [session] = group["sessions"]
+        assert session["modified"].startswith("2026-01-01T00:00:0"), session["modified"]
+    assert not log_watch.tracebacks(), "\n".join(log_watch.tracebacks()[:20])
