@@ -428,7 +428,7 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable) -> F
             push((child, index))
 
     count = len(entries)
-    index_of = {entry_id: i for i, entry_id in enumerate(ids) if isinstance(entry_id, str)}
+    index_of = {entry_id: i for i, entry_id in enumerate(ids) if entry_id.__class__ is str or isinstance(entry_id, str)}
     flat.index_of = index_of
     on_path = [False] * count
     if leaf is not None:

@@ -183,14 +183,13 @@ class RowState:
         share_facts(self.facts)  # the gauge of this session reads the same token estimates
         self._cursor = sm.change_cursor  # everything up to now is in the layout below
         self.roots: list[TreeNode] = sm.get_tree()
-        self.entry_pos: dict[str, int] = {}
-        count = 0
-        for entry in sm.entries:
-            entry_id = entry.get("id")
-            if isinstance(entry_id, str):
-                self.entry_pos[entry_id] = count
-            count += 1
-        self._entry_count = count
+        entries = sm.entries
+        # File positions of string ids (the last one of a duplicated id), in one comprehension.
+        self.entry_pos: dict[str, int] = {
+            entry_id: position for position, entry in enumerate(entries)
+            if (entry_id := entry.get("id")).__class__ is str or isinstance(entry_id, str)
+        }
+        self._entry_count = len(entries)
         self.relayout(leaf_moved=True)
 
     def relayout(self, *, leaf_moved: bool = False) -> None:
