@@ -204,3 +204,15 @@ def test_forking_an_entry_with_a_lone_surrogate_key(tmp_path):
     odd["message"]["details"] = {"\ud800": 1}
     sm = SessionManager.open(write(tmp_path, session_bytes(odd)), session_dir=tmp_path / "forks")
     result_or_pi_lab_error(lambda: sm.create_branched_session("u1"))
+
+
+@pytest.mark.xfail(strict=True, raises=ValueError, reason="session/_json.py:55 _normalise: the same refusal reached "
+                                                          "from pi's token estimate (JSON.stringify of a tool call's "
+                                                          "arguments): the viewer, the server and the corpus fail")
+def test_estimating_a_tool_call_whose_arguments_have_a_lone_surrogate_key():
+    from pi_lab.view.payload import SessionView
+
+    call = assistant("a1", "u1")
+    call["message"]["content"] = [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"\ud800": 1}}]
+    sm = session_from_bytes(session_bytes(user("u1", None), call), "s.jsonl")
+    result_or_pi_lab_error(lambda: SessionView.open(sm))
