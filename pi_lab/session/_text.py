@@ -7,7 +7,16 @@ from typing import Any
 # The JavaScript string helpers live in _js; they are re-exported here for existing callers.
 from pi_lab.session._js import JS_WHITESPACE, js_len, js_slice, js_trim
 
-__all__ = ["js_len", "js_slice", "js_trim", "content_text", "content_preview", "field_text", "JS_WHITESPACE"]
+__all__ = [
+    "js_len",
+    "js_slice",
+    "js_trim",
+    "content_text",
+    "content_preview",
+    "field_text",
+    "safe_repr",
+    "JS_WHITESPACE",
+]
 
 
 def content_text(content: Any, separator: str = "") -> str:
@@ -70,3 +79,91 @@ def field_text(value: Any) -> str:
 
         return js_json(value)
     return str(value)
+
+
+# How deep safe_repr shows nested lists and objects before it cuts them with "…".
+_SAFE_REPR_DEPTH = 8
+
+
+def _scalar_repr(value: Any, limit: int) -> str:
+    """repr of one non-container value, bounded by ``limit`` characters of output."""
+    if isinstance(value, str):
+        # Cut before repr: repr of a 10 MB string would cost its full size. Python's repr
+        # already writes a lone surrogate as a \\udXXX escape.
+        text = repr(value[: limit + 1])
+        return text if len(value) <= limit else text[:-1] + "…" + text[-1]
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int):
+        # repr of an int past Python's digit limit raises ValueError; bit_length is cheap.
+        if value.bit_length() > 4 * limit:
+            return f"<int of {value.bit_length()} bits>"
+        return repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # an object whose own repr fails or recurses: show its type
+        text = f"<{type(value).__name__}>"
+    if not isinstance(text, str):
+        text = f"<{type(value).__name__}>"
+    return text
+
+
+def safe_repr(value: Any, limit: int = 80) -> str:
+    """A short, Python-style repr of any value for error messages; never raises.
+
+    Walks lists and objects with an explicit stack (a 3,000-level id would make ``repr``
+    raise RecursionError), shows containers deeper than a few levels as ``[…]``/``{…}``,
+    writes lone surrogates as escapes, and stops after ``limit`` characters with "…".
+    """
+    try:
+        limit = max(int(limit), 1)
+        out: list[str] = []
+        size = 0
+        # Each frame: a pending text token, or (iterator, is_dict, depth, first) for an open container.
+        stack: list[Any] = [("value", value, 0)]
+        while stack and size <= limit:
+            item = stack.pop()
+            if isinstance(item, str):
+                out.append(item)
+                size += len(item)
+                continue
+            if item[0] == "value":
+                _, current, depth = item
+                if isinstance(current, (list, tuple, dict)):
+                    is_dict = isinstance(current, dict)
+                    opening, closing = ("{", "}") if is_dict else ("[", "]") if isinstance(current, list) else ("(", ")")
+                    if depth >= _SAFE_REPR_DEPTH and len(current):
+                        token = opening + "…" + closing
+                        out.append(token)
+                        size += len(token)
+                        continue
+                    out.append(opening)
+                    size += 1
+                    stack.append(closing)
+                    stack.append(("open", iter(current.items() if is_dict else current), is_dict, depth + 1, True))
+                else:
+                    token = _scalar_repr(current, limit - size + 1)
+                    out.append(token)
+                    size += len(token)
+                continue
+            _, iterator, is_dict, depth, first = item
+            try:
+                element = next(iterator)
+            except StopIteration:
+                continue  # the closing bracket is next on the stack
+            stack.append(("open", iterator, is_dict, depth, False))
+            if is_dict:
+                key, element = element
+                stack.append(("value", element, depth))
+                stack.append(": ")
+                stack.append(("value", key, depth))
+            else:
+                stack.append(("value", element, depth))
+            if not first:
+                stack.append(", ")
+        text = "".join(out)
+        if stack or len(text) > limit:
+            text = text[: limit - 1] + "…"
+        return text
+    except Exception:  # never let a message builder hide the real error
+        return f"<{type(value).__name__}>"
