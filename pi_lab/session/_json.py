@@ -5,7 +5,8 @@ JavaScript's in a few places that matter for byte-identical files:
 
 * JavaScript has one number type: an integral value is written without ``.0`` and the
   exponent form is used only below 1e-6 and from 1e21 on.
-* A lone UTF-16 surrogate (legal in a JS string) is written as a ``\\udXXX`` escape.
+* A lone UTF-16 surrogate (legal in a JS string) is written as a ``\\udXXX`` escape, in a
+  value and in an object key alike.
 * ``NaN`` and ``Infinity`` become ``null``.
 
 orjson does the work; numbers and strings it would render differently are rewritten first.
@@ -52,7 +53,8 @@ def _normalise(value: Any) -> Any:
                 if not isinstance(k, str):
                     raise TypeError(f"JSON object keys must be strings, not {type(k).__name__}")
                 if _LONE_SURROGATE.search(k):
-                    raise ValueError("lone surrogate in an object key cannot be written")
+                    # orjson takes no pre-rendered key: the iterative writer escapes it.
+                    raise _SurrogateKey
                 stack.append((copy, k, v))
         elif isinstance(item, (list, tuple)):
             copy_list = list(item)
@@ -62,6 +64,11 @@ def _normalise(value: Any) -> Any:
         elif isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**64:
             parent[key] = orjson.Fragment(js_number(float(item)).encode())
     return root[0]
+
+
+class _SurrogateKey(Exception):
+    """Raised by :func:`_normalise` on an object key holding a lone surrogate (orjson cannot
+    write it, not even pre-rendered), so that :func:`dumps` uses the iterative writer."""
 
 
 def _dump_surrogate_string(text: str) -> bytes:
@@ -106,6 +113,8 @@ def dumps(value: Any) -> bytes:
     except (TypeError, orjson.JSONEncodeError):
         try:
             return orjson.dumps(_normalise(value))
+        except _SurrogateKey:
+            return _dumps_iterative(value)
         except orjson.JSONEncodeError as exc:
             if "ecursion" not in str(exc):
                 raise
@@ -148,9 +157,9 @@ def _dumps_iterative(value: Any) -> bytes:
             for index, (key, child) in enumerate(item.items()):
                 if not isinstance(key, str):
                     raise TypeError(f"JSON object keys must be strings, not {type(key).__name__}")
-                if _LONE_SURROGATE.search(key):
-                    raise ValueError("lone surrogate in an object key cannot be written")
-                parts.append(_Raw((b"," if index else b"") + orjson.dumps(key) + b":"))
+                # JSON.stringify escapes a lone surrogate in a key as it does in a value.
+                written = _dump_surrogate_string(key) if _LONE_SURROGATE.search(key) else orjson.dumps(key)
+                parts.append(_Raw((b"," if index else b"") + written + b":"))
                 parts.append(child)
             parts.append(_Raw(b"}"))
             stack.extend(reversed(parts))
