@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
+from pi_lab.session._json import dumps
 from pi_lab.session.projection import entry_to_messages
 from pi_lab.view.timeline import _ContextWalk
 from pi_lab.widget.context import context_at
@@ -72,8 +73,15 @@ def messages_of(records: Sequence[ContextRecord], index: int,
     return rows
 
 
-def _key(row: dict[str, Any]) -> tuple:
-    return tuple(sorted((k, repr(v)) for k, v in row.items()))
+def _key(row: Any) -> Any:
+    """A row's JSON text, which the chunk writer produces for it anyway: two rows with the same
+    text reach the page as the same row, so one may be copied for the other. Written without
+    recursion (a field can nest thousands deep; ``repr`` and ``==`` recurse); a row the writer
+    refuses gets a key of its own (it is then sent as a new row, never copied)."""
+    try:
+        return dumps(row)
+    except (TypeError, ValueError):
+        return object()
 
 
 def _diff(base: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[Any]:
@@ -81,19 +89,21 @@ def _diff(base: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[Any]:
 
     A compaction keeps a tail of the rows, a context edit changes one row, a branch summary
     appends one: greedy matching in order finds those runs."""
-    where: dict[tuple, list[int]] = {}
-    for position, row in enumerate(base):
-        where.setdefault(_key(row), []).append(position)
+    keys = [_key(row) for row in base]
+    where: dict[Any, list[int]] = {}
+    for position, key in enumerate(keys):
+        where.setdefault(key, []).append(position)
     ops: list[Any] = []
     at = 0
     for row in rows:
-        if at < len(base) and base[at] == row and ops and isinstance(ops[-1], list) and ops[-1][1] == at:
+        key = _key(row)
+        if at < len(base) and keys[at] == key and ops and isinstance(ops[-1], list) and ops[-1][1] == at:
             ops[-1][1] = at + 1
             at += 1
             continue
         found = -1
-        for q in where.get(_key(row), ()):
-            if q >= at and base[q] == row:
+        for q in where.get(key, ()):
+            if q >= at:
                 found = q
                 break
         if found < 0:
@@ -158,7 +168,9 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> It
         path.append(entry)
         edited = walk._edit_for(entry) if isinstance(entry.get("id"), str) else None
         own_messages = entry_to_messages(entry)
-        full = (p < 0 or entry.get("type") in _FULL_TYPES or edited is not None
+        kind = entry.get("type")
+        # A type can be any JSON value (an object is unhashable): only a string names one.
+        full = (p < 0 or (isinstance(kind, str) and kind in _FULL_TYPES) or edited is not None
                 or any(m.get("role") == "system" for m in own_messages))
         call = _call(entry)
         walk.add(index, entry, call) if call is not None else walk.add(index, entry)

@@ -33,6 +33,7 @@ from typing import Any
 
 from pi_lab.export.context import iter_context_records
 from pi_lab.server.listing import title_fields
+from pi_lab.session._json import dumps
 from pi_lab.widget.gauge import recorded_context_window, recorded_model
 from pi_lab.widget.detail import RAW_LIMIT, TEXT_LIMIT
 from pi_lab.view.columns import pack_blob
@@ -324,8 +325,42 @@ def _timeline(view: Any) -> dict[str, Any] | None:
         return None
 
 
+_JSON_LEAVES = (str, int, float, bool, type(None))
+
+
+def _plain(value: Any) -> Any:
+    """A copy of ``value`` with everything JSON has no form for written as its ``str`` (what
+    the page was given before), so the writer below never meets an unknown type. Iterative."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        item, holder, key = stack.pop()
+        if isinstance(item, dict):
+            out: Any = {}
+            for k, v in item.items():
+                name = k if isinstance(k, str) else str(k)
+                out[name] = None  # keeps the key order; filled in when popped
+                stack.append((v, out, name))
+        elif isinstance(item, (list, tuple)):
+            out = [None] * len(item)
+            stack.extend((v, out, k) for k, v in enumerate(item))
+        elif isinstance(item, _JSON_LEAVES):
+            out = item
+        else:
+            out = str(item)
+        holder[key] = out
+    return root[0]
+
+
 def _dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
+    """The part as JSON the page's JSON.parse reads back: the engine's writer (JSON.stringify's
+    bytes), which has no depth limit, escapes lone surrogates as ``\\udXXX`` and writes NaN and
+    Infinity as null (the standard library's json recursed, failed to encode a lone surrogate
+    to UTF-8, and wrote NaN, which JSON.parse rejects)."""
+    try:
+        return dumps(value)
+    except TypeError:  # a value of a type JSON does not know (orjson's error is a TypeError)
+        return dumps(_plain(value))
 
 
 def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes, list[bytes]]:
