@@ -276,7 +276,12 @@ class _Cache:
         folder = self.dir / generation
         folder.mkdir()
         files = {f: list(stamps[f]) for f in sorted(stamps)}
-        (folder / "files.json").write_text(json.dumps(files, ensure_ascii=False), encoding="utf-8")
+        text = json.dumps(files, ensure_ascii=False)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a name that is not UTF-8: its surrogates as JSON escapes
+            data = json.dumps(files).encode("ascii")
+        (folder / "files.json").write_bytes(data)
         for name in TABLE_NAMES:
             self._write(folder / f"{name}.arrow", tables[name].combine_chunks())
         pointer = self.dir / f"current.{generation}.tmp"
@@ -392,7 +397,9 @@ class Corpus:
             if everything_cached:
                 parts.append(cached_tables)
             else:
-                keep = pa.array(sorted(fresh), pa.string())
+                from pi_lab.corpus.schema import utf8_safe
+
+                keep = pa.array(sorted(utf8_safe(f) for f in fresh), pa.string())  # as the file column holds them
                 parts.append({n: t.filter(pc.is_in(t.column("file"), value_set=keep)) for n, t in cached_tables.items()})
         bar = _Progress(len(todo), progress)
         bar.advance(0)

@@ -20,11 +20,12 @@ import os
 from typing import Any
 
 from pi_lab.corpus.context import _Context, _rebuild, _Stats
-from pi_lab.corpus.fields import _content_bytes, _ms, _num, _text_chars, _usage_row, _window
+from pi_lab.corpus.fields import _content_bytes, _float, _ms, _num, _text_chars, _usage_row, _window
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
 from pi_lab.compaction.tokens import estimate_tokens
 from pi_lab.session._json import dumps, loads_object
-from pi_lab.session._text import js_len, js_trim
+from pi_lab.session._js import js_json
+from pi_lab.session._text import js_len, js_trim, safe_repr
 from pi_lab.session.migration import migrate_entries
 from pi_lab.session.projection import _context_entries_of_path, entry_to_messages, replay_system_state
 from pi_lab.session.readonly import stable_uuid_factory
@@ -119,7 +120,8 @@ def extract_bytes(data: bytes, path: str) -> dict[str, dict[str, list[Any]]]:
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
         if data.startswith(b"\xef\xbb\xbf"):
             raise FileUnreadable("the first line starts with a byte order mark, which pi cannot parse")
-        raise FileUnreadable(f"first entry is not a session header (type {header.get('type')!r})")
+        # (bounded: the type of a hand-edited header may be a list 3,000 levels deep)
+        raise FileUnreadable(f"first entry is not a session header (type {safe_repr(header.get('type'))})")
     raw_version = header.get("version", 1)
     version = raw_version if isinstance(raw_version, int) and not isinstance(raw_version, bool) else 1
     # Old formats are migrated in memory only, with ids derived from the bytes (as the viewer
@@ -198,8 +200,11 @@ class _Extractor:
             if kind == "label":
                 entry = entries[i]
                 target = entry.get("targetId")
-                if entry.get("label"):
-                    labels[target] = entry["label"]
+                if target.__class__ is not str:
+                    continue  # pi's label map keys it where no entry id finds it (as the engine)
+                label = entry.get("label")
+                if label:  # pi labels with any truthy value; the column shows a non-string as JSON
+                    labels[target] = label if label.__class__ is str else js_json(label)
                 else:
                     labels.pop(target, None)
             elif kind == "session_info":
@@ -339,13 +344,17 @@ class _Extractor:
 
     def _model_call(self, i: int, entry: Entry, message: dict[str, Any], ctx: _Context, path: list[Entry]):
         inp, out, cr, cw, total, cost = _usage_row(message.get("usage"))
-        usage = self.usage_of[i] = (float(inp), float(out), float(cr), float(cw), float(total), cost)
+        try:
+            usage = (float(inp), float(out), float(cr), float(cw), float(total), cost)
+        except OverflowError:  # (a counter too large for a float: only then the slower way)
+            usage = (_float(inp), _float(out), _float(cr), _float(cw), _float(total), cost)
+        self.usage_of[i] = usage
         model = message.get("model")
         if not isinstance(model, str):
             model = None
         window = _window(model)
         # A valid usage anchor of the message itself is what the provider measured as input.
-        measured = float(inp + cr + cw) if self.stats.of(entry, None)[2] is not None else None
+        measured = _float(inp + cr + cw) if self.stats.of(entry, None)[2] is not None else None
         estimate = ctx.estimate
         projected = self._projected(ctx, path, estimate)
         seen = measured if measured is not None else projected
@@ -355,10 +364,10 @@ class _Extractor:
         self.call_rows_list.append((
             _str(entry.get("id")), _str(entry.get("parentId")), self.ts[i],
             provider if isinstance(provider, str) else None, model, stop if isinstance(stop, str) else None,
-            ctx.message_count, float(estimate), ctx.plain_tokens, float(projected), measured,
+            ctx.message_count, _float(estimate), ctx.plain_tokens, _float(projected), measured,
             *usage,
             self.compaction_ids[-1] if self.compaction_ids else None,
-            window, float(seen) / window if window else None, len(path), self.active[i],
+            window, _float(seen) / window if window else None, len(path), self.active[i],
         ))
         content = message.get("content")
         if not isinstance(content, list):
@@ -433,12 +442,12 @@ class _Extractor:
         _inp, _out, _cr, _cw, total, cost = _usage_row(entry.get("usage"))
         self.compaction_rows.append((
             _str(entry.get("id")), _str(entry.get("parentId")), _ms(entry.get("timestamp")),
-            float(_num(entry.get("tokensBefore"))), first_kept if isinstance(first_kept, str) else None,
+            _float(_num(entry.get("tokensBefore"))), first_kept if isinstance(first_kept, str) else None,
             js_len(summary) if isinstance(summary, str) else 0, kept, ctx.message_count,
-            float(self._projected(ctx, path, ctx.estimate)),
+            _float(self._projected(ctx, path, ctx.estimate)),
             "hook" if entry.get("fromHook") is True and trigger == "manual" else trigger,
             entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None,
-            _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")), cost, float(total),
+            _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")), cost, _float(total),
         ))
 
     def _retried(self) -> set[int]:
@@ -600,7 +609,10 @@ class _Extractor:
 
 def _float_usage(usage: Any) -> tuple[float, ...]:
     inp, out, cr, cw, total, cost = _usage_row(usage)
-    return (float(inp), float(out), float(cr), float(cw), float(total), cost)
+    try:
+        return (float(inp), float(out), float(cr), float(cw), float(total), cost)
+    except OverflowError:
+        return (_float(inp), _float(out), _float(cr), _float(cw), _float(total), cost)
 
 
 def _str(value: Any) -> str | None:

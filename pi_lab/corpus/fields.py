@@ -63,6 +63,15 @@ def _num(value: Any) -> float:
     return value
 
 
+def _float(value: Any) -> float:
+    """``float(value)``; an integer past the float range (a hand-edited 400-digit counter,
+    which Python's JSON reader keeps exact) is the infinity JavaScript reads it as."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
     """(input, output, cache_read, cache_write, total_tokens, cost) of one Usage object."""
     if usage.__class__ is not dict and not isinstance(usage, Mapping):
@@ -71,7 +80,7 @@ def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
     cr, cw = _num(usage.get("cacheRead")), _num(usage.get("cacheWrite"))
     total = _num(usage.get("totalTokens")) or (inp + out + cr + cw)
     cost = usage.get("cost")
-    cost_total = float(_num(cost.get("total"))) if cost.__class__ is dict or isinstance(cost, Mapping) else 0.0
+    cost_total = _float(_num(cost.get("total"))) if cost.__class__ is dict or isinstance(cost, Mapping) else 0.0
     return (inp, out, cr, cw, total, cost_total)
 
 

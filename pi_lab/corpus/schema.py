@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = ["TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table"]
@@ -93,7 +94,60 @@ def to_table(name: str, columns: dict[str, list[Any]]) -> Any:
     import pyarrow as pa
 
     schema = schema_of(name)
-    return pa.Table.from_arrays([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)
+    arrays = []
+    for field, spec in zip(schema, SCHEMAS[name]):
+        values = columns[field.name]
+        try:
+            arrays.append(pa.array(values, type=field.type))
+        except (UnicodeEncodeError, OverflowError, pa.ArrowInvalid):
+            # Only a column holding a value Arrow cannot store is rebuilt (the common case
+            # pays nothing); a value that is still wrong after that raises as before.
+            arrays.append(pa.array(arrow_safe(values, spec.kind), type=field.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def utf8_safe(text: str) -> str:
+    """``text`` as valid UTF-8: each lone surrogate written as its escape (``\\ud800``).
+
+    A hand edit's ``"\\ud800"`` in a JSON string, or a file name that is not UTF-8 (Python
+    decodes its bytes to surrogates ``\\udc80``-``\\udcff``), cannot be stored in an Arrow
+    string. The escape keeps distinct values distinct (U+FFFD would merge every lone
+    surrogate, and any real U+FFFD, into one id: joins on ``session_id``/``entry_id`` would
+    pair rows of different entries); it is the form pi's ``JSON.stringify`` writes in the file,
+    so the cell reads as the file does; and as one pure function of the value it gives the same
+    key in every table. Text without a surrogate is returned as it is.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def arrow_safe(values: list[Any], kind: str) -> list[Any]:
+    """``values`` of a column of ``kind`` with what Arrow cannot hold made storable: strings
+    through :func:`utf8_safe`; integers outside int64 as null in an integer or timestamp column
+    (no count is that large: such a value is a hand edit, e.g. a header ``version`` 2**63); and
+    in a float column an integer past the float range as the infinity JavaScript reads it as."""
+    if kind == "str":
+        return [utf8_safe(v) if v.__class__ is str else v for v in values]
+    if kind == "strs":
+        return [[utf8_safe(s) if s.__class__ is str else s for s in v] if isinstance(v, list) else v for v in values]
+    if kind in ("i64", "ts"):
+        return [None if isinstance(v, int) and not _I64_MIN <= v <= _I64_MAX else v for v in values]
+    if kind == "f64":
+        return [_as_float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values]
+    return values
+
+
+def _as_float(value: int) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def empty_table(name: str) -> Any:

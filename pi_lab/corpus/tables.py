@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pi_lab.corpus.schema import TABLE_NAMES, empty_table, schema_of, to_table
+from pi_lab.corpus.schema import TABLE_NAMES, empty_table, schema_of, to_table, utf8_safe
 
 __all__ = [
     "resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files",
@@ -221,7 +221,8 @@ def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, An
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    order = pa.array(file_order, pa.string())
+    # The file column holds each name as valid UTF-8 (schema.utf8_safe): so must the order.
+    order = pa.array([utf8_safe(f) for f in file_order], pa.string())
     out = {}
     for name in TABLE_NAMES:
         table = tables[name]
