@@ -115,7 +115,7 @@ def test_seed_jwt_against_cookie_and_before_after_c1(page, lab_server, open_lab,
     under = page.eval_on_selector_all(f"{PANE} .pi-cmp-only_b .pi-cmp-item[data-source='C1'] .pi-cmp-replaced .pi-cmp-item",
                                       "els => els.map(e => e.dataset.source)")
     assert under == summarized
-    expect(page.locator(f"{PANE} .pi-cmp-replaced-title")).to_contain_text("summarised 9 entries that A holds verbatim")
+    expect(page.locator(f"{PANE} .pi-cmp-replaced-title")).to_contain_text("summarized 9 entries that A holds verbatim")
     assert int(page.locator(f"{PANE} .pi-cmp-headline").get_attribute("data-delta")) == kernel_json(
         page, "context_diff(w.session_manager, 'A6', 'C1')['delta']") < 0
     # Is auth.ts still in what the model sees?  In A (A1's read call), not in B.
@@ -214,6 +214,9 @@ def test_every_control_by_keyboard(page, lab_server, open_lab, seed_file):
     open_widget(page, lab_server, open_lab, seed_file, "compare_keys.ipynb")
     # The leaf C1 is selected on open: pick it as A with the keyboard.
     set_a = page.locator(f"{PANE} .pi-cmp-set[data-side='a']")
+    # As in pick(): the button names the entry once the selection has reached the view state
+    # (under load the key could otherwise arrive before it and pick nothing).
+    expect(set_a).to_have_attribute("title", "pick the selected entry (C1) as A")
     set_a.focus()
     page.keyboard.press("Enter")
     expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='a']")).to_have_attribute("data-picked", "C1")
