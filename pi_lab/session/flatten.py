@@ -639,11 +639,18 @@ def _visible_rows(
                         break
 
     # Descendants of folded entries (through the real parent chain) disappear.
+    is_folded = bytearray(count)
     if folded_ids:
+        for i in range(count):
+            try:
+                if ids[i] in folded_ids:
+                    is_folded[i] = 1
+            except TypeError:  # an id from the file that is a list or an object: no fold names it
+                pass
         hidden = bytearray(count)
         for i in range(count):
             p = parents[i]
-            if p >= 0 and (hidden[p] or ids[p] in folded_ids):
+            if p >= 0 and (hidden[p] or is_folded[p]):
                 hidden[i] = 1
                 keep[i] = 0
 
@@ -741,7 +748,7 @@ def _visible_rows(
                 label,
                 label_times[i] if label is not None else None,
                 foldable,
-                entry_id in folded_ids if folded_ids else False,
+                is_folded[i] == 1,
                 text,
                 child_count[r],
                 result_calls.get(i),

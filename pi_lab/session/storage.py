@@ -15,6 +15,7 @@ import orjson
 from pi_lab.errors import NotARegularFile, PiLabError
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._json import NonObjectLine, dumps_line, loads_object
+from pi_lab.session._text import safe_repr
 
 __all__ = [
     "InvalidSessionFile",
@@ -172,7 +173,8 @@ def _header_problem(entries: list[Entry], first_bytes: bytes) -> str | None:
     if first.get("type") != "session" or not isinstance(first.get("id"), str):
         if first_bytes.startswith(b"\xef\xbb\xbf"):
             return "the first line starts with a byte order mark, which pi cannot parse"
-        return f"first entry is not a session header (type {first.get('type')!r})"
+        # safe_repr: the type is file data and may nest 3,000 levels deep (repr would recurse).
+        return f"first entry is not a session header (type {safe_repr(first.get('type'))})"
     return None
 
 

@@ -23,13 +23,15 @@ describe the 83,000 rows of the 100,000-entry benchmark session.
 
 from __future__ import annotations
 
-import json
+import re
 import struct
 import sys
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from pi_lab.session._json import NonObjectLine, dumps, loads_object
 
 __all__ = ["MAGIC", "ROW_COLUMNS", "GutterTable", "RowColumns", "encode_structure", "decode_structure", "row_values", "pack_blob"]
 
@@ -163,8 +165,7 @@ def pack_blob(magic: bytes, header: dict[str, Any], blocks: list[tuple[str, str,
     """
     described: list[dict[str, Any]] = []
     while True:
-        head_bytes = _pad4(json.dumps(dict(header, columns=described), separators=(",", ":"),
-                                      ensure_ascii=ensure_ascii).encode("utf-8"), b" ")
+        head_bytes = _pad4(_header_json(dict(header, columns=described), ensure_ascii), b" ")
         offset = 8 + len(head_bytes)
         new = []
         for name, dtype, count, data in blocks:
@@ -176,12 +177,40 @@ def pack_blob(magic: bytes, header: dict[str, Any], blocks: list[tuple[str, str,
     return b"".join([magic, struct.pack("<I", len(head_bytes)), head_bytes, *(data for *_, data in blocks)])
 
 
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+
+
+def _ascii_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:  # astral: a UTF-16 surrogate pair, as JSON escapes it
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def _header_json(header: dict[str, Any], ensure_ascii: bool) -> bytes:
+    """The header as JSON that the browser's ``JSON.parse(TextDecoder().decode(...))`` reads.
+
+    The engine's writer, not the standard library's: the header holds values from the file
+    (ids, texts, the file name) that may nest thousands of levels deep (json.dumps recurses),
+    hold lone surrogates or a file name that is not UTF-8 (written as ``\\udXXX`` escapes, as
+    JSON.stringify writes them, where ``encode("utf-8")`` would raise), or NaN (``null``).
+    """
+    data = dumps(header)
+    if ensure_ascii:
+        # Outside strings JSON is ASCII, so escaping every other character keeps it valid.
+        data = _NON_ASCII.sub(_ascii_escape, data.decode("utf-8")).encode("ascii")
+    return data
+
+
 def decode_structure(blob: bytes) -> tuple[dict[str, Any], dict[str, list[int]]]:
     """Header and columns of a blob (used by tests and the benchmark; the browser has its own)."""
     if blob[:4] != MAGIC:
         raise ValueError("not a pi_lab row structure")
     (length,) = struct.unpack_from("<I", blob, 4)
-    header = json.loads(blob[8 : 8 + length].decode("utf-8"))
+    header = loads_object(blob[8 : 8 + length])  # any depth, lone surrogate escapes included
+    if not isinstance(header, dict) or isinstance(header, NonObjectLine):
+        raise ValueError("the row structure's header is not a JSON object")
     out: dict[str, list[int]] = {}
     for spec in header["columns"]:
         arr = array(_TYPECODES[spec["dtype"]])

@@ -145,8 +145,11 @@ def context_at(branch: Sequence[Entry], *, limit: int = PREVIEW_CHARS) -> dict[s
     for position, item in enumerate(projection.entries):
         source = item.source
         source_id = source.get("id")
+        # Edits name string ids only (the engine's rule); an id from the file may be a list,
+        # which a set cannot even be asked about.
+        edited_id = source_id if isinstance(source_id, str) else None
         if not item.messages:
-            if source_id in omitted or (position > 0 and source.get("type") == "compaction"):
+            if edited_id in omitted or (position > 0 and source.get("type") == "compaction"):
                 originals = entry_to_messages(dict(source))
                 if originals:
                     items.append({
@@ -155,7 +158,7 @@ def context_at(branch: Sequence[Entry], *, limit: int = PREVIEW_CHARS) -> dict[s
                         "tokens": 0,
                         "preview": message_preview(originals[0], limit),
                         "omitted": True,
-                        "reason": "context edit" if source_id in omitted else "older checkpoint",
+                        "reason": "context edit" if edited_id in omitted else "older checkpoint",
                     })
             continue
         for message in item.messages:
@@ -168,7 +171,7 @@ def context_at(branch: Sequence[Entry], *, limit: int = PREVIEW_CHARS) -> dict[s
                 "tokens": tokens,
                 "preview": message_preview(message, limit),
             }
-            if source_id in replaced:
+            if edited_id in replaced:
                 row["replaced"] = True
             usage = usage_anchor(message)
             if usage is not None:

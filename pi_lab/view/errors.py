@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pi_lab.errors import PiLabError
+from pi_lab.session._text import safe_repr
 
 __all__ = ["ViewError", "UnknownEntry"]
 
@@ -24,7 +25,8 @@ class UnknownEntry(ViewError, LookupError):
         self.entry_id = entry_id
         self.argument = argument
         if not isinstance(entry_id, str):
-            detail = f"{argument} must be an entry id (a string), not {type(entry_id).__name__} {entry_id!r}"
+            # safe_repr: an id taken from the file can be a list nested 3,000 deep (repr recurses).
+            detail = f"{argument} must be an entry id (a string), not {type(entry_id).__name__} {safe_repr(entry_id)}"
         elif not entry_id:
             detail = f"{argument} is empty; pass the id of an entry"
         else:

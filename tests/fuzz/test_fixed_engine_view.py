@@ -158,3 +158,114 @@ class TestLoneSurrogateKeys:
         call["message"]["content"] = [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"\ud800": 1}}]
         sm = session_from_bytes(session_bytes(user("u1", None), call), "s.jsonl")
         SessionView.open(sm)
+
+
+DEEP_ID = (user("u1", None), assistant("a1", "u1"), user(DEEP, "a1"), user("u3", "a1"))
+
+
+def _deep_list(leaf: Any = "x", depth: int = 3000) -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class TestOddIds:
+    @pytest.mark.parametrize("view", ["context_diff", "compare_branches"])
+    def test_a_deep_id_is_named_in_the_error(self, view):
+        import pi_lab.view as views
+        from pi_lab.view.errors import UnknownEntry
+
+        sm = session_from_bytes(session_bytes(*DEEP_ID), "s.jsonl")
+        with pytest.raises(UnknownEntry, match=r"must be an entry id \(a string\), not list \[\[\["):
+            getattr(views, view)(sm, "u3", sm.file_entries[3]["id"])
+
+    def test_unknown_entry_message_is_short(self):
+        from pi_lab.view.errors import UnknownEntry
+
+        message = str(UnknownEntry(_deep_list(), "b"))
+        assert message.startswith("b must be an entry id (a string), not list [[[") and len(message) < 200
+
+    def test_context_at_an_entry_whose_id_is_a_list(self):
+        from pi_lab.view.context import context_at
+
+        sm = session_from_bytes(session_bytes(user("u1", None), assistant(["x"], "u1")), "s.jsonl")
+        context = context_at(sm.file_entries)
+        assert context["at"] == ["x"]
+        assert [m["source_id"] for m in context["messages"]] == ["u1", ["x"]]
+        assert not any(m.get("replaced") or m.get("omitted") for m in context["messages"])
+
+    def test_folding_under_a_root_whose_id_is_a_list(self):
+        from pi_lab.view.rows import RowState
+
+        sm = session_from_bytes(session_bytes(user(DEEP, None), assistant("a1", DEEP), user("u3", "a1")), "s.jsonl")
+        rows = RowState(sm, folded=["a1"]).rows
+        # a1 is folded (u3 below it hidden); the root with the list id stays, not folded.
+        assert [(r.entry_id, r.folded) for r in rows if isinstance(r.entry_id, str)] == [("a1", True)]
+        assert [r.folded for r in rows if not isinstance(r.entry_id, str)] == [False]
+        assert "u3" in [r.entry_id for r in RowState(sm, folded=[]).rows]
+
+    def test_a_header_type_nested_deep_is_an_invalid_file(self, tmp_path):
+        from pi_lab.session import SessionManager
+        from pi_lab.session.storage import InvalidSessionFile
+
+        path = write(tmp_path, ('{"type":' + "[" * 3000 + '"x"' + "]" * 3000 + ',"id":"s1","version":3}\n').encode())
+        with pytest.raises(InvalidSessionFile, match=r"not a session header \(type \[\[\["):
+            SessionManager.open(path, read_only=True)
+
+
+class TestStructureHeader:
+    """The blob header is written for any value and read back by the browser's JSON.parse."""
+
+    VALUES = {"deep": _deep_list(), "lone": "a\ud800b\udfff", "file": os.fsdecode(b"/tmp/\xff.jsonl"),
+              "wide": "é\U0001f600", "nan": float("nan"), "one": 1.0}
+
+    @pytest.mark.parametrize("ensure_ascii", [True, False])
+    def test_written_for_any_value(self, ensure_ascii):
+        from pi_lab.view.columns import MAGIC, decode_structure, pack_blob
+
+        blob = pack_blob(MAGIC, dict(self.VALUES), [("entry", "u32", 1, b"\x07\0\0\0")], ensure_ascii=ensure_ascii)
+        header, columns = decode_structure(blob)
+        assert columns == {"entry": [7]}
+        expected = dict(self.VALUES, nan=None, one=1)
+        # Compared as JSON text: == on a 3,000-level list recurses.
+        assert dumps({k: header[k] for k in expected}) == dumps(expected)
+        if ensure_ascii:
+            blob[: 8 + int.from_bytes(blob[4:8], "little")].decode("ascii")
+
+    def test_the_browser_reads_it(self):
+        from pi_lab.view.columns import MAGIC, pack_blob
+
+        if shutil.which("node") is None:
+            pytest.skip("node not available")
+        values = {k: v for k, v in self.VALUES.items() if k != "deep"}
+        for ensure_ascii in (True, False):
+            blob = pack_blob(MAGIC, dict(values), [], ensure_ascii=ensure_ascii)
+            # What src_frontend/core/row.ts and export/data.ts do with the header bytes.
+            script = ("const b=require('fs').readFileSync(0);const n=b.readUInt32LE(4);"
+                      "const h=JSON.parse(new TextDecoder().decode(b.subarray(8,8+n)));"
+                      "process.stdout.write(JSON.stringify(h))")
+            done = subprocess.run(["node", "-e", script], input=blob, capture_output=True, timeout=60, check=True)
+            header = json.loads(done.stdout)
+            assert {k: header[k] for k in values} == dict(values, nan=None, one=1)
+
+    @pytest.mark.parametrize("case", ["deep id", "list id", "surrogate id", "surrogate text", "file name"])
+    def test_export_html(self, tmp_path, case):
+        from pi_lab.export import export_html
+
+        if case == "deep id":
+            path = write(tmp_path, session_bytes(*DEEP_ID))
+        elif case == "list id":
+            path = write(tmp_path, session_bytes(user("u1", None), assistant(["x"], "u1")))
+        elif case == "surrogate id":
+            path = write(tmp_path, session_bytes(user("u1", None), assistant("\ud800", "u1")))
+        elif case == "surrogate text":
+            path = write(tmp_path, session_bytes(user("u1", None, "a\ud800")))
+        else:
+            path = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/\xff.jsonl"))
+            path.write_bytes(session_bytes(user("u1", None)))
+        try:
+            export_html(path, tmp_path / "o.html")
+        except PiLabError:
+            return
+        assert (tmp_path / "o.html").stat().st_size > 0
