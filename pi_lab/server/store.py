@@ -365,7 +365,7 @@ class SessionStore:
             if value is None:
                 # The layout's projection is only current while no delta has been applied since.
                 projection = shared.view.rows.projection if not shared.deltas else None
-                value = gauge_payload(sm, settings, projection=projection)
+                value = gauge_payload(sm, settings, projection=projection, facts=shared.view.rows.facts)
             if len(shared.gauges) > 8:
                 shared.gauges.clear()
             shared.gauges[settings] = (cursor, value)

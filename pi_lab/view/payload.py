@@ -166,7 +166,7 @@ class SessionView:
     def refresh_gauge(self) -> dict[str, Any]:
         # The rows' projection is reused only while it is current (same leaf, no appends since).
         current = self.rows.projection if self.rows.leaf_id == self.sm.leaf_id else None
-        self.gauge = gauge_payload(self.sm, self.settings, projection=current)
+        self.gauge = gauge_payload(self.sm, self.settings, projection=current, facts=self.rows.facts)
         return self.gauge
 
 
@@ -242,9 +242,11 @@ def context_payload(view: SessionView, entry_id: str | None = None) -> dict[str,
     return result
 
 
-def gauge_payload(sm: Any, settings: ViewSettings, projection: Any = None) -> dict[str, Any]:
+def gauge_payload(sm: Any, settings: ViewSettings, projection: Any = None, facts: Any = None) -> dict[str, Any]:
+    """The gauge of the current branch; ``facts`` is the view's per-entry fact table (the rows'
+    token estimates, reused instead of estimating the branch again)."""
     return gauge(sm.get_branch(), context_window=settings.context_window, settings=settings.compaction(),
-                 projection=projection)
+                 projection=projection, facts=facts)
 
 
 def preview_payload(view: SessionView) -> dict[str, Any]:
