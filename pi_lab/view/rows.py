@@ -146,6 +146,26 @@ def _node_at_end(roots: list[TreeNode], branch: list[Entry]) -> TreeNode | None:
     return node
 
 
+def _layout_bits(row: NavRow, has_children: bool) -> int:
+    """The layout bits of _LAYOUT_FLAGS, read straight from the row (this runs once per row)."""
+    f = 0
+    if row.show_connector:
+        f |= _SHOW_CONNECTOR
+    if row.is_last:
+        f |= _IS_LAST
+    if row.is_leaf:
+        f |= _IS_LEAF
+    if row.foldable:
+        f |= _FOLDABLE
+    if row.folded:
+        f |= _FOLDED
+    if row.is_virtual_root_child:
+        f |= _VIRTUAL
+    if has_children:
+        f |= _HAS_CHILDREN
+    return f
+
+
 class RowState:
     """Rows of ``sm`` for one view; see the module docstring."""
 
@@ -267,21 +287,7 @@ class RowState:
                     f |= _REPLACED
             if found.error:
                 f |= _ERROR
-            if row.show_connector:
-                f |= _SHOW_CONNECTOR
-            if row.is_last:
-                f |= _IS_LAST
-            if row.is_leaf:
-                f |= _IS_LEAF
-            if row.foldable:
-                f |= _FOLDABLE
-            if row.folded:
-                f |= _FOLDED
-            if row.is_virtual_root_child:
-                f |= _VIRTUAL
-            if row.child_count > 0:
-                f |= _HAS_CHILDREN
-            cols.flags.append(f)
+            cols.flags.append(f | _layout_bits(row, row.child_count > 0))
             cols.kind.append(kind_code[found.kind])
             tokens = found.tokens
             if tokens < 0:
@@ -305,22 +311,7 @@ class RowState:
     def _flags(self, row: NavRow, has_children: bool, facts: EntryFacts | None = None) -> int:
         error = (self.facts.of(row.entry) if facts is None else facts).error
         f = _entry_flags(self.marks, error, row.entry_id, row.label, row.on_active_path)
-        # The layout bits of _LAYOUT_FLAGS, read straight from the row (this runs per row).
-        if row.show_connector:
-            f |= _SHOW_CONNECTOR
-        if row.is_last:
-            f |= _IS_LAST
-        if row.is_leaf:
-            f |= _IS_LEAF
-        if row.foldable:
-            f |= _FOLDABLE
-        if row.folded:
-            f |= _FOLDED
-        if row.is_virtual_root_child:
-            f |= _VIRTUAL
-        if has_children:
-            f |= _HAS_CHILDREN
-        return f
+        return f | _layout_bits(row, has_children)
 
     def _row_map(self) -> dict[Any, int]:
         if self._row_of is None:
