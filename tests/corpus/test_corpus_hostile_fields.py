@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_lab.cli import main
 from pi_lab.corpus import Corpus
 
@@ -181,3 +183,31 @@ def test_cli_prints_one_line_per_skipped_file(tmp_path, capsys):
     assert any("back to start.jsonl: " in line for line in skipped)
     assert any("\\udcff [2J.jsonl: " in line for line in skipped)  # no escape sequence reaches the terminal
     assert all(ch >= " " for line in lines for ch in line)
+
+
+@pytest.mark.slow
+def test_ray_reads_the_same_escaped_rows(tmp_path):
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray.data")
+    from pi_lab.corpus import TABLE_NAMES
+    from pi_lab.corpus.ray import read_sessions
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    odd = session_text(user("\ud800", None), assistant("\udbff", "\ud800"), header={**HEADER, "id": "s\ud800"})
+    Path(os.fsdecode(os.fsencode(str(folder)) + b"/\xff.jsonl")).write_bytes(odd)
+    (folder / "plain.jsonl").write_bytes(session_text(user("\ud800", None)))
+    expected = Corpus.scan([folder], workers=1, cache=False)
+    assert expected.errors == []
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        datasets = read_sessions(folder, files_per_task=1)
+        assert datasets.errors == []
+        for name in TABLE_NAMES:
+            rows = [row for part in ray.get(datasets[name].to_arrow_refs()) for row in part.to_pylist()]
+            want = getattr(expected, name).to_pylist()
+            assert sorted(map(repr, rows)) == sorted(map(repr, want)), name
+    finally:
+        ray.shutdown()
+    assert sorted(os.path.basename(f) for f in column(expected.sessions, "file")) == ["\\udcff.jsonl", "plain.jsonl"]
