@@ -55,17 +55,9 @@ def _one_line(text: str) -> str:
 
 def _internal_error(error: BaseException) -> str:
     """One line for a bug: the exception and the innermost frame of pi_lab where it happened."""
-    import traceback
+    from pi_lab.errors import where_it_failed
 
-    frames = traceback.extract_tb(error.__traceback__)
-    ours = [f for f in frames if f"{os.sep}pi_lab{os.sep}" in f.filename]
-
-    def name(frame: traceback.FrameSummary) -> str:
-        return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
-
-    where = f" at {name(frames[-1])}" if frames else ""
-    if ours and ours[-1] is not frames[-1]:
-        where += f" (from {name(ours[-1])})"  # a library's frame says little without pi_lab's
+    where = where_it_failed(error)
     detail = str(error)[:200] if not isinstance(error, RecursionError) else "nested too deeply"
     return (f"{PROG}: internal error: {type(error).__name__}{where}: {_one_line(detail)} "
             "(a bug: please report it; PI_LAB_DEBUG=1 prints the traceback)")

@@ -63,3 +63,22 @@ class NotARegularFile(PiLabError):
         self.path = str(path)
         self.kind = kind
         super().__init__(f"{self.path} is a {kind}, not a regular file; a session file must be a regular file")
+
+
+def where_it_failed(error: BaseException) -> str:
+    """`` at file:line in fn`` for the innermost frame of ``error``, and `` (from …)`` for the
+    innermost frame of pi_lab's own code when that is a different one (a library's frame says
+    little without it); empty when the error carries no traceback. Bug reports of the CLI, the
+    server and the corpus name a bug's place with it."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [f for f in frames if f"{os.sep}pi_lab{os.sep}" in f.filename]
+
+    def name(frame: traceback.FrameSummary) -> str:
+        return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
+
+    where = f" at {name(frames[-1])}" if frames else ""
+    if ours and ours[-1] is not frames[-1]:
+        where += f" (from {name(ours[-1])})"
+    return where

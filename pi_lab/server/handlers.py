@@ -24,9 +24,7 @@ import asyncio
 import errno
 import json
 import math
-import os
 import posixpath
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -49,7 +47,7 @@ from pi_lab.server.store import (
     SharedView,
     view_key,
 )
-from pi_lab.errors import NotARegularFile, PiLabError
+from pi_lab.errors import NotARegularFile, PiLabError, where_it_failed
 from pi_lab.session._json import dumps as json_dumps
 from pi_lab.session.navigation import FILTER_MODES
 from pi_lab.session.storage import check_regular_file, read_session_header
@@ -181,16 +179,7 @@ def parse_body(raw: bytes | None) -> dict[str, Any]:
 
 def internal_error_text(error: BaseException) -> str:
     """One line for a bug: the exception, its innermost frame and the innermost pi_lab frame."""
-    frames = traceback.extract_tb(error.__traceback__)
-    ours = [f for f in frames if f"{os.sep}pi_lab{os.sep}" in f.filename]
-
-    def name(frame: traceback.FrameSummary) -> str:
-        return f"{os.path.basename(frame.filename)}:{frame.lineno} in {frame.name}"
-
-    where = f" at {name(frames[-1])}" if frames else ""
-    if ours and ours[-1] is not frames[-1]:
-        where += f" (from {name(ours[-1])})"  # a library's frame says little without pi_lab's
-    return f"internal error: {type(error).__name__}{where} (a bug: please report it)"
+    return f"internal error: {type(error).__name__}{where_it_failed(error)} (a bug: please report it)"
 
 
 class PiLabHandler(APIHandler):
