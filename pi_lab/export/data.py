@@ -31,6 +31,8 @@ from array import array
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 from pi_lab.export.context import iter_context_records
 from pi_lab.server.listing import title_fields
 from pi_lab.session._json import dumps
@@ -353,13 +355,22 @@ def _plain(value: Any) -> Any:
 
 
 def _dumps(value: Any) -> bytes:
-    """The part as JSON the page's JSON.parse reads back: the engine's writer (JSON.stringify's
-    bytes), which has no depth limit, escapes lone surrogates as ``\\udXXX`` and writes NaN and
-    Infinity as null (the standard library's json recursed, failed to encode a lone surrogate
-    to UTF-8, and wrote NaN, which JSON.parse rejects)."""
+    """The part as JSON the page's JSON.parse reads back (the standard library's json, used
+    before, recursed, failed to encode a lone surrogate to UTF-8, and wrote NaN, which
+    JSON.parse rejects).
+
+    orjson first: the page only parses the text, so a float spelt ``1.0`` instead of
+    JSON.stringify's ``1`` is the same number there, and NaN is null as in JSON.stringify.
+    What orjson refuses (nesting past 255 levels, a lone surrogate, an integer past 64 bits,
+    a type JSON does not know) goes to the engine's writer: no depth limit, lone surrogates as
+    ``\\udXXX`` escapes, which JSON.parse reads back as the same string."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        pass
     try:
         return dumps(value)
-    except TypeError:  # a value of a type JSON does not know (orjson's error is a TypeError)
+    except TypeError:  # a value of a type JSON does not know
         return dumps(_plain(value))
 
 
