@@ -31,6 +31,9 @@ __all__ = ["dumps", "dumps_line", "loads_object", "js_number", "NonObjectLine"]
 # sequence appears anywhere, the fast output is already exact.
 _FLOAT_HINT = re.compile(rb"\d[.eE]")
 _LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+# Any surrogate code point: orjson refuses them all, the lone ones and those that a Python
+# caller left as two halves of a pair (JavaScript sees such a pair as one character).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _normalise(value: Any) -> Any:
@@ -44,7 +47,7 @@ def _normalise(value: Any) -> Any:
         if isinstance(item, float):
             parent[key] = orjson.Fragment(js_number(item).encode())
         elif isinstance(item, str):
-            if _LONE_SURROGATE.search(item):
+            if _SURROGATE.search(item):
                 parent[key] = orjson.Fragment(_dump_surrogate_string(item))
         elif isinstance(item, dict):
             copy = dict(item)
@@ -52,7 +55,7 @@ def _normalise(value: Any) -> Any:
             for k, v in copy.items():
                 if not isinstance(k, str):
                     raise TypeError(f"JSON object keys must be strings, not {type(k).__name__}")
-                if _LONE_SURROGATE.search(k):
+                if _SURROGATE.search(k):
                     # orjson takes no pre-rendered key: the iterative writer escapes it.
                     raise _SurrogateKey
                 stack.append((copy, k, v))
@@ -72,6 +75,9 @@ class _SurrogateKey(Exception):
 
 
 def _dump_surrogate_string(text: str) -> bytes:
+    # Join the halves of a pair into the character JavaScript sees (a UTF-16 round trip);
+    # only the lone ones are then left to escape.
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     rendered = json.dumps(text, ensure_ascii=False)
     rendered = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", rendered)
     return rendered.encode("utf-8")
@@ -130,7 +136,7 @@ class _Raw(bytes):
 
 def _dump_scalar(item: Any) -> bytes:
     if isinstance(item, str):
-        return _dump_surrogate_string(item) if _LONE_SURROGATE.search(item) else orjson.dumps(item)
+        return _dump_surrogate_string(item) if _SURROGATE.search(item) else orjson.dumps(item)
     if isinstance(item, float):
         return js_number(item).encode()
     if isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**64:
@@ -158,7 +164,7 @@ def _dumps_iterative(value: Any) -> bytes:
                 if not isinstance(key, str):
                     raise TypeError(f"JSON object keys must be strings, not {type(key).__name__}")
                 # JSON.stringify escapes a lone surrogate in a key as it does in a value.
-                written = _dump_surrogate_string(key) if _LONE_SURROGATE.search(key) else orjson.dumps(key)
+                written = _dump_surrogate_string(key) if _SURROGATE.search(key) else orjson.dumps(key)
                 parts.append(_Raw((b"," if index else b"") + written + b":"))
                 parts.append(child)
             parts.append(_Raw(b"}"))

@@ -114,6 +114,12 @@ class TestLoneSurrogateKeys:
         assert dumps(value) == done.stdout.decode("utf-8", "surrogatepass").encode("utf-8", "surrogatepass")
         assert b"\\ud800" in dumps({"\ud800": 1})
 
+    def test_halves_of_a_pair_are_one_character(self):
+        # A Python caller may build "\ud83d" + "\ude00"; JavaScript sees one character there.
+        halves = "\ud83d" + "\ude00"
+        value = {"k": halves, halves + "x": ["\ud800" + halves]}
+        assert dumps(value) == '{"k":"😀","😀x":["\\ud800😀"]}'.encode()
+
     @pytest.mark.parametrize("value", SURROGATE_KEYS)
     def test_round_trips(self, value):
         assert loads_object(dumps(value)) == value
