@@ -137,6 +137,8 @@ def safe_repr(value: Any, limit: int = 80) -> str:
                         out.append(token)
                         size += len(token)
                         continue
+                    if closing == ")" and len(current) == 1:
+                        closing = ",)"  # a one-item tuple, as repr writes it
                     out.append(opening)
                     size += 1
                     stack.append(closing)

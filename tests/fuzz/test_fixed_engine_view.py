@@ -38,6 +38,9 @@ class TestSafeRepr:
         assert len(safe_repr("x" * 10_000, limit=limit)) <= limit
         assert len(safe_repr(list(range(10_000)), limit=limit)) <= limit
 
+    def test_tuples_read_as_repr(self):
+        assert [safe_repr(t) for t in [(), (1,), (1, "a")]] == ["()", "(1,)", "(1, 'a')"]
+
     def test_huge_int(self):
         assert safe_repr(10**5000).startswith("<int")
 
