@@ -7,6 +7,7 @@ pi's on the same input. Tool-call arguments are measured as ``JSON.stringify`` o
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,6 +123,7 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
 
 
 _MISSING = object()
+_FLOAT_MAX = int(sys.float_info.max)
 
 
 def _usage_number(usage: Any, key: str, attr: str) -> float:
@@ -136,9 +138,30 @@ def _usage_number(usage: Any, key: str, attr: str) -> float:
         return 0
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, float):
         return value
+    if isinstance(value, int):
+        if -_FLOAT_MAX <= value <= _FLOAT_MAX:
+            return value
+        # JavaScript reads the digits of an integer past the float range as ±Infinity (a
+        # hand-edited counter of 10**400); Python's int would overflow the first division.
+        return math.inf if value > 0 else -math.inf
     return math.nan
+
+
+# The largest integer a JavaScript number holds exactly: what a viewer can show of a counter.
+JS_SAFE_MAX = 2**53 - 1
+
+
+def whole_tokens(value: float) -> int:
+    """A token count as a whole number for a viewer or a table: NaN (no count) is 0, and a
+    hand-edited counter past the float range (10**400, which reads as Infinity as in JavaScript)
+    is the largest exact number, never an OverflowError."""
+    if value != value:
+        return 0
+    if value in (math.inf, -math.inf):
+        return JS_SAFE_MAX if value > 0 else -JS_SAFE_MAX
+    return int(value)
 
 
 def calculate_context_tokens(usage: Any) -> int | float:
@@ -150,7 +173,9 @@ def calculate_context_tokens(usage: Any) -> int | float:
     if usage is None:
         return 0
     total = _usage_number(usage, "totalTokens", "total_tokens")
-    if total and not math.isnan(total):
+    # total != total is NaN's test that also holds for an int past the float range (a counter
+    # of 10**400 in a hand-edited file), where math.isnan raises OverflowError.
+    if total and total == total:
         return total
     return (
         _usage_number(usage, "input", "input")

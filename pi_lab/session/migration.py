@@ -40,8 +40,14 @@ def js_to_number(value: Any) -> float:
     """JavaScript's ``ToNumber`` for a parsed JSON value (NaN where JavaScript gives NaN)."""
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if isinstance(value, (int, float)):
-        return float(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        # An integer past the float range reads as JavaScript reads its digits: ±Infinity.
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
     if value is None:
         return 0.0
     if isinstance(value, list):

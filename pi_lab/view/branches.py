@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from pi_lab.compaction.file_ops import compute_file_lists, create_file_ops, extract_file_ops_from_message
-from pi_lab.compaction.tokens import estimate_projected_context_tokens
+from pi_lab.compaction.tokens import estimate_projected_context_tokens, whole_tokens
 from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow, is_retryable_assistant_error
 from pi_lab.view._common import branch_to, manager_of, model_id_of, projection_at, str_or_none
@@ -107,7 +107,7 @@ def _side_stats(segment: list[Entry], path: list[Entry]) -> dict[str, Any]:
             extract_file_ops_from_message(message, ops)
     read, modified = compute_file_lists(ops)
     total = usage["input"] + usage["output"] + usage["cache_read"] + usage["cache_write"]
-    context = int(estimate_projected_context_tokens(projection_at(path), path).tokens) if path else 0
+    context = whole_tokens(estimate_projected_context_tokens(projection_at(path), path).tokens) if path else 0
     return {
         "entries": len(segment),
         "user_messages": user_messages,

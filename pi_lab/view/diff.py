@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_lab.compaction.tokens import estimate_projected_context_tokens, estimate_tokens
+from pi_lab.compaction.tokens import estimate_projected_context_tokens, estimate_tokens, whole_tokens
 from pi_lab.session._text import content_preview, content_text
 from pi_lab.session.projection import SessionProjection
 from pi_lab.view._common import branch_to, manager_of, projection_at, str_or_none
@@ -39,7 +39,7 @@ class _Side:
         self.keys = {key: message for key, _, message in self.rows}
 
     def context_tokens(self) -> int:
-        return int(estimate_projected_context_tokens(self.projection, self.path).tokens)
+        return whole_tokens(estimate_projected_context_tokens(self.projection, self.path).tokens)
 
 
 def _row(source: Entry, message: dict[str, Any]) -> dict[str, Any]:

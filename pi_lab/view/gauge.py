@@ -10,13 +10,14 @@ the projection right after the checkpoint).
 
 from __future__ import annotations
 
+
 from bisect import bisect_left
 from operator import is_
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pi_lab.compaction import CompactionSettings, estimate_tokens
-from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
+from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, whole_tokens
 from pi_lab.compaction.usage import context_usage
 from pi_lab.session._js import js_string
 from pi_lab.session.flatten import FactTable
@@ -229,8 +230,8 @@ def gauge(
         "keep_recent_tokens": int(settings.keep_recent_tokens),
         "enabled": bool(settings.enabled),
         "unknown": usage.unknown,
-        "measured": int(usage.measured),
-        "estimated": int(usage.estimated),
+        "measured": whole_tokens(usage.measured),
+        "estimated": whole_tokens(usage.estimated),
         "anchor_id": usage.anchor_entry_id,
         "compactions": compactions,
         "message_count": len(projection.messages),

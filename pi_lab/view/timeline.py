@@ -23,7 +23,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from pi_lab.compaction.tokens import calculate_context_tokens, estimate_tokens, usage_anchor
+from pi_lab.compaction.tokens import calculate_context_tokens, estimate_tokens, usage_anchor, whole_tokens
 from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow
 from pi_lab.session.projection import entry_to_messages, project_with_edit, replay_system_state
@@ -343,8 +343,8 @@ class TimelineWalk:
                 append({
                     "kind": "call",
                     "entry_id": entry_id if entry_id.__class__ is str else str_or_none(entry_id),
-                    "measured": int(measured) if measured is not None else None,
-                    "estimated": int(estimated),
+                    "measured": whole_tokens(measured) if measured is not None else None,
+                    "estimated": whole_tokens(estimated),
                     "compaction_id": walk.compaction_id,
                     "window": window,
                     "model": model,
