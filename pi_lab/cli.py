@@ -197,7 +197,7 @@ def _cmd_context(args: argparse.Namespace, out: TextIO) -> int:
     total_text = f"~{total} tok" if estimate is not None else "~? tok"
     out.write(
         f"Context at leaf {leaf}: {count} message{'s' if count != 1 else ''}, {total_text}"
-        f" (model {model_text}, thinking {projection.thinking_level})\n"
+        f" (model {model_text}, thinking {field_text(projection.thinking_level)})\n"
     )
     if blocks:
         out.write("\n".join(blocks) + "\n")

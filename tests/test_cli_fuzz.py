@@ -309,3 +309,21 @@ def test_a_logged_traceback_stays_out_of_the_shell(tmp_path):
         if not traceback_shown:
             assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
             assert done.stderr.startswith("pi-lab: skipped ") and "internal error: TypeError" in done.stderr
+
+
+def test_context_names_a_thinking_level_nested_deep(capsys, tmp_path):
+    # The context line printed the level with str(), which recurses: 3,000 levels raised
+    # RecursionError (a bug line instead of the context).
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+    level = {"type": "thinking_level_change", "id": "t1", "parentId": None,
+             "timestamp": "2026-01-01T00:00:01.000Z", "thinkingLevel": "DEEP"}
+    user = {"type": "message", "id": "u1", "parentId": "t1", "timestamp": "2026-01-01T00:00:02.000Z",
+            "message": {"role": "user", "content": "hi", "timestamp": 1}}
+    import json
+
+    text = "".join(json.dumps(e) + "\n" for e in (header, level, user)).replace('"DEEP"', "[" * 3000 + "1" + "]" * 3000)
+    session = tmp_path / "s.jsonl"
+    session.write_text(text)
+    code, out, err = run(capsys, "context", str(session))
+    assert code == 0, err
+    assert "user · entry u1" in out
