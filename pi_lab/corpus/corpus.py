@@ -219,7 +219,10 @@ class _Cache:
     @classmethod
     def for_paths(cls, root: Path, paths: list[Any]) -> _Cache:
         # One store per list of scanned paths (in order: the rows are kept in that order).
-        key = hashlib.sha256(("\0".join([_CACHE_FORMAT, *(os.path.abspath(os.fspath(p)) for p in paths)])).encode()).hexdigest()[:20]
+        # Names are hashed as the bytes the OS holds (a name that is not UTF-8 carries surrogate
+        # escapes, which str.encode refuses).
+        joined = "\0".join([_CACHE_FORMAT, *(os.path.abspath(os.fspath(p)) for p in paths)])
+        key = hashlib.sha256(os.fsencode(joined)).hexdigest()[:20]
         return cls(root, key)
 
     def current(self) -> tuple[Path, dict[str, tuple[int, int, int]]] | None:

@@ -23,7 +23,7 @@ import copy
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
+from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, whole_tokens
 from pi_lab.session._json import dumps
 from pi_lab.session.projection import entry_to_messages
 from pi_lab.view.timeline import _ContextWalk
@@ -188,9 +188,9 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> It
             base = records[p]["s"]
             anchored = walk.anchor_tokens is not None
             tokens, _ = walk.estimate()
-            tokens = int(tokens)
-            measured = int(walk.anchor_tokens) if anchored else 0
-            trailing = int(walk.trailing) if anchored else tokens
+            tokens = whole_tokens(tokens)
+            measured = whole_tokens(walk.anchor_tokens) if anchored else 0
+            trailing = whole_tokens(walk.trailing) if anchored else tokens
             thinking = own["thinking_level"] if entry.get("type") == "thinking_level_change" else base[5]
             model = own["model"] if own["model"] is not None else base[6]
             records.append({"b": p, "m": own["messages"],

@@ -18,6 +18,7 @@ line pi can write, pi_lab can read back and write again.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -65,7 +66,13 @@ def _normalise(value: Any) -> Any:
             for i, v in enumerate(copy_list):
                 stack.append((copy_list, i, v))
         elif isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**64:
-            parent[key] = orjson.Fragment(js_number(float(item)).encode())
+            # JavaScript holds it as a double: past the float range that is Infinity, which
+            # JSON.stringify writes as null (js_number's rule for the infinities).
+            try:
+                as_double = float(item)
+            except OverflowError:
+                as_double = math.inf
+            parent[key] = orjson.Fragment(js_number(as_double).encode())
     return root[0]
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pi_lab.compaction import estimate_projected_context_tokens, estimate_tokens
-from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor
+from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, whole_tokens
 from pi_lab.session.projection import SessionProjection, context_edits, entry_to_messages, project_path, replay_system_state
 from pi_lab.session._js import js_string
 from pi_lab.session._text import content_preview
@@ -175,7 +175,7 @@ def context_at(branch: Sequence[Entry], *, limit: int = PREVIEW_CHARS) -> dict[s
                 row["replaced"] = True
             usage = usage_anchor(message)
             if usage is not None:
-                row["usage_tokens"] = int(calculate_context_tokens(usage))
+                row["usage_tokens"] = whole_tokens(calculate_context_tokens(usage))
             if message.get("role") == "toolResult" and message.get("isError"):
                 row["error"] = True
             items.append(row)
@@ -187,9 +187,9 @@ def context_at(branch: Sequence[Entry], *, limit: int = PREVIEW_CHARS) -> dict[s
         "messages": items,
         "message_count": len(projection.messages),
         "estimated_total": total,
-        "context_tokens": int(estimate.tokens),
-        "measured_tokens": int(estimate.usage_tokens),
-        "trailing_tokens": int(estimate.trailing_tokens),
+        "context_tokens": whole_tokens(estimate.tokens),
+        "measured_tokens": whole_tokens(estimate.usage_tokens),
+        "trailing_tokens": whole_tokens(estimate.trailing_tokens),
         "thinking_level": projection.thinking_level,
         "model": projection.model,
         "system_tokens": int(estimate_tokens(system)) if system is not None else 0,
