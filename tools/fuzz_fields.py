@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.files} mutated files, {crashed_files} with findings, {len(groups)} distinct findings, "
           f"{time.monotonic() - start:.0f} s")
     known = {k for k in groups if fieldfuzz.Finding(*k, "").known()}
-    print(f"  of which {len(known)} known (in others' code, reproduced in tests/fuzz/test_known_findings.py), "
+    print(f"  of which {len(known)} known (in others' code, reproduced by strict xfails in tests/fuzz/test_fixed_findings.py), "
           f"{len(groups) - len(known)} new; files with a new finding: {new_files}")
     for (step, error, where), examples in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         tag = "known" if (step, error, where) in known else "NEW  "

@@ -160,35 +160,17 @@ class Finding:
         return (self.step, self.error, self.where)
 
     def known(self) -> bool:
-        """Whether this is one of the findings in others' code that ``test_known_findings.py``
+        """Whether this is one of the findings still open that ``test_fixed_findings.py``
         reproduces, matched by exception and file name (line numbers move, and the owners
         rename functions while they work on them)."""
         file = self.where.partition(" in ")[0].rsplit(":", 1)[0]
         return (self.error, os.path.basename(file)) in {(error, name) for error, name, _ in KNOWN}
 
 
-# Findings in code other owners keep, each reproduced (strict xfail) in test_known_findings.py:
+# Findings still open, each reproduced by a strict xfail in test_fixed_findings.py until fixed:
 # (exception, file name, function when found) of the innermost pi_lab frame; matched on the first
 # two. Remove an entry with its xfail.
-KNOWN: frozenset[tuple[str, str, str]] = frozenset({
-    ("RecursionError", "errors.py", "__init__"),        # view/errors.py UnknownEntry: repr of a deep id
-    ("RecursionError", "columns.py", "pack_blob"),      # view/columns.py: the structure blob, deep id
-    ("UnicodeEncodeError", "columns.py", "pack_blob"),  # view/columns.py: a lone surrogate
-    ("TypeError", "context.py", "context_at"),          # view/context.py: an id that is a list
-    ("TypeError", "context.py", "context_records"),     # export/context.py: a type that is an object
-                                                        # (now iter_context_records)
-    ("RecursionError", "data.py", "_dumps"),            # export/data.py: the standard library's json
-    ("UnicodeEncodeError", "data.py", "_dumps"),        # export/data.py: a lone surrogate
-    ("ArrowTypeError", "schema.py", "<listcomp>"),      # corpus/schema.py: an id that is a list
-    ("UnicodeEncodeError", "schema.py", "<listcomp>"),  # corpus/schema.py: a lone surrogate
-    ("TypeError", "flatten.py", "_visible_rows"),       # session/flatten.py: folds under a list id
-    ("OverflowError", "schema.py", "<listcomp>"),       # corpus/schema.py: version 2**63
-    ("TypeError", "extract.py", "run"),                 # corpus/extract.py: a label's targetId list
-    ("RecursionError", "extract.py", "extract_bytes"),  # corpus/extract.py: repr of a deep header type
-    ("RecursionError", "storage.py", "_header_problem"),  # session/storage.py: repr of a deep header type
-    ("RecursionError", "context.py", "<genexpr>"),      # export/context.py: a role nested deep
-    ("ValueError", "_json.py", "_normalise"),           # session/_json.py: a lone surrogate as a key
-})
+KNOWN: frozenset[tuple[str, str, str]] = frozenset()  # none open today: every finding so far is fixed
 
 
 PATHS = ("engine", "view", "write", "cli", "server", "corpus", "export")

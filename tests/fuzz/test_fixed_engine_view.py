@@ -46,7 +46,7 @@ class TestSafeRepr:
 
 
 # ---------------------------------------------------------------------------------------------
-# Small hostile sessions (the same shapes as tests/fuzz/test_known_findings.py).
+# Small hostile sessions (the same shapes as tests/fuzz/test_fixed_findings.py).
 
 import json  # noqa: E402
 import os  # noqa: E402
