@@ -222,8 +222,9 @@ class _FileIndex:
                 if not self.first_message and message.get("role") == "user":
                     self.first_message = text[:_TITLE_CHARS]
             stamp = message.get("timestamp")
-            if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
-                activity = float(stamp)
+            if isinstance(stamp, float) or (isinstance(stamp, int) and not isinstance(stamp, bool)
+                                            and _MIN_MS <= stamp <= _MAX_MS):
+                activity = float(stamp)  # an int past the range (10**400) has no float: no date
             else:
                 activity = parse_iso_ms(entry.get("timestamp"))
             if activity == activity and activity > self.latest and _MIN_MS <= activity <= _MAX_MS:

@@ -22,6 +22,7 @@ __all__ = [
     "js_slice",
     "js_trim",
     "js_number",
+    "js_double",
     "js_string",
     "js_join_part",
     "js_truthy",
@@ -101,6 +102,14 @@ def js_number(value: float) -> str:
     return f"{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
 
 
+def js_double(value: int) -> float:
+    """The double JavaScript holds for an integer literal: past the float range, ±Infinity."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _scalar_string(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -113,7 +122,9 @@ def _scalar_string(value: Any) -> str:
     if value is False:
         return "false"
     if isinstance(value, int):
-        return str(value) if -(10**21) < value < 10**21 else js_number(float(value))
+        if -(10**21) < value < 10**21:
+            return str(value)
+        return js_number(js_double(value))
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"

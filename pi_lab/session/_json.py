@@ -18,13 +18,12 @@ line pi can write, pi_lab can read back and write again.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
 import orjson
 
-from pi_lab.session._js import js_number
+from pi_lab.session._js import js_double, js_number
 
 __all__ = ["dumps", "dumps_line", "loads_object", "js_number", "NonObjectLine"]
 
@@ -68,11 +67,7 @@ def _normalise(value: Any) -> Any:
         elif isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**64:
             # JavaScript holds it as a double: past the float range that is Infinity, which
             # JSON.stringify writes as null (js_number's rule for the infinities).
-            try:
-                as_double = float(item)
-            except OverflowError:
-                as_double = math.inf
-            parent[key] = orjson.Fragment(js_number(as_double).encode())
+            parent[key] = orjson.Fragment(js_number(js_double(item)).encode())
     return root[0]
 
 
@@ -147,7 +142,7 @@ def _dump_scalar(item: Any) -> bytes:
     if isinstance(item, float):
         return js_number(item).encode()
     if isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**64:
-        return js_number(float(item)).encode()
+        return js_number(js_double(item)).encode()
     return orjson.dumps(item)  # ints, booleans, None, and whatever else orjson knows
 
 

@@ -69,6 +69,7 @@ def _odd_values(rng: random.Random) -> list[Any]:
         [{"type": "toolCall", "id": 3, "name": {}, "arguments": "notadict"}],
         [{"type": "image", "data": None}], "\ud800",
         {"\ud800": 1},  # a lone surrogate as an object key (JSON.stringify writes it escaped)
+        10**400,  # past the float range: JavaScript reads Infinity, Python keeps the exact int
     ]
 
 

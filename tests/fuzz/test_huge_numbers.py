@@ -34,6 +34,11 @@ CASES = {
     "usage totalTokens": (HEADER, USER, assistant(usage_total="HUGE")),
     "tool call argument": (HEADER, USER, assistant(arguments={"limit": "HUGE"})),
     "header version": ({**HEADER, "version": "HUGE"}, USER, assistant()),
+    # String(10**400) is "Infinity" in JavaScript (a text block whose text is a number)
+    "text that is a number": (HEADER, {**USER, "message": {**USER["message"], "content": [{"type": "text", "text": "HUGE"}]}},
+                              assistant()),
+    # the Pi Sessions panel's last activity: no date can hold it
+    "message timestamp": (HEADER, {**USER, "message": {**USER["message"], "timestamp": "HUGE"}}, assistant()),
 }
 
 
