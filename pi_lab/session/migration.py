@@ -6,6 +6,7 @@ import math
 import re
 from typing import Any
 
+from pi_lab.session._js import js_double
 from pi_lab.session._text import js_trim
 from pi_lab.session.ids import UuidFactory, new_entry_id
 
@@ -43,11 +44,7 @@ def js_to_number(value: Any) -> float:
     if isinstance(value, float):
         return value
     if isinstance(value, int):
-        # An integer past the float range reads as JavaScript reads its digits: ±Infinity.
-        try:
-            return float(value)
-        except OverflowError:
-            return math.inf if value > 0 else -math.inf
+        return js_double(value)  # past the float range: ±Infinity, as JavaScript reads the digits
     if value is None:
         return 0.0
     if isinstance(value, list):
