@@ -14,6 +14,7 @@ from typing import Any
 
 from pi_lab.compaction.file_ops import compute_file_lists, create_file_ops, extract_file_ops_from_message
 from pi_lab.compaction.tokens import estimate_projected_context_tokens, whole_tokens
+from pi_lab.session._js import js_double
 from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow, is_retryable_assistant_error
 from pi_lab.view._common import branch_to, manager_of, model_id_of, projection_at, str_or_none
@@ -26,8 +27,12 @@ _COUNTERS = (("input", "input"), ("output", "output"), ("cacheRead", "cache_read
 
 
 def _number(value: Any) -> float | None:
+    """A usage counter that can be summed: a finite number (an int past the float range, which
+    JavaScript reads as Infinity, is left out like Infinity itself)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
+    if isinstance(value, int):
+        return value if math.isfinite(js_double(value)) else None
     return value if math.isfinite(value) else None
 
 

@@ -30,8 +30,15 @@ def assistant(usage_total: object = 2, arguments: object = None) -> dict:
                         "stopReason": "stop", "timestamp": 2}}
 
 
+def with_input(entry: dict, value: object) -> dict:
+    message = {**entry["message"], "usage": {**entry["message"]["usage"], "input": value}}
+    return {**entry, "message": message}
+
+
 CASES = {
     "usage totalTokens": (HEADER, USER, assistant(usage_total="HUGE")),
+    # the branch comparison sums each counter (math.isfinite raised OverflowError on it)
+    "usage input": (HEADER, USER, with_input(assistant(), "HUGE")),
     "tool call argument": (HEADER, USER, assistant(arguments={"limit": "HUGE"})),
     "header version": ({**HEADER, "version": "HUGE"}, USER, assistant()),
     # String(10**400) is "Infinity" in JavaScript (a text block whose text is a number)
