@@ -3,6 +3,7 @@
 // Session text enters only through textContent (el / button).
 
 import { button, el, formatTokens, rowSafe, shortId } from './dom';
+import { roleName } from './projection';
 
 /** A picked entry as the kernel names it (compare_node, and `nodes` of the answers). */
 export interface CompareNode {
@@ -129,18 +130,6 @@ export interface BranchesAnswer {
   notes: string[];
   limit: number;
   nodes: { a: CompareNode; b: CompareNode; common: CompareNode | null };
-}
-
-const ROLE_NAMES: Record<string, string> = {
-  compactionSummary: 'compaction summary',
-  branchSummary: 'branch summary',
-  toolResult: 'tool result',
-  bashExecution: 'bash',
-  custom: 'custom message'
-};
-
-export function roleName(role: string | null): string {
-  return role ? ROLE_NAMES[role] ?? role : 'message';
 }
 
 export function roleTag(parent: HTMLElement, role: string | null): HTMLElement {

@@ -42,6 +42,11 @@ const ROLE_NAMES: Record<string, string> = {
   custom: 'custom message'
 };
 
+/** How a message role is named on screen (this pane and the Compare pane). */
+export function roleName(role: string | null): string {
+  return role ? ROLE_NAMES[role] ?? role : 'message';
+}
+
 /** The composition bar above the list and the part the list is filtered to. */
 export interface ProjectionParts {
   composition: Composition | null;
@@ -99,7 +104,7 @@ export function renderProjection(parent: HTMLElement, p: Projection, open: (entr
     }
     const item = el('li', `pi-context-item pi-role-${m.role}${m.omitted ? ' pi-omitted' : ''}${m.error ? ' pi-error' : ''}`, list);
     const head = el('div', 'pi-context-head', item);
-    el('span', `pi-role pi-role-${m.role}`, head, ROLE_NAMES[m.role] ?? m.role);
+    el('span', `pi-role pi-role-${m.role}`, head, roleName(m.role));
     const bar = el('span', 'pi-context-bar', head);
     const fill = el('span', 'pi-context-fill', bar);
     fill.style.width = `${Math.max(1, (m.tokens / max) * 100)}%`;
