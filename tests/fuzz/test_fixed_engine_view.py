@@ -59,33 +59,10 @@ from pi_lab.errors import PiLabError  # noqa: E402
 from pi_lab.session._json import dumps, loads_object  # noqa: E402
 from pi_lab.session.readonly import session_from_bytes  # noqa: E402
 
-HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
-DEEP = "\u0000DEEP\u0000"  # replaced by a list nested 3,000 levels deep in the file text
+from fuzz.hostile import DEEP, assistant, session_bytes, user, write  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 PI_COMPACTION = ROOT / "bench/.pi/node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/compaction.js"
-
-
-def user(entry_id: Any, parent: Any, text: str = "hi") -> dict[str, Any]:
-    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
-            "message": {"role": "user", "content": text, "timestamp": 1}}
-
-
-def assistant(entry_id: Any, parent: Any) -> dict[str, Any]:
-    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:02.000Z",
-            "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "provider": "p", "model": "m",
-                        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
-                        "stopReason": "stop", "timestamp": 2}}
-
-
-def session_bytes(*entries: dict[str, Any]) -> bytes:
-    text = "".join(json.dumps(e) + "\n" for e in (HEADER, *entries))
-    return text.replace(json.dumps(DEEP), "[" * 3000 + '"x"' + "]" * 3000).encode()
-
-
-def write(tmp_path: Path, data: bytes, name: str = "s.jsonl") -> Path:
-    path = tmp_path / name
-    path.write_bytes(data)
-    return path
 
 
 def _node(script: str, stdin: str) -> str:
