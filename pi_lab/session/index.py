@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from pi_lab.session.appends import _is_user_or_assistant
 from pi_lab.session.entries import Entry
-from pi_lab.session.tree import UNSET, TreeNode, _child_sort_key
+from pi_lab.session.tree import UNSET, TreeNode, _child_sort_key, _late_parent
 
 
 def apply_label(labels: dict[str, str], stamps: dict[str, Any], entry: Entry) -> None:
@@ -111,7 +111,7 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
         children.append(node)
         if len(children) == 2:
             branching.append(parent)
-    if orphans and any(_written_later(r.entry, nodes) for r in roots):
+    if orphans and any(_late_parent(r.entry, nodes) for r in roots):
         return None  # a parent written after its child: the general build orders that case
     for parent in branching:
         parent.children.sort(key=_child_sort_key)
@@ -129,8 +129,3 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
     has_conversation = any(_is_user_or_assistant(e) for e in entries)
     leaf = entries[-1]["id"] if entries else None
     return IndexedLines(entries, by_id, leaf, has_conversation, labels, stamps, roots, nodes)
-
-
-def _written_later(entry: Entry, nodes: dict[str, TreeNode]) -> bool:
-    parent_id = entry.get("parentId")
-    return parent_id.__class__ is str and parent_id in nodes and parent_id != entry.get("id")
