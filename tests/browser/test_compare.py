@@ -10,6 +10,7 @@ Each answer in the page is checked against the Python functions run in the same 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,31 @@ def test_go_to_a_leaf_with_a_summary_of_the_other_appends_a_branch_summary(page,
     expect(page.locator(f"{PANE} .pi-cmp-goto[data-side='b']")).to_be_enabled()
     expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='b'] .pi-cmp-pick-node")).not_to_contain_text("current leaf")
     page.screenshot(path=str(shots / "widget-seed-goto-summarized.png"))
+
+
+def test_go_to_an_entry_the_filter_hides_says_so_and_opens_no_dialog(page, lab_server, open_lab, seed_file, shots):
+    """Go to a side whose entry the current filter hides: the tree shows the nearest visible
+    ancestor, and the banner says why no Go-here dialog opened (it would act on the wrong node)."""
+    open_widget(page, lab_server, open_lab, seed_file, "compare_goto_hidden.ipynb")
+    pick(page, "a", "A3")
+    pick(page, "b", "A4")
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()
+    page.locator(".pi-lab .pi-filter[data-mode='user-only']").click()
+    expect(page.locator(".pi-lab .pi-filter[data-mode='user-only']")).to_have_attribute("aria-checked", "true")
+    expect(page.locator(".pi-lab .pi-row[data-id='A3']")).to_have_count(0)
+    page.locator(f"{PANE} .pi-cmp-goto[data-side='a']").click()
+    banner = page.locator(".pi-lab .pi-banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_have_text('A3 is hidden by the filter: choose "all" to go there')
+    expect(banner).to_have_class(re.compile(r"\bpi-banner-error\b"))
+    expect(page.locator(".pi-lab .pi-dialog")).to_be_hidden()
+    # The selection moved to A3's nearest visible ancestor, the prompt U2 that led to it.
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", "U2")
+    page.screenshot(path=str(shots / "widget-seed-goto-hidden-by-filter.png"))
+    # With every entry shown, the same button opens the dialog on A3 itself.
+    page.locator(".pi-lab .pi-filter[data-mode='all']").click()
+    page.locator(f"{PANE} .pi-cmp-goto[data-side='a']").click()
+    expect(page.locator(".pi-lab .pi-dialog .pi-dialog-target")).to_contain_text("JWT 方案已完成")
 
 
 def test_refusals_are_shown_in_the_pane(page, lab_server, open_lab, seed_file):
