@@ -19,7 +19,7 @@ from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow, is_retryable_assistant_error
 from pi_lab.view._common import branch_to, manager_of, model_id_of, projection_at, str_or_none
 
-__all__ = ["compare_branches"]
+__all__ = ["compare_branches", "entry_stats", "fold_stats", "usage_numbers"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 _ERROR_PREVIEW = 300
@@ -36,85 +36,125 @@ def _number(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _add_usage(usage: Any, totals: dict[str, Any]) -> None:
+def usage_numbers(usage: Any) -> list[float | None] | None:
+    """The summable counters of one usage record, ``[input, output, cache_read, cache_write,
+    cost]`` (None where a counter is missing or cannot be summed), or None when none is (the
+    record is then not counted). An export embeds them per entry (pi_lab/export/views.py)."""
     if not isinstance(usage, dict):
-        return
-    counted = False
-    for key, name in _COUNTERS:
-        value = _number(usage.get(key))
-        if value is not None:
-            totals[name] += value
-            counted = True
+        return None
+    numbers: list[float | None] = [_number(usage.get(key)) for key, _ in _COUNTERS]
     cost = usage.get("cost")
-    if isinstance(cost, dict):
-        value = _number(cost.get("total"))
-        if value is not None:
-            totals["cost"] += value
-            counted = True
-    if counted:
-        totals["usage_records"] += 1
+    numbers.append(_number(cost.get("total")) if isinstance(cost, dict) else None)
+    return numbers if any(v is not None for v in numbers) else None
 
 
-def _side_stats(segment: list[Entry], path: list[Entry]) -> dict[str, Any]:
+def entry_stats(entry: Entry) -> dict[str, Any] | None:
+    """What one entry adds to its side's statistics (None: nothing), folded by
+    :func:`fold_stats`. Keys, each only when it applies: ``usage`` (:func:`usage_numbers`),
+    ``role`` ("user", "assistant", "toolResult"), ``tools`` (the tool-call names, in order),
+    ``read`` / ``written`` / ``edited`` (file paths), ``aborted``, ``tool_error``, ``error`` (the
+    error row without ``omitted``, which depends on the side), ``omits`` (the id a context edit
+    without replacement drops)."""
+    kind = entry.get("type")
+    facts: dict[str, Any] = {}
+    if kind == "context_edit" and entry.get("replacement") is None:
+        target = entry.get("targetId")
+        if isinstance(target, str):
+            facts["omits"] = target
+    if kind in ("usage", "compaction", "branch_summary"):
+        numbers = usage_numbers(entry.get("usage"))
+        if numbers is not None:
+            facts["usage"] = numbers
+        return facts or None
+    message = entry.get("message") if kind == "message" else None
+    if not isinstance(message, dict):
+        return facts or None
+    role = message.get("role")
+    if role not in ("user", "assistant", "toolResult"):
+        return facts or None
+    facts["role"] = role
+    if role == "user":
+        return facts
+    numbers = usage_numbers(message.get("usage"))
+    if numbers is not None:
+        facts["usage"] = numbers
+    ops = create_file_ops()
+    extract_file_ops_from_message(message, ops)
+    for name in ("read", "written", "edited"):
+        paths = list(getattr(ops, name))
+        if paths:
+            facts[name] = paths
+    if role == "toolResult":
+        if message.get("isError") is True:
+            facts["tool_error"] = True
+        return facts
+    content = message.get("content")
+    tools = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            name = block.get("name")
+            tools.append(name if isinstance(name, str) and name else "(unnamed)")
+    if tools:
+        facts["tools"] = tools
+    stop = message.get("stopReason")
+    if stop == "aborted":
+        facts["aborted"] = True
+    elif stop == "error":
+        window = context_window_for(model_id_of(message))
+        overflow = is_context_overflow(message, window)
+        error = message.get("errorMessage")
+        facts["error"] = {
+            "entry_id": str_or_none(entry.get("id")),
+            "error": error[:_ERROR_PREVIEW] if isinstance(error, str) else None,
+            "overflow": overflow,
+            # pi never retries an overflow as it is (agent-loop.md §7.3)
+            "retryable": not overflow and is_retryable_assistant_error(message),
+        }
+    return facts
+
+
+def fold_stats(facts: list[dict[str, Any] | None], context: int) -> dict[str, Any]:
+    """A side's statistics from its entries' :func:`entry_stats`, in path order, and the
+    context pi would estimate at its leaf (src_frontend/export/views.ts folds the same way)."""
     tools: dict[str, int] = {}
     ops = create_file_ops()
     usage: dict[str, Any] = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0, "cost": 0.0, "usage_records": 0}
-    omitted: set[str] = set()
-    for entry in segment:
-        if entry.get("type") == "context_edit" and entry.get("replacement") is None:
-            target = entry.get("targetId")
-            if isinstance(target, str):
-                omitted.add(target)
+    omitted = {f["omits"] for f in facts if f is not None and "omits" in f}
     errors: list[dict[str, Any]] = []
     calls = aborted = tool_results = tool_errors = user_messages = 0
-    for entry in segment:
-        kind = entry.get("type")
-        if kind in ("usage", "compaction", "branch_summary"):
-            _add_usage(entry.get("usage"), usage)
+    for f in facts:
+        if f is None:
             continue
-        message = entry.get("message") if kind == "message" else None
-        if not isinstance(message, dict):
-            continue
-        role = message.get("role")
+        numbers = f.get("usage")
+        if numbers is not None:
+            for (_, name), value in zip(_COUNTERS, numbers):
+                if value is not None:
+                    usage[name] += value
+            if numbers[4] is not None:
+                usage["cost"] += numbers[4]
+            usage["usage_records"] += 1
+        role = f.get("role")
         if role == "user":
             user_messages += 1
         elif role == "assistant":
             calls += 1
-            _add_usage(message.get("usage"), usage)
-            extract_file_ops_from_message(message, ops)
-            content = message.get("content")
-            for block in content if isinstance(content, list) else ():
-                if isinstance(block, dict) and block.get("type") == "toolCall":
-                    name = block.get("name")
-                    key = name if isinstance(name, str) and name else "(unnamed)"
-                    tools[key] = tools.get(key, 0) + 1
-            stop = message.get("stopReason")
-            if stop == "aborted":
-                aborted += 1
-            elif stop == "error":
-                window = context_window_for(model_id_of(message))
-                overflow = is_context_overflow(message, window)
-                error = message.get("errorMessage")
-                entry_id = str_or_none(entry.get("id"))
-                errors.append({
-                    "entry_id": entry_id,
-                    "error": error[:_ERROR_PREVIEW] if isinstance(error, str) else None,
-                    "overflow": overflow,
-                    # pi never retries an overflow as it is (agent-loop.md §7.3)
-                    "retryable": not overflow and is_retryable_assistant_error(message),
-                    "omitted": entry_id in omitted,
-                })
         elif role == "toolResult":
             tool_results += 1
-            if message.get("isError") is True:
-                tool_errors += 1
-            _add_usage(message.get("usage"), usage)
-            extract_file_ops_from_message(message, ops)
+        if f.get("tool_error"):
+            tool_errors += 1
+        for name in ("read", "written", "edited"):
+            getattr(ops, name).update(f.get(name, ()))
+        for key in f.get("tools", ()):
+            tools[key] = tools.get(key, 0) + 1
+        if f.get("aborted"):
+            aborted += 1
+        error = f.get("error")
+        if error is not None:
+            errors.append({**error, "omitted": error["entry_id"] in omitted})
     read, modified = compute_file_lists(ops)
     total = usage["input"] + usage["output"] + usage["cache_read"] + usage["cache_write"]
-    context = whole_tokens(estimate_projected_context_tokens(projection_at(path), path).tokens) if path else 0
     return {
-        "entries": len(segment),
+        "entries": len(facts),
         "user_messages": user_messages,
         "calls": calls,
         "tools": dict(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -140,6 +180,11 @@ def _side_stats(segment: list[Entry], path: list[Entry]) -> dict[str, Any]:
         "retries": sum(1 for e in errors if e["omitted"]),
         "context_tokens": context,
     }
+
+
+def _side_stats(segment: list[Entry], path: list[Entry]) -> dict[str, Any]:
+    context = whole_tokens(estimate_projected_context_tokens(projection_at(path), path).tokens) if path else 0
+    return fold_stats([entry_stats(entry) for entry in segment], context)
 
 
 def compare_branches(sm: Any, leaf_a: str, leaf_b: str) -> dict[str, Any]:

@@ -11,12 +11,13 @@ characters [start, end) gets ``ceil(end/4) − ceil(start/4)`` tokens: the share
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pi_lab.compaction.tokens import _assistant_chars, estimate_tokens
 from pi_lab.view._common import branch_to, manager_of, projection_at
 
-__all__ = ["context_composition", "PART_ORDER"]
+__all__ = ["context_composition", "compose", "message_shares", "PART_ORDER"]
 
 SYSTEM = "system prompt and tools"
 COMPACTION = "compaction summary"
@@ -73,6 +74,47 @@ def _tool_part(message: dict[str, Any]) -> str:
     return TOOL_RESULT + (name if isinstance(name, str) and name else "(unnamed)")
 
 
+def message_shares(message: dict[str, Any]) -> list[tuple[str, int]]:
+    """``(part, tokens)`` for one projected message, in the order they are added: the shares
+    of :func:`context_composition` (an export embeds them per message, pi_lab/export/views.py).
+    A share may be 0 tokens; it still counts the message in its part."""
+    role = message.get("role")
+    if role == "assistant":
+        shares = _assistant_shares(message)
+        # nothing counted (0 tokens): the message still counts as assistant text
+        return shares if shares else [(TEXT, estimate_tokens(message))]
+    if role == "toolResult":
+        return [(_tool_part(message), estimate_tokens(message))]
+    part = _BY_ROLE.get(role, OTHER) if isinstance(role, str) else OTHER
+    return [(part, estimate_tokens(message))]
+
+
+def compose(shares: Iterable[list[tuple[str, int]]]) -> list[dict[str, Any]]:
+    """The parts of :func:`context_composition` from each projected message's shares, in
+    message order (src_frontend/export/views.ts sums embedded shares the same way)."""
+    tokens: dict[str, int] = {}
+    indexes: dict[str, list[int]] = {}
+    tool_parts: list[str] = []
+    for index, message_parts in enumerate(shares):
+        for part, amount in message_parts:
+            if part not in tokens:
+                tokens[part] = 0
+                indexes[part] = []
+                if part.startswith(TOOL_RESULT):
+                    tool_parts.append(part)
+            tokens[part] += amount
+            seen = indexes[part]
+            if not seen or seen[-1] != index:
+                seen.append(index)
+    order: list[str] = []
+    for part in PART_ORDER:
+        if part == TOOL_RESULT:
+            order.extend(tool_parts)
+        elif part in tokens:
+            order.append(part)
+    return [{"part": part, "tokens": int(tokens[part]), "messages": len(indexes[part]), "indexes": indexes[part]} for part in order]
+
+
 def context_composition(sm: Any, entry_id: str) -> list[dict[str, Any]]:
     """``[{"part", "tokens", "messages", "indexes"}]`` for the context at ``entry_id``.
 
@@ -86,39 +128,4 @@ def context_composition(sm: Any, entry_id: str) -> list[dict[str, Any]]:
     """
     sm = manager_of(sm)
     projection = projection_at(branch_to(sm, entry_id))
-    tokens: dict[str, int] = {}
-    indexes: dict[str, list[int]] = {}
-    tool_parts: list[str] = []
-
-    def add(part: str, amount: int, index: int) -> None:
-        if part not in tokens:
-            tokens[part] = 0
-            indexes[part] = []
-            if part.startswith(TOOL_RESULT):
-                tool_parts.append(part)
-        tokens[part] += amount
-        seen = indexes[part]
-        if not seen or seen[-1] != index:
-            seen.append(index)
-
-    for index, message in enumerate(projection.messages):
-        role = message.get("role")
-        if role == "assistant":
-            shares = _assistant_shares(message)
-            if not shares:
-                add(TEXT, estimate_tokens(message), index)  # nothing counted (0 tokens)
-            for part, amount in shares:
-                add(part, amount, index)
-        elif role == "toolResult":
-            add(_tool_part(message), estimate_tokens(message), index)
-        else:
-            part = _BY_ROLE.get(role, OTHER) if isinstance(role, str) else OTHER
-            add(part, estimate_tokens(message), index)
-
-    order: list[str] = []
-    for part in PART_ORDER:
-        if part == TOOL_RESULT:
-            order.extend(tool_parts)
-        elif part in tokens:
-            order.append(part)
-    return [{"part": part, "tokens": int(tokens[part]), "messages": len(indexes[part]), "indexes": indexes[part]} for part in order]
+    return compose(message_shares(message) for message in projection.messages)
