@@ -107,6 +107,8 @@ def kernel_figures(session: Path, appends: int) -> dict:
 
     async def run() -> None:
         sm = w.session_manager
+        if getattr(sm, "read_only", False):
+            sm.make_writable()  # the widget opens a file read-only; the appends are an explicit write
         for n in range(appends):
             message = user_message(n) if n % 2 == 0 else assistant_message(n)
             before = len(sent)
