@@ -10,7 +10,8 @@ current root-to-node path is kept as a stack that grows and shrinks with the wal
 appended when the walk enters it and removed when it leaves), and only a compaction or a
 ``context_edit`` rebuilds it (they change earlier messages). The numbers equal
 ``estimate_context_tokens(build_session_context(entries, call.parentId).messages)``.
-That stack is :mod:`pi_lab.corpus.context`; the per-field readers are :mod:`pi_lab.corpus.fields`.
+That stack is :class:`pi_lab.compaction.context_walk.ContextWalk` (the timeline walks a branch
+with it too); the per-field readers are :mod:`pi_lab.corpus.fields`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import gc
 import os
 from typing import Any
 
-from pi_lab.corpus.context import _Context, _rebuild, _Stats
+from pi_lab.compaction.context_walk import ContextWalk, MeasureCache
 from pi_lab.corpus.fields import _content_bytes, _float, _ms, _num, _text_chars, _usage_row, _window
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
 from pi_lab.compaction.tokens import estimate_tokens
@@ -27,7 +28,7 @@ from pi_lab.session._json import dumps, loads_object
 from pi_lab.session._js import js_json
 from pi_lab.session._text import js_len, js_trim, safe_repr
 from pi_lab.session.migration import migrate_entries
-from pi_lab.session.projection import _context_entries_of_path, entry_to_messages, replay_system_state
+from pi_lab.session.projection import entry_to_messages
 from pi_lab.session.readonly import stable_uuid_factory
 from pi_lab.session.storage import parse_lines
 
@@ -161,7 +162,7 @@ class _Extractor:
         self.skipped = skipped
         self.partial = partial
         self.session_id = header["id"]
-        self.stats = _Stats()
+        self.stats = MeasureCache()
         self.call_rows_list: list[tuple[Any, ...]] = []
         self.tool_rows: list[tuple[Any, ...]] = []
         self.tool_start: list[Any] = []  # call time of each tool row, for the seconds until its result
@@ -221,8 +222,6 @@ class _Extractor:
         self.ts = [_ms(e.get("timestamp")) for e in entries]
 
         self.call_rows: dict[int, int] = {}  # id(assistant entry) -> model_calls row
-        self.compaction_ids: list[Any] = []  # the compactions on the walked path, innermost last
-        self.invalidating: list[int] = []  # depths of the context_edits and compactions on the path
         self.pending_tools: dict[str, int] = {}  # toolCallId -> tool_calls row (current path)
         self.depth = [0] * n
         self.depth_of: dict[int, int] = {}  # id(entry) -> depth, for the usage anchor's entry
@@ -238,31 +237,18 @@ class _Extractor:
         return cols
 
     def _walk(self, starts: list[int], visited: list[bool], fallback: bool = False) -> None:
-        stats = self.stats
-        entries, kinds, ids, children = self.entries, self.kinds, self.ids, self.children
-        depth, depth_of = self.depth, self.depth_of
-        invalidating, compaction_ids, pending = self.invalidating, self.compaction_ids, self.pending_tools
-        ctx = _Context()
-        path: list[Entry] = []
-        undo: list[Any] = []  # per entered entry: None (pop) or the context to restore
+        entries, kinds, children = self.entries, self.kinds, self.children
+        depth, depth_of, pending = self.depth, self.depth_of, self.pending_tools
+        walk = ContextWalk(self.stats, depth_of)
+        path = walk.path
+        enter, leave = walk.enter, walk.leave
         tool_undo: list[Any] = []  # per entered entry: None or its (toolCallId, previous row) changes
         # Positions to enter, and ~position (negative) to leave after the entry's subtree.
         stack = starts[::-1]
         while stack:
             i = stack.pop()
             if i < 0:
-                i = ~i
-                saved = undo.pop()
-                if saved is None:
-                    ctx.pop()
-                else:
-                    ctx = saved
-                kind = kinds[i]
-                if kind == "compaction":
-                    compaction_ids.pop()
-                    invalidating.pop()
-                elif kind == "context_edit":
-                    invalidating.pop()
+                leave()
                 changes = tool_undo.pop()
                 if changes is not None:
                     for key, previous in reversed(changes):
@@ -270,7 +256,6 @@ class _Extractor:
                             pending.pop(key, None)
                         else:
                             pending[key] = previous
-                path.pop()
                 continue
             if visited[i]:
                 continue
@@ -280,9 +265,8 @@ class _Extractor:
             depth[i] = d
             depth_of[id(entry)] = d
             if fallback:
-                ctx = self._context_from_scratch(entry)
-                self.compaction_ids = compaction_ids = [_str(e.get("id")) for e in ctx.entries[:1] if e.get("type") == "compaction"]
-                self.invalidating = invalidating = []  # (cycle members: the gauge estimate falls back to the plain sum)
+                # (cycle members: usage in a context computed from scratch is not trusted)
+                walk.restart(self._path_from_scratch(entry))
             kind = kinds[i]
             changes = None
             if kind == "message":
@@ -290,41 +274,25 @@ class _Extractor:
                 if isinstance(message, dict):
                     role = message.get("role")
                     if role == "assistant":
-                        changes = self._model_call(i, entry, message, ctx, path)
+                        changes = self._model_call(i, entry, message, walk)
                     elif role == "toolResult":
                         self._tool_result(i, entry, message)
-            path.append(entry)
-            entry_id = ids[i]
+            enter(entry)
             if kind == "compaction":
-                invalidating.append(d)
-                compaction_ids.append(_str(entry_id))
-                undo.append(ctx)
-                ctx = _rebuild(_context_entries_of_path(path), stats)
-                self._compaction_after(entry, ctx, path)
-            elif kind == "context_edit":
-                invalidating.append(d)
-                undo.append(ctx)
-                ctx = _rebuild(ctx.entries + [entry], stats)
-            elif entry_id.__class__ is str and entry_id in ctx.edits:
-                undo.append(ctx)
-                ctx = _rebuild(ctx.entries + [entry], stats)
-            else:
-                undo.append(None)
-                ctx.push(entry, stats.of(entry, None))
+                self._compaction_after(entry, walk)
             tool_undo.append(changes)
             stack.append(~i)
             kids = children[i]
             if kids is not None:
                 stack.extend(reversed(kids))
 
-    def _context_from_scratch(self, entry: Entry) -> _Context:
-        """Context at ``entry``'s parent by the engine's own walk (entries on a parentId cycle)."""
+    def _path_from_scratch(self, entry: Entry) -> list[Entry]:
+        """The path to ``entry``'s parent by the engine's own walk (entries on a parentId cycle)."""
         from pi_lab.session.tree import get_branch
 
         parent_id = entry.get("parentId")
         by_id = {k: self.entries[i] for k, i in self.index_of.items()}
-        path = get_branch(by_id, parent_id) if parent_id else []
-        return _rebuild(_context_entries_of_path(path), self.stats)
+        return get_branch(by_id, parent_id) if parent_id else []
 
     # -- rows --------------------------------------------------------------------------------
 
@@ -342,7 +310,7 @@ class _Extractor:
             (end - start) / 1000 if start is not None and end is not None else None,
         )
 
-    def _model_call(self, i: int, entry: Entry, message: dict[str, Any], ctx: _Context, path: list[Entry]):
+    def _model_call(self, i: int, entry: Entry, message: dict[str, Any], walk: ContextWalk):
         inp, out, cr, cw, total, cost = _usage_row(message.get("usage"))
         try:
             usage = (float(inp), float(out), float(cr), float(cw), float(total), cost)
@@ -355,8 +323,9 @@ class _Extractor:
         window = _window(model)
         # A valid usage anchor of the message itself is what the provider measured as input.
         measured = _float(inp + cr + cw) if self.stats.of(entry, None)[2] is not None else None
+        ctx = walk.context
         estimate = ctx.estimate
-        projected = self._projected(ctx, path, estimate)
+        projected = walk.projected()
         seen = measured if measured is not None else projected
         provider = message.get("provider")
         stop = message.get("stopReason")
@@ -366,8 +335,8 @@ class _Extractor:
             provider if isinstance(provider, str) else None, model, stop if isinstance(stop, str) else None,
             ctx.message_count, _float(estimate), ctx.plain_tokens, _float(projected), measured,
             *usage,
-            self.compaction_ids[-1] if self.compaction_ids else None,
-            window, _float(seen) / window if window else None, len(path), self.active[i],
+            walk.compaction_id,
+            window, _float(seen) / window if window else None, len(walk.path), self.active[i],
         ))
         content = message.get("content")
         if not isinstance(content, list):
@@ -394,21 +363,8 @@ class _Extractor:
             self.tool_start.append(start)
         return changes
 
-    def _projected(self, ctx: _Context, path: list[Entry], estimate: Any) -> Any:
-        """pi's gauge estimate (``estimate_projected_context_tokens``): the usage anchor counts
-        only when it was measured after the last context_edit or compaction on the branch."""
-        anchor = ctx.anchor_entry()
-        invalid = self.invalidating[-1] if self.invalidating else -1
-        if anchor is not None and self.depth_of.get(id(anchor), -1) > invalid:
-            return estimate
-        if not ctx.has_system():
-            return ctx.plain_tokens  # without system messages the fallback is the plain sum
-        # Else the system messages count as the one state they replay into (and the others
-        # as they are): the context keeps both sums, so no projection of the path is needed.
-        state = replay_system_state(ctx.system_messages())
-        return (estimate_tokens(state) if state is not None else 0) + ctx.non_system_tokens()
-
-    def _compaction_after(self, entry: Entry, ctx: _Context, path: list[Entry]) -> None:
+    def _compaction_after(self, entry: Entry, walk: ContextWalk) -> None:
+        path = walk.path
         first_kept = entry.get("firstKeptEntryId")
         kept = 0
         for i in range(len(path) - 2, -1, -1):
@@ -443,8 +399,8 @@ class _Extractor:
         self.compaction_rows.append((
             _str(entry.get("id")), _str(entry.get("parentId")), _ms(entry.get("timestamp")),
             _float(_num(entry.get("tokensBefore"))), first_kept if isinstance(first_kept, str) else None,
-            js_len(summary) if isinstance(summary, str) else 0, kept, ctx.message_count,
-            _float(self._projected(ctx, path, ctx.estimate)),
+            js_len(summary) if isinstance(summary, str) else 0, kept, walk.context.message_count,
+            _float(walk.projected()),
             "hook" if entry.get("fromHook") is True and trigger == "manual" else trigger,
             entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None,
             _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")), cost, _float(total),

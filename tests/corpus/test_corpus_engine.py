@@ -139,15 +139,15 @@ def test_gauge_fallback_with_system_messages_equals_the_engine(tmp_path, monkeyp
     messages in the context pi's gauge replays them into one state. The walk keeps the
     system and non-system sums instead of projecting the path: the generated sessions take
     that branch, and every such call equals the engine's estimate (check_against_engine)."""
-    import pi_lab.corpus.extract as extract_module
+    import pi_lab.compaction.context_walk as walk_module  # the walk the extractor runs
 
     replays = []
-    real = extract_module.replay_system_state
+    real = walk_module.replay_system_state
 
     def counted(messages):
         replays.append(len(messages))
         return real(messages)
 
-    monkeypatch.setattr(extract_module, "replay_system_state", counted)
+    monkeypatch.setattr(walk_module, "replay_system_state", counted)
     checked = sum(check_against_engine(p) for p in generated(tmp_path, sizes=(1500, 3000)))
     assert checked > 1000 and len(replays) > 10 and min(replays) >= 1

@@ -211,3 +211,20 @@ def test_ray_reads_the_same_escaped_rows(tmp_path):
     finally:
         ray.shutdown()
     assert sorted(os.path.basename(f) for f in column(expected.sessions, "file")) == ["\\udcff.jsonl", "plain.jsonl"]
+
+
+def test_a_parent_cycle_of_compactions_is_read(tmp_path):
+    """Entries on a parentId cycle are walked with their context computed from scratch; two
+    compactions on the cycle, one the other's parent, used to end the walk with an IndexError
+    (an "internal error" for the whole file)."""
+
+    def compaction(entry_id: str, parent: str, second: int) -> dict[str, Any]:
+        return {"type": "compaction", "id": entry_id, "parentId": parent, "timestamp": _ts(second),
+                "summary": "s", "firstKeptEntryId": "u1", "tokensBefore": 10}
+
+    corpus = scan_one(tmp_path, session_text(
+        user("u1", None), assistant("a1", "u1"),
+        compaction("c1", "c2", 3), compaction("c2", "c1", 4), assistant("a2", "c2", 5),
+    ))
+    assert sorted(column(corpus.compactions, "entry_id")) == ["c1", "c2"]
+    assert column(corpus.model_calls, "entry_id") == ["a1", "a2"]
