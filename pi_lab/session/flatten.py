@@ -38,6 +38,9 @@ __all__ = [
     "NavRow",
     "flatten_tree",
     "visible_rows",
+    "visible_layout",
+    "RowLayout",
+    "LAYOUT_BITS",
     "navigation_rows",
     "search_tokens",
     "initial_selection",
@@ -594,16 +597,95 @@ def visible_rows(
     text is made when it is first read (the same text; a viewer that shows a few rows at a
     time then pays only for those).
     """
+    layout = visible_layout(flat, filter_mode=filter_mode, search=search, folded=folded, leaf_id=leaf_id, home=home)
+    with collector_paused(len(layout.index)):
+        make = layout.row if with_text else layout.lazy_row
+        return [make(r) for r in range(len(layout.index))]
+
+
+# Bits of RowLayout.bits: what a row's place in the layout says about it (NavRow fields of the
+# same names, plus whether it has visible children).
+LAYOUT_BITS: tuple[str, ...] = ("show_connector", "is_last", "is_virtual_root_child", "on_active_path", "is_leaf",
+                                "foldable", "folded", "has_children")
+(_L_CONNECTOR, _L_LAST, _L_VIRTUAL, _L_ON_PATH, _L_LEAF, _L_FOLDABLE, _L_FOLDED, _L_CHILDREN) = (
+    1 << bit for bit in range(len(LAYOUT_BITS)))
+
+
+class RowLayout:
+    """The visible rows of one view as columns, one item per row: ``index`` (the entry's
+    position in ``flat``), ``parent`` (row of the nearest visible ancestor, -1 for a visible
+    root), ``indent`` (display indent), ``bits`` (``LAYOUT_BITS``), ``gutters`` (the row's
+    ``(level, show)`` pairs, one tuple shared by a subtree) and ``child_count``.
+
+    A viewer's columns are written straight from these (no row object per entry); the
+    :class:`NavRow` of any row is made from the same values by :meth:`row` (text made now) or
+    :meth:`lazy_row` (text made when first read), so both describe one layout.
+    """
+
+    __slots__ = ("flat", "home", "leaf", "index", "parent", "indent", "bits", "gutters", "child_count")
+
+    def __init__(self, flat: FlatTree, home: str, leaf: str | None) -> None:
+        self.flat = flat
+        self.home = home
+        self.leaf = leaf
+        self.index: list[int] = []
+        self.parent: list[int] = []
+        self.indent: list[int] = []
+        self.bits: list[int] = []
+        self.gutters: list[tuple[tuple[int, bool], ...]] = []
+        self.child_count: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def _fields(self, r: int) -> tuple[Any, ...]:
+        flat = self.flat
+        i = self.index[r]
+        bits = self.bits[r]
+        label = flat.labels[i]
+        return (flat.entries[i], flat.ids[i], i, self.parent[r], self.indent[r], bits & _L_CONNECTOR != 0,
+                bits & _L_LAST != 0, self.gutters[r], bits & _L_VIRTUAL != 0, bits & _L_ON_PATH != 0,
+                bits & _L_LEAF != 0, label, flat.label_timestamps[i] if label is not None else None,
+                bits & _L_FOLDABLE != 0, bits & _L_FOLDED != 0)
+
+    def row(self, r: int) -> NavRow:
+        """The :class:`NavRow` of row ``r``, its text made now (and kept in ``flat``'s cache)."""
+        fields = self._fields(r)
+        i = fields[2]
+        flat = self.flat
+        return NavRow(*fields, flat.display_text(i, self.home), self.child_count[r], flat._result_calls.get(i))
+
+    def lazy_row(self, r: int) -> NavRow:
+        """The :class:`NavRow` of row ``r``, its text made when first read (or taken from
+        ``flat``'s cache when some view already made it)."""
+        fields = self._fields(r)
+        i = fields[2]
+        flat = self.flat
+        cache = flat._display_cache.get(self.home)
+        text = cache[i] if cache is not None else None
+        return _lazy_row(*fields, text, self.child_count[r], flat._result_calls.get(i), flat, self.home)
+
+
+def visible_layout(
+    flat: FlatTree,
+    *,
+    filter_mode: str = "default",
+    search: str = "",
+    folded: Iterable[str] = frozenset(),
+    leaf_id: Any = UNSET,
+    home: str | None = None,
+) -> RowLayout:
+    """The layout :func:`visible_rows` draws, as columns (:class:`RowLayout`); the arguments
+    are :func:`visible_rows`'s."""
     if filter_mode not in FILTER_MODES:
         raise ValueError(f"unknown filter mode {filter_mode!r}; expected one of {', '.join(FILTER_MODES)}")
     with collector_paused(len(flat.ids)):
-        return _visible_rows(flat, filter_mode, search, folded, leaf_id, home, with_text)
+        return _visible_layout(flat, filter_mode, search, folded, leaf_id, home)
 
 
-def _visible_rows(
+def _visible_layout(
     flat: FlatTree, filter_mode: str, search: str, folded: Iterable[str], leaf_id: Any, home: str | None,
-    with_text: bool = True,
-) -> list[NavRow]:
+) -> RowLayout:
     leaf = flat.leaf_id if leaf_id is UNSET else (leaf_id if isinstance(leaf_id, str) else None)
     home_dir = default_home() if home is None else home
     folded_ids = folded if isinstance(folded, (set, frozenset)) else frozenset(folded)
@@ -655,9 +737,10 @@ def _visible_rows(
                 keep[i] = 0
 
     # Re-attach every kept entry to its nearest kept ancestor (§13.3).
+    layout = RowLayout(flat, home_dir, leaf)
     nearest = [-1] * count  # row index of the nearest visible ancestor-or-self
-    row_index: list[int] = []  # row → flat index
-    row_parent: list[int] = []
+    row_index = layout.index  # row → flat index
+    row_parent = layout.parent
     for i in range(count):
         p = parents[i]
         above = nearest[p] if p >= 0 else -1
@@ -670,7 +753,7 @@ def _visible_rows(
     del nearest
 
     size = len(row_index)
-    child_count = [0] * size
+    child_count = layout.child_count = [0] * size
     last_child = [-1] * size
     roots = 0
     last_root = -1
@@ -689,17 +772,10 @@ def _visible_rows(
     branched = [False] * size
     child_gutters: list[tuple[tuple[int, bool], ...]] = [()] * size
     on_path = flat.on_active_path
-    label_times = flat.label_timestamps
-    entries = flat.entries
-    result_calls = flat._result_calls
-    texts = flat._display_cache.get(home_dir)
-    if texts is None:
-        texts = flat._display_cache[home_dir] = [None] * count
-    rows: list[NavRow] = []
-    append = rows.append
+    display_indents = layout.indent
+    bits_of = layout.bits
+    gutters_of = layout.gutters
     root_indent = 1 if multiple_roots else 0
-    make_row = NavRow if with_text else _lazy_row
-    lazy = () if with_text else (flat, home_dir)
     for r in range(size):
         i = row_index[r]
         p = row_parent[r]
@@ -721,41 +797,32 @@ def _visible_rows(
         indents[r] = indent
         branched[r] = just_branched
         display_indent = (indent - 1 if indent > 0 else 0) if multiple_roots else indent
+        bits = 0
         if child_count[r]:
+            bits = _L_CHILDREN
             if show_connector and not virtual:
                 position = display_indent - 1 if display_indent > 0 else 0
                 child_gutters[r] = gutters + ((position, not is_last),)
             else:
                 child_gutters[r] = gutters
-        entry_id = ids[i]
-        label = labels[i]
-        text = texts[i]
-        if text is None and with_text:
-            text = texts[i] = _display_text(entries[i], result_calls.get(i), home_dir)
-        append(
-            make_row(
-                entries[i],
-                entry_id,
-                i,
-                p,
-                display_indent,
-                show_connector,
-                is_last,
-                gutters,
-                virtual,
-                on_path[i],
-                leaf is not None and entry_id == leaf,
-                label,
-                label_times[i] if label is not None else None,
-                foldable,
-                is_folded[i] == 1,
-                text,
-                child_count[r],
-                result_calls.get(i),
-                *lazy,
-            )
-        )
-    return rows
+        if show_connector:
+            bits |= _L_CONNECTOR
+        if is_last:
+            bits |= _L_LAST
+        if virtual:
+            bits |= _L_VIRTUAL
+        if on_path[i]:
+            bits |= _L_ON_PATH
+        if leaf is not None and ids[i] == leaf:
+            bits |= _L_LEAF
+        if foldable:
+            bits |= _L_FOLDABLE
+        if is_folded[i]:
+            bits |= _L_FOLDED
+        display_indents.append(display_indent)
+        bits_of.append(bits)
+        gutters_of.append(gutters)
+    return layout
 
 
 def navigation_rows(sm: SessionManager, **kwargs: Any) -> list[NavRow]:

@@ -22,11 +22,12 @@ The incremental rules are pi's layout rules applied to one new child: see
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableSequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pi_lab.session.flatten import EntryFacts, FactTable
+from pi_lab.session._gc import collector_paused
+from pi_lab.session.flatten import LAYOUT_BITS, EntryFacts, FactTable, RowLayout, visible_layout
 from pi_lab.session.navigation import (
     FILTER_MODES,
     FlatTree,
@@ -46,13 +47,17 @@ from pi_lab.view.kinds import FLAG, FLAG_BITS, KIND, KIND_NAMES, is_error_entry
 
 from pi_lab.session.entries import Entry, str_key
 
-__all__ = ["RowState", "Delta", "SyncResult", "entry_flags"]
+__all__ = ["RowState", "RowList", "Delta", "SyncResult", "entry_flags"]
 
 
 # Flag bits that depend on where the row is drawn (NavRow attributes of the same name).
 _LAYOUT_FLAGS = ("show_connector", "is_last", "is_leaf", "foldable", "folded", "is_virtual_root_child")
 (_SHOW_CONNECTOR, _IS_LAST, _IS_LEAF, _FOLDABLE, _FOLDED, _VIRTUAL) = (FLAG[name] for name in _LAYOUT_FLAGS)
 _HAS_CHILDREN = FLAG["has_children"]
+# The row flags of each combination of RowLayout.bits (the layout's bits named as NavRow's
+# fields, in its own order): one list lookup per row.
+_LAYOUT_FLAG_OF: tuple[int, ...] = tuple(
+    sum(FLAG[name] for bit, name in enumerate(LAYOUT_BITS) if code >> bit & 1) for code in range(1 << len(LAYOUT_BITS)))
 
 
 def entry_flags(marks: ContextMarks, entry: Entry, entry_id: Any, *, label: Any, on_active_path: bool) -> int:
@@ -166,6 +171,65 @@ def _layout_bits(row: NavRow, has_children: bool) -> int:
     return f
 
 
+class RowList(MutableSequence):
+    """The rows of a :class:`RowState`: a list of :class:`NavRow` whose rows are made from
+    their :class:`RowLayout` when first read (a layout of 83,000 rows would otherwise build
+    83,000 objects that a viewer never looks at). Each item is a made row or the layout row it
+    is made from, so inserting, replacing and deleting rows (a live append) works as on a list;
+    a row once made is kept. Equal to a list of the same rows."""
+
+    __slots__ = ("_layout", "_items")
+
+    def __init__(self, layout: RowLayout) -> None:
+        self._layout = layout
+        self._items: list[Any] = list(range(len(layout)))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _made(self, position: int) -> NavRow:
+        item = self._items[position]
+        if item.__class__ is int:
+            item = self._items[position] = self._layout.lazy_row(item)
+        return item
+
+    def __getitem__(self, position: Any) -> Any:
+        if isinstance(position, slice):
+            return [self._made(p) for p in range(*position.indices(len(self._items)))]
+        if position < 0:
+            position += len(self._items)
+            if position < 0:
+                raise IndexError("row index out of range")
+        elif position >= len(self._items):
+            raise IndexError("row index out of range")
+        return self._made(position)
+
+    def __setitem__(self, position: Any, row: Any) -> None:
+        if isinstance(position, slice):
+            raise TypeError("rows are replaced one at a time")
+        self._items[position] = row
+
+    def __delitem__(self, position: Any) -> None:
+        del self._items[position]
+
+    def insert(self, position: int, row: NavRow) -> None:
+        self._items.insert(position, row)
+
+    def __iter__(self) -> Any:
+        for position in range(len(self._items)):
+            yield self._made(position)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (RowList, list)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  (mutable, as a list)
+
+    def __repr__(self) -> str:
+        return f"<RowList {len(self._items)} rows>"
+
+
 class RowState:
     """Rows of ``sm`` for one view; see the module docstring."""
 
@@ -248,60 +312,85 @@ class RowState:
 
     def layout(self) -> None:
         """Visible rows of the (fresh) flattened tree for the current view; bumps the version."""
-        # A row's text is made when it is first read (row_text of the range on screen), not
-        # for all 83,000 rows of a large session at layout time.
-        rows = visible_rows(self.flat, filter_mode=self.filter_mode, search=self.search,
-                            folded=self.folded, leaf_id=self.leaf_id, home=self.home, with_text=False)
-        self.rows: list[NavRow] = rows
-        self.ids: list[Any] = [row.entry_id for row in rows]
+        # The columns are written straight from the layout's own columns; a row's NavRow is
+        # made when it is first read (an 83,000-row session lays out every row but a viewer
+        # reads a few dozen), and a row's text when that is first read (row_text of the range
+        # on screen).
+        flat = self.flat
+        layout = visible_layout(flat, filter_mode=self.filter_mode, search=self.search, folded=self.folded,
+                                leaf_id=self.leaf_id, home=self.home)
+        index = layout.index
+        self.rows = RowList(layout)
+        flat_ids = flat.ids
+        self.ids: list[Any] = [flat_ids[i] for i in index]
+        ids = self.ids
         self.gutters = GutterTable()
         cols = RowColumns()
         self.columns = cols
-        self.multiple_roots = sum(1 for row in rows if row.parent < 0) > 1
-        entry_pos = self.entry_pos
-        gutter_ids: dict[int, tuple[Any, int]] = {}  # id(tuple) -> (tuple, id): a subtree shares one
-        id_of = self.gutters.id_of
-        facts = self.flat.facts
-        kind_code = KIND
-        marks = self.marks
-        out_of_context, omitted, replaced, first_kept = marks.out_of_context, marks.omitted, marks.replaced, marks.first_kept_id
-        for row in rows:
-            entry_id = row.entry_id
-            is_str = entry_id.__class__ is str or isinstance(entry_id, str)
-            cols.entry.append(entry_pos.get(entry_id, 0) if is_str else 0)
-            cols.parent.append(row.parent)
-            cols.indent.append(min(row.indent, 0xFFFF))
-            found = facts[row.index]  # the row's entry is the flattened one at its index
-            # The bits of entry_flags and _flags, spelled out: this runs once per row.
-            f = _ON_ACTIVE_PATH if row.on_active_path else 0
-            if row.label:
-                f |= _HAS_LABEL
-            if is_str:
-                if entry_id in out_of_context:
-                    f |= _OUT_OF_CONTEXT
-                if entry_id == first_kept:
-                    f |= _FIRST_KEPT
-                if entry_id in omitted:
-                    f |= _OMITTED
-                if entry_id in replaced:
-                    f |= _REPLACED
-            if found.error:
-                f |= _ERROR
-            cols.flags.append(f | _layout_bits(row, row.child_count > 0))
-            cols.kind.append(kind_code[found.kind])
-            tokens = found.tokens
-            if tokens < 0:
-                tokens = facts_tokens(found)
-            cols.tokens.append(min(tokens, 0xFFFFFFFF))
-            gutters = row.gutters
-            known = gutter_ids.get(id(gutters))
-            if known is None or known[0] is not gutters:
-                known = gutter_ids[id(gutters)] = (gutters, id_of(gutters))
-            cols.gutter.append(known[1])
+        self.multiple_roots = sum(1 for p in layout.parent if p < 0) > 1
+        with collector_paused(len(index)):
+            self._fill_columns(cols, layout, ids)
         self._row_of: dict[Any, int] | None = None
         self.leaf_row = self._exact_row(self.leaf_id)
         self.anchor_row = self.locate(self.leaf_id, fallback_last=False)
         self.version += 1
+
+    def _fill_columns(self, cols: RowColumns, layout: RowLayout, ids: list[Any]) -> None:
+        """The row columns of ``layout`` (``ids``: its rows' entry ids), one pass per column."""
+        flat = layout.flat
+        index = layout.index
+        pos = self.entry_pos.get
+        # File positions of string ids; any other id (odd file data) is position 0.
+        cols.entry = [pos(e, 0) if (e.__class__ is str or isinstance(e, str)) else 0 for e in ids]
+        cols.parent = list(layout.parent)
+        cols.indent = [n if n < 0xFFFF else 0xFFFF for n in layout.indent]
+        # The bits that do not depend on the layout: the marks of the current branch (one
+        # lookup per row in a map of the few marked ids), the label and the error.
+        marks = self.marks
+        marked: dict[str, int] = {}
+        for entry_id in marks.out_of_context:
+            marked[entry_id] = _OUT_OF_CONTEXT
+        for entry_id in marks.omitted:
+            marked[entry_id] = marked.get(entry_id, 0) | _OMITTED
+        for entry_id in marks.replaced:
+            marked[entry_id] = marked.get(entry_id, 0) | _REPLACED
+        if isinstance(marks.first_kept_id, str):
+            marked[marks.first_kept_id] = marked.get(marks.first_kept_id, 0) | _FIRST_KEPT
+        mark = marked.get
+        labels = flat.labels
+        facts = flat.facts
+        layout_flags = _LAYOUT_FLAG_OF
+        kind_code = KIND
+        flags: list[int] = []
+        kinds: list[int] = []
+        tokens: list[int] = []
+        add_flags, add_kind, add_tokens = flags.append, kinds.append, tokens.append
+        for i, entry_id, bits in zip(index, ids, layout.bits):
+            f = layout_flags[bits]
+            if labels[i]:
+                f |= _HAS_LABEL
+            if entry_id.__class__ is str or isinstance(entry_id, str):
+                f |= mark(entry_id, 0)
+            found = facts[i]  # the row's entry is the flattened one at its index
+            if found.error:
+                f |= _ERROR
+            add_flags(f)
+            add_kind(kind_code[found.kind])
+            count = found.tokens
+            if count < 0:
+                count = facts_tokens(found)
+            add_tokens(count if count < 0xFFFFFFFF else 0xFFFFFFFF)
+        cols.flags, cols.kind, cols.tokens = flags, kinds, tokens
+        gutter_ids: dict[int, tuple[Any, int]] = {}  # id(tuple) -> (tuple, id): a subtree shares one
+        id_of = self.gutters.id_of
+        column: list[int] = []
+        add = column.append
+        for gutters in layout.gutters:
+            known = gutter_ids.get(id(gutters))
+            if known is None or known[0] is not gutters:
+                known = gutter_ids[id(gutters)] = (gutters, id_of(gutters))
+            add(known[1])
+        cols.gutter = column
 
     # ------------------------------------------------------------------ row facts
 
