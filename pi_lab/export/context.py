@@ -26,6 +26,7 @@ from typing import Any
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, whole_tokens
 from pi_lab.session._json import dumps
 from pi_lab.session.projection import entry_to_messages
+from pi_lab.export.views import projected_pairs, row_extras
 from pi_lab.view.timeline import _ContextWalk
 from pi_lab.widget.context import context_at
 
@@ -45,11 +46,12 @@ ContextRecord = dict[str, Any]
 
 
 def messages_of(records: Sequence[ContextRecord], index: int,
-                known: dict[int, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+                known: dict[int, list[dict[str, Any]]] | None = None, *, extras: bool = False) -> list[dict[str, Any]]:
     """The rows of "what the model sees" at flat entry ``index`` (staticTransport.ts does the same).
 
     ``known`` maps flat indexes to their rows already computed: the walk back stops at the
-    nearest one (on a deep session, the last compaction) instead of the root."""
+    nearest one (on a deep session, the last compaction) instead of the root. The rows are
+    context_at's; with ``extras`` they keep the ``"v"`` the context views read (views.py)."""
     chain: list[ContextRecord] = []
     rows: list[dict[str, Any]] = []
     while index >= 0:
@@ -70,7 +72,9 @@ def messages_of(records: Sequence[ContextRecord], index: int,
                     rows.append(op)
         else:
             rows.extend(record["m"])
-    return rows
+    if extras:
+        return rows
+    return [{k: x for k, x in row.items() if k != "v"} if isinstance(row, dict) and "v" in row else row for row in rows]
 
 
 def _key(row: Any) -> Any:
@@ -151,6 +155,13 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> It
     saved: dict[int, _ContextWalk] = {}
     known: dict[int, list[dict[str, Any]]] = {}
     walk = _ContextWalk(path)
+    # The flat index of each entry object, and the one the page finds for an id (the last).
+    flat_of = {id(entry): i for i, entry in enumerate(entries)}
+    index_of: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str):
+            index_of[entry_id] = i
     for i in range(count):
         entry = entries[i]
         p = parents[i]
@@ -176,15 +187,17 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> It
         walk.add(index, entry, call) if call is not None else walk.add(index, entry)
         if full:
             result = context_at(path)
+            result["messages"] = row_extras(result["messages"], projected_pairs(path), flat_of, index_of)
             scalars = [result[k] for k in SCALARS]
             if p < 0:
                 records.append({"b": -1, "m": result["messages"], "s": scalars})
             else:
-                records.append({"b": p, "d": _diff(messages_of(records, p, known), result["messages"]), "s": scalars})
+                records.append({"b": p, "d": _diff(messages_of(records, p, known, extras=True), result["messages"]), "s": scalars})
             # The rows of a record that rewrites its parent's are where later walks back stop.
             known[i] = result["messages"]
         else:
             own = context_at([entry])
+            own["messages"] = row_extras(own["messages"], projected_pairs([entry]), flat_of, index_of)
             base = records[p]["s"]
             anchored = walk.anchor_tokens is not None
             tokens, _ = walk.estimate()

@@ -34,6 +34,10 @@ from typing import Any
 import orjson
 
 from pi_lab.export.context import iter_context_records
+from pi_lab.export.views import entry_facts, fact_bits, views_header
+from pi_lab.view.branches import entry_stats
+from pi_lab.view._common import str_or_none
+from pi_lab.view.compare_requests import cut_summary, with_children
 from pi_lab.server.listing import title_fields
 from pi_lab.session._json import dumps
 from pi_lab.widget.gauge import recorded_context_window, recorded_model
@@ -59,7 +63,7 @@ COPIED = (("id", ("id",)), ("type", ("type",)), ("parent_id", ("parentId",)), ("
 _NO_CUT = min(TEXT_LIMIT, RAW_LIMIT)
 MAGIC = b"PIX1"
 _COLUMNS = (("parent", "i", "i32"), ("category", "B", "u8"), ("kind", "B", "u8"), ("tokens", "I", "u32"),
-            ("entry", "I", "u32"), ("flags", "H", "u16"))
+            ("entry", "I", "u32"), ("flags", "H", "u16"), ("facts", "B", "u8"))
 
 
 def _pack(header: dict[str, Any], columns: dict[str, list[int]]) -> bytes:
@@ -111,10 +115,11 @@ class _Float:
     """A float of an entry, travelling as its Python JSON text (``{"$f": text}``) so the page
     can print the raw JSON exactly as ``json.dumps`` does (``1.0``, ``1e-05``)."""
 
-    __slots__ = ("text",)
+    __slots__ = ("text", "value")
 
     def __init__(self, value: float):
         self.text = json.dumps(value)
+        self.value = value
 
 
 def _printable_entry(entry: Any) -> Any:
@@ -395,6 +400,8 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None,
     columns: dict[str, list[int]] = {name: [] for name, _, _ in _COLUMNS}
     texts: list[str] = []
     search: list[str] = []
+    parents_named = with_children(sm)
+    stats: list[dict[str, Any] | None] = []
     for i, entry in enumerate(flat.entries):
         entry_id = flat.ids[i]
         columns["parent"].append(flat.parents[i])
@@ -406,6 +413,9 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None,
                                             on_active_path=flat.on_active_path[i]))
         texts.append(flat.display_text(i, home))
         search.append(flat.search_text(i))
+        entry_stats_ = entry_stats(entry)
+        stats.append(entry_stats_)
+        columns["facts"].append(fact_bits(entry_stats_, isinstance(entry_id, str) and entry_id in parents_named))
     info = {
         "id": sm.session_id,
         # The file's name only: a shared page need not tell where it lay on the exporter's disk.
@@ -436,10 +446,29 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None,
         # finds the repeats only within its window (data.ts splits them again).
         "text_search": [x for pair in zip(texts, search) for x in pair],
         "timeline": _timeline(view),
+        "views": views_header(_summaries(sm, flat)),
     }
     main = _pack(header, columns)
     return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat, chunk,
-                         columns["kind"], columns["tokens"])
+                         columns["kind"], columns["tokens"], texts, stats)
+
+
+def _summaries(sm: Any, flat: Any) -> list[list[Any]]:
+    """The session's branch summaries in file order (compare_branches reads them all), each
+    ``[flat index, id, fromId, parentId]``; one the tree does not hold (a later entry took its
+    id) also carries its text as the pane shows it."""
+    flat_of = {id(entry): i for i, entry in enumerate(flat.entries)}
+    out: list[list[Any]] = []
+    for entry in sm.entries:
+        if entry.get("type") != "branch_summary":
+            continue
+        at = flat_of.get(id(entry), -1)
+        row = [at, str_or_none(entry.get("id")), str_or_none(entry.get("fromId")), str_or_none(entry.get("parentId"))]
+        if at < 0:
+            summary = entry.get("summary")
+            row.append(list(cut_summary(summary if isinstance(summary, str) else "")))
+        out.append(row)
+    return out
 
 
 def _drop_copied(full: dict[str, Any], entry: Any) -> int:
@@ -462,7 +491,8 @@ def _drop_copied(full: dict[str, Any], entry: Any) -> int:
 _ABSENT = object()
 
 
-def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: list[int]) -> Iterator[bytes]:
+def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: list[int],
+            texts: list[str], stats: list[Any]) -> Iterator[bytes]:
     count = len(flat.entries)
     contexts = iter_context_records(flat.entries, flat.parents)
     kids: list[list[Any]] = [[] for _ in range(count)]
@@ -515,5 +545,8 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: 
                         record["x"] = bits
                     record["e"] = entry
                 record["f"] = _mark_cuts(full)
+            facts = entry_facts(flat.entries[i], texts[i], stats[i], record.get("e"))
+            if facts:
+                record["v"] = facts
             part.append(record)
         yield _dumps(_encode_chunk(part))

@@ -23,7 +23,7 @@ from pi_lab.view.context import message_preview
 from pi_lab.view.diff import context_search, diff_with_messages
 from pi_lab.view.errors import ViewError
 
-__all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT"]
+__all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT", "cut_summary", "row_text", "with_children"]
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 20_000
@@ -74,7 +74,7 @@ def _limit(args: Mapping[str, Any]) -> int:
     return min(value, MAX_LIMIT)
 
 
-def _row_text(entry: Mapping[str, Any]) -> str:
+def row_text(entry: Mapping[str, Any]) -> str:
     """pi's row text, cut; an entry of a type pi does not know (pi draws a blank row) is named
     by its raw type, as the tree names it."""
     text = display_text(entry)
@@ -82,6 +82,16 @@ def _row_text(entry: Mapping[str, Any]) -> str:
         kind = entry.get("type")
         text = f"[{kind}]" if isinstance(kind, str) and kind else "[entry of an unknown type]"
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+
+
+_row_text = row_text
+
+
+def cut_summary(text: str) -> tuple[str, bool]:
+    """A branch summary as the pane shows it: ``(text, truncated)``."""
+    if len(text) > _SUMMARY_CHARS:
+        return text[: _SUMMARY_CHARS - 1] + "…", True
+    return text, False
 
 
 class _Parents:
@@ -111,7 +121,8 @@ class _Parents:
 _PARENTS: weakref.WeakKeyDictionary[Any, _Parents] = weakref.WeakKeyDictionary()
 
 
-def _with_children(sm: Any) -> set[str]:
+def with_children(sm: Any) -> set[str]:
+    """The ids some entry of ``sm`` names as its parent (kept per manager, see _Parents)."""
     try:
         parents = _PARENTS.setdefault(sm, _Parents())
     except TypeError:  # a manager that cannot be weakly referenced: no cache
@@ -122,7 +133,7 @@ def _with_children(sm: Any) -> set[str]:
 def _nodes(view: Any, **ids: str | None) -> dict[str, dict[str, Any] | None]:
     """How the pane names picked entries: id, kind, one line of text, where each stands."""
     sm = view.sm
-    parents = _with_children(sm)
+    parents = with_children(sm)
     named: dict[str, dict[str, Any] | None] = {}
     for key, entry_id in ids.items():
         entry = sm.get_entry(entry_id) if isinstance(entry_id, str) else None
@@ -219,9 +230,9 @@ def _branches(view: Any, args: Any) -> dict[str, Any]:
         result[f"{side}_rows"] = _segment(view, ids, limit)
         result[side] = ids[:limit]
     for summary in result["summaries"]:
-        text = summary["summary"]
-        if len(text) > _SUMMARY_CHARS:
-            summary["summary"] = text[: _SUMMARY_CHARS - 1] + "…"
+        text, truncated = cut_summary(summary["summary"])
+        if truncated:
+            summary["summary"] = text
             summary["truncated"] = True
     result["limit"] = limit
     result["nodes"] = _nodes(view, a=a, b=b, common=result["common_ancestor"])

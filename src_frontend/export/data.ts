@@ -21,6 +21,10 @@ export interface ExportHeader {
   text_search?: string[];
   /** data.py COPIED: the detail fields a record's `x` bits copy back from its entry. */
   copied?: string[];
+  /** pi_lab/view/kinds.py FLAG_BITS: the flags column's bit names. */
+  flags?: string[];
+  /** pi_lab/export/views.py `views_header`: what the context views need (views.ts). */
+  views?: import('./views').ViewsHeader;
   /** pi_lab.view.timeline_requests `timeline` at the export's leaf, when the view has it. */
   timeline?: Record<string, unknown> | null;
 }
@@ -38,6 +42,8 @@ export interface EntryRecord {
   x?: number;
   /** data.py K_*: the detail's kind, tokens and children are the columns'. */
   k?: number;
+  /** pi_lab/export/views.py entry_facts: the entry's share of the context views. */
+  v?: Record<string, unknown>;
   /** pi_lab/export/context.py: the parent, the rows added to its rows (m) or a diff of them (d). */
   c: { b: number; m?: unknown[]; d?: unknown[]; s: unknown[] };
 }
@@ -155,6 +161,7 @@ export function decodeMain(buffer: ArrayBuffer): { header: ExportHeader; flat: F
     tokens: col.tokens as Uint32Array,
     entry: col.entry as Uint32Array,
     flags: col.flags as Uint16Array,
+    facts: col.facts as Uint8Array | undefined,
     ids: header.ids,
     labels: header.labels,
     search: header.search,

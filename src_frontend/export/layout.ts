@@ -16,6 +16,8 @@ export interface FlatData {
   entry: Uint32Array;
   /** The flags that do not depend on the layout (on path, label, context marks, error). */
   flags: Uint16Array;
+  /** pi_lab/export/views.py FACT_BITS (absent in exports made before the context views). */
+  facts?: Uint8Array;
   ids: (string | null)[];
   labels: (string | null)[];
   search: string[];

@@ -9,10 +9,13 @@ import { KeyListeners, openingView, SETTINGS_KEYS, VIEW_KEYS, writeChanges } fro
 
 import { ChunkStore, ExportHeader, previewDetail } from './data';
 import { encodeStructure, FlatData, Layout, layoutRows, locateRow } from './layout';
+import { ContextRow, StaticViews } from './views';
 
 export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
 const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone', 'compact_preview', 'allow_writes']);
-/** The context views' requests that compute over the whole tree: the export has no kernel. */
+/** The context views' requests that compute over the whole tree. An export answers them from
+ * the facts it embeds (views.ts); one made before those facts, and the text search of two
+ * contexts (whose full texts an export does not embed), needs a kernel. */
 const KERNEL_OPS = new Set(['timeline_at', 'composition', 'compare_node', 'context_diff', 'context_search', 'compare_branches']);
 export const NEEDS_KERNEL = 'needs a kernel: open the session with pi_lab (pi_lab.open(path) in a notebook)';
 const SCALARS = ['message_count', 'estimated_total', 'context_tokens', 'measured_tokens', 'trailing_tokens',
@@ -69,6 +72,9 @@ export class StaticTransport implements Transport {
     });
     this.current = this.layout();
     this.state.row_count = this.current.rowIndex.length;
+    this.views = StaticViews.available(header)
+      ? new StaticViews(header, flat, index => this.chunks.record(index), index => this.rowsAt(index), id => this.index(id))
+      : null;
   }
 
   /** The flat index of an entry id, or -1. */
@@ -143,12 +149,38 @@ export class StaticTransport implements Transport {
         }
         return reply(this.header.timeline);
       }
-      default:
-        if (KERNEL_OPS.has(op)) {
-          throw new Error(`${op.replace(/_/g, ' ')} ${NEEDS_KERNEL}`);
+      case 'composition':
+        if (this.views) {
+          return reply(await this.views.composition(args));
         }
-        throw new Error(`unknown request ${JSON.stringify(op)}`);
+        break;
+      case 'timeline_at':
+        if (this.views) {
+          return reply(this.views.timelineAt(args));
+        }
+        break;
+      case 'compare_node':
+        if (this.views) {
+          return reply(await this.views.compareNode(args));
+        }
+        break;
+      case 'context_diff':
+        if (this.views) {
+          return reply(await this.views.contextDiff(args));
+        }
+        break;
+      case 'compare_branches':
+        if (this.views) {
+          return reply(await this.views.compareBranches(args));
+        }
+        break;
+      default:
+        break;
     }
+    if (KERNEL_OPS.has(op)) {
+      throw new Error(`${op.replace(/_/g, ' ')} ${NEEDS_KERNEL}`);
+    }
+    throw new Error(`unknown request ${JSON.stringify(op)}`);
   }
 
   // ------------------------------------------------------------------ answers
@@ -212,12 +244,8 @@ export class StaticTransport implements Transport {
     return detail;
   }
 
-  /** "What the model sees" at an entry: its own messages after those of the entries it extends. */
-  async contextAt(id: string | null): Promise<Record<string, unknown>> {
-    const index = this.index(id);
-    if (index < 0) {
-      throw new Error(`Entry ${id} not found`);
-    }
+  /** The context rows at flat entry `index`, with the facts the context views read (`v`). */
+  async rowsAt(index: number): Promise<ContextRow[]> {
     const first = await this.chunks.record(index);
     const chain = [first];
     for (let at = first.c.b; at >= 0; ) {
@@ -247,6 +275,24 @@ export class StaticTransport implements Transport {
         }
       }
     }
+    return messages as ContextRow[];
+  }
+
+  /** "What the model sees" at an entry: its own messages after those of the entries it extends. */
+  async contextAt(id: string | null): Promise<Record<string, unknown>> {
+    const index = this.index(id);
+    if (index < 0) {
+      throw new Error(`Entry ${id} not found`);
+    }
+    const first = await this.chunks.record(index);
+    // The rows as context_at gives them: without the views' facts.
+    const messages = (await this.rowsAt(index)).map(row => {
+      if (row === null || typeof row !== 'object' || !('v' in row)) {
+        return row;
+      }
+      const { v: _facts, ...rest } = row;
+      return rest;
+    });
     const result: Record<string, unknown> = { at: id, messages };
     SCALARS.forEach((name, k) => {
       result[name] = first.c.s[k];
@@ -264,6 +310,7 @@ export class StaticTransport implements Transport {
     });
   }
 
+  private readonly views: StaticViews | null;
   private readonly state: ViewState;
   private readonly listeners = new KeyListeners();
   private readonly indexOf: Map<string, number>;

@@ -1,0 +1,227 @@
+"""The facts an export embeds so the page answers the context views without a kernel.
+
+The composition bar, the context diff, the branch comparison, the Compare pane's node names and
+the timeline's point for any entry are folds over paths of the tree: the kernel computes them
+from the entries (pi_lab/view/composition.py, diff.py, branches.py, compare_requests.py,
+timeline_requests.py). Here each entry's share of those folds is computed once, with the very
+functions the kernel uses, and embedded beside the entry; src_frontend/export/views.ts folds
+them along the paths it walks. Whatever the page could derive from what it already holds is
+left out, and only after checking here that the page's derivation gives the kernel's value:
+
+* per context row (``"v"`` of a row of a context record, pi_lab/export/context.py): ``q`` the
+  composition shares (absent: one share of the role's part, the row's tokens), ``h`` a digest of
+  a message a context edit changed (the diff's "edited"), ``o`` the flat index of the row's
+  source entry when its id does not name it;
+* per entry (``"v"`` of a chunk record, data.py): ``n`` the Compare pane's one-line text when it
+  is not the tree row's text cut, ``u`` the usage counters when the page cannot read them from
+  the embedded entry, ``k`` tool names, ``f`` file paths read / written / edited, ``x`` an error,
+  ``o`` the id a context edit drops, ``s`` a branch summary's text as the pane shows it;
+* per entry, in the ``facts`` column (:data:`FACT_BITS`): the role, a tool error, an abort,
+  whether an entry names it as parent, and where the page reads its usage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from pi_lab.session._json import dumps
+from pi_lab.session.entries import Entry
+from pi_lab.session.projection import entry_to_messages, project_path
+from pi_lab.view.branches import _COUNTERS, entry_stats, usage_numbers
+from pi_lab.view.compare_requests import DEFAULT_LIMIT, MAX_LIMIT, _PREVIEW, cut_summary, row_text
+from pi_lab.view.composition import _BY_ROLE, OTHER, PART_ORDER, TEXT, TOOL_RESULT, message_shares
+from pi_lab.view.diff import _searchable  # noqa: F401  (see the note on context_search in views.ts)
+
+__all__ = ["FACT_BITS", "ROLES", "entry_facts", "fact_bits", "row_extras", "views_header"]
+
+ROLES = (None, "user", "assistant", "toolResult")
+# Bits of the ``facts`` column (bits 0-1: the index of the role in ROLES).
+FACT_BITS = {"tool_error": 1 << 2, "aborted": 1 << 3, "has_child": 1 << 4,
+             "usage_in_message": 1 << 5, "usage_in_entry": 1 << 6}
+# A role's part when a row carries no shares: the composition's table, and assistant text.
+_PART_OF_ROLE = {**_BY_ROLE, "assistant": TEXT}
+
+
+def views_header(summaries: list[list[Any]]) -> dict[str, Any]:
+    """What views.ts needs besides the records: the composition's part names and order, the
+    usage counter keys, the request limits, and the session's branch summaries."""
+    return {
+        "part_of_role": _PART_OF_ROLE,
+        "other": OTHER,
+        "order": list(PART_ORDER),
+        "tool_result": TOOL_RESULT,
+        "usage_keys": [key for key, _ in _COUNTERS],
+        "default_limit": DEFAULT_LIMIT,
+        "max_limit": MAX_LIMIT,
+        "preview": _PREVIEW,
+        "summaries": summaries,
+    }
+
+
+def _digest(message: Any) -> str:
+    try:
+        return hashlib.blake2b(dumps(message), digest_size=9).hexdigest()
+    except (TypeError, ValueError):  # a value the writer refuses: never equal to another
+        return f"!{id(message)}"
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return dumps(a) == dumps(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def row_extras(rows: list[dict[str, Any]], pairs: Sequence[tuple[Entry, int, dict[str, Any]]],
+               flat_of: dict[int, int], index_of: dict[str, int]) -> list[dict[str, Any]]:
+    """``rows`` (context_at's) with ``"v"`` on the rows that need it. ``pairs`` are the
+    projected (source entry, position among its messages, message) in order, one per row that
+    is not an omitted one; ``flat_of`` maps id(entry) to its flat index, ``index_of`` an id to
+    the flat index the page finds for it (the last one)."""
+    out: list[dict[str, Any]] = []
+    at = 0
+    for row in rows:
+        if row.get("omitted"):
+            out.append(row)
+            continue
+        source, k, message = pairs[at]
+        at += 1
+        extras: dict[str, Any] = {}
+        shares = message_shares(message)
+        role = row.get("role")
+        part = _PART_OF_ROLE.get(role, OTHER) if isinstance(role, str) else OTHER
+        if not (len(shares) == 1 and shares[0][0] == part and shares[0][1] == row["tokens"]):
+            extras["q"] = _shares_code(shares, row["tokens"])
+        if row.get("replaced"):
+            pristine = entry_to_messages(source)
+            if not (k < len(pristine) and _same_json(pristine[k], message)):
+                extras["h"] = _digest(message)
+        flat = flat_of.get(id(source), -1)
+        source_id = row.get("source_id")
+        if not (isinstance(source_id, str) and index_of.get(source_id) == flat):
+            extras["o"] = flat
+        out.append(dict(row, v=extras) if extras else row)
+    return out
+
+
+_PART_CODE = {name: k for k, name in enumerate(PART_ORDER)}
+
+
+def _shares_code(shares: list[tuple[str, int]], tokens: int) -> Any:
+    """A row's composition shares, compactly: a tool result's one share of all the row's
+    tokens is its tool's name (the part is ``TOOL_RESULT`` + name); otherwise a flat list of
+    part and tokens, a part being its index in PART_ORDER or a tool result's name, and the
+    last tokens left out (odd length) when they are the row's tokens less the others'."""
+    if len(shares) == 1 and shares[0][1] == tokens and shares[0][0].startswith(TOOL_RESULT):
+        return shares[0][0][len(TOOL_RESULT):]
+    flat: list[Any] = []
+    for name, amount in shares:
+        code = _PART_CODE.get(name)
+        flat.append(code if code is not None and name != TOOL_RESULT else name[len(TOOL_RESULT):])
+        flat.append(amount)
+    if type(tokens) is int and all(type(a) is int for _, a in shares) and tokens - sum(a for _, a in shares[:-1]) == shares[-1][1]:
+        flat.pop()
+    return flat
+
+
+def projected_pairs(path: list[Entry]) -> list[tuple[Entry, int, dict[str, Any]]]:
+    """(source, position, message) of every projected message at the end of ``path``."""
+    pairs = []
+    for item in project_path(path).entries:
+        for k, message in enumerate(item.messages):
+            pairs.append((item.source, k, message))
+    return pairs
+
+
+def _cut_like_the_page(text: str) -> str:
+    """views.ts ``cutRowText``: the tree row's text cut as compare_requests.row_text cuts."""
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+
+
+def _page_number(value: Any) -> Any:
+    """A number as views.ts reads it from the page's JSON (other values: None); an integer
+    past 2**53 would be rounded there, so it is None here and never matches."""
+    if type(value) is int:
+        return value if -(2**53) <= value <= 2**53 else float("nan")
+    return value if type(value) is float else None
+
+
+def _page_usage(value: Any, keys: Sequence[str]) -> list[Any] | None:
+    """views.ts ``usageOf`` on an embedded usage object (a float is a number there too)."""
+    if not isinstance(value, dict):
+        return None
+    numbers: list[Any] = []
+    for key in keys:
+        numbers.append(_page_number(value.get(key)))
+    cost = value.get("cost")
+    numbers.append(_page_number(cost.get("total") if isinstance(cost, dict) else None))
+    return numbers if any(v is not None for v in numbers) else None
+
+
+def fact_bits(stats: dict[str, Any] | None, has_child: bool) -> int:
+    """The ``facts`` column of one entry, from its :func:`~pi_lab.view.branches.entry_stats`."""
+    stats = stats or {}
+    role = stats.get("role")
+    bits = ROLES.index(role) if role in ROLES else 0
+    if stats.get("tool_error"):
+        bits |= FACT_BITS["tool_error"]
+    if stats.get("aborted"):
+        bits |= FACT_BITS["aborted"]
+    if has_child:
+        bits |= FACT_BITS["has_child"]
+    return bits
+
+
+def entry_facts(entry: Entry, header_text: str, stats: dict[str, Any] | None, embedded: Any) -> dict[str, Any]:
+    """The record's ``"v"`` for one flattened entry: what its tree row and columns do not give.
+    ``stats`` is its entry_stats, ``embedded`` the entry as the page gets it (``e`` of its
+    record, floats marked), or None."""
+    v: dict[str, Any] = {}
+    text = row_text(entry)
+    if text != _cut_like_the_page(header_text):
+        v["n"] = text
+    stats = stats or {}
+    numbers = stats.get("usage")
+    if numbers is not None:
+        keys = [key for key, _ in _COUNTERS]
+        holder = embedded if isinstance(embedded, dict) else {}
+        message = holder.get("message")
+        # 1: read the counters from the embedded message's usage, 2: from the entry's usage
+        # (a usage, compaction or branch summary entry), else the numbers themselves.
+        if "role" in stats and isinstance(message, dict) and _page_usage(_plain_floats(message.get("usage")), keys) == numbers:
+            v["u"] = 1
+        elif "role" not in stats and _page_usage(_plain_floats(holder.get("usage")), keys) == numbers:
+            v["u"] = 2
+        else:
+            v["u"] = numbers
+    if "tools" in stats:
+        v["k"] = stats["tools"]
+    if any(name in stats for name in ("read", "written", "edited")):
+        v["f"] = [stats.get(name, []) for name in ("read", "written", "edited")]
+    error = stats.get("error")
+    if error is not None:
+        v["x"] = [error["entry_id"], error["error"], error["overflow"], error["retryable"]]
+    if "omits" in stats:
+        v["o"] = stats["omits"]
+    if entry.get("type") == "branch_summary":
+        summary = entry.get("summary")
+        v["s"] = list(cut_summary(summary if isinstance(summary, str) else ""))
+    return v
+
+
+def _plain_floats(value: Any) -> Any:
+    """A usage object of an embedded entry with its marked floats as floats (one level deep
+    and the cost object: all ``_page_usage`` reads)."""
+    if not isinstance(value, dict):
+        return value
+    out = {k: getattr(x, "value", x) for k, x in value.items()}
+    cost = out.get("cost")
+    if isinstance(cost, dict):
+        out["cost"] = {k: getattr(x, "value", x) for k, x in cost.items()}
+    return out
+
+

@@ -1,0 +1,658 @@
+// The context views of an HTML export without a kernel: the composition bar, the timeline's
+// point for any entry, and the Compare pane (node names, context diff, branch comparison).
+//
+// The kernel answers these from the entries (pi_lab/view/composition.py, diff.py, branches.py,
+// compare_requests.py, timeline_requests.py). The export embeds each entry's share of those
+// answers, computed in Python by the same functions (pi_lab/export/views.py): per context row
+// its composition shares and, for an edited message, a digest; per entry its usage counters,
+// tool names, file paths, error, the id a context edit drops; per entry in the `facts` column
+// its role, tool error, abort and whether it has a child. Here they are folded along the paths
+// of the flat tree, as compose() and fold_stats() fold them there; tests/export/test_export_views.py
+// runs this file in node against the kernel's answers.
+
+import { PyFloat } from './data';
+import type { EntryRecord, ExportHeader } from './data';
+import type { FlatData } from './layout';
+
+/** pi_lab/export/views.py `views_header`. */
+export interface ViewsHeader {
+  part_of_role: Record<string, string>;
+  other: string;
+  order: string[];
+  tool_result: string;
+  usage_keys: string[];
+  default_limit: number;
+  max_limit: number;
+  preview: number;
+  /** [flat index, id, fromId, parentId, ([text, truncated] when not in the tree)] */
+  summaries: [number, string | null, string | null, string | null, [string, boolean]?][];
+}
+
+/** A context row as the export embeds it (pi_lab/widget/context.py context_at, plus `v`). */
+export interface ContextRow {
+  role?: unknown;
+  source_id?: unknown;
+  source_type?: unknown;
+  tokens: number;
+  preview?: string;
+  omitted?: boolean;
+  /** views.py row_extras: q shares, h digest of an edited message, o the source's flat index. */
+  v?: { q?: string | (number | string)[]; h?: string; o?: number };
+}
+
+/** pi_lab/export/views.py FACT_BITS and ROLES. */
+const ROLE_MASK = 3;
+const ROLE_USER = 1;
+const ROLE_ASSISTANT = 2;
+const ROLE_TOOL_RESULT = 3;
+const TOOL_ERROR = 1 << 2;
+const ABORTED = 1 << 3;
+const HAS_CHILD = 1 << 4;
+
+const NAMES: Record<string, string> = { a: 'A', b: 'B' };
+
+function strOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function has(table: Record<string, unknown>, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(table, key);
+}
+
+/** Python's `len` of a string: code points. */
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) {
+    n++;
+  }
+  return n;
+}
+
+/** `text` cut to `limit` code points with an ellipsis, as compare_requests.row_text and
+ * view.context.message_preview cut (`text[: limit - 1] + "…"`). */
+export function cutText(text: string, limit: number): string {
+  if (codePoints(text) <= limit) {
+    return text;
+  }
+  return Array.from(text).slice(0, limit - 1).join('') + '…';
+}
+
+/** Python's string order (code points), for the tool counts' tie break. */
+function pyCompare(a: string, b: string): number {
+  const x = Array.from(a);
+  const y = Array.from(b);
+  for (let k = 0; k < Math.min(x.length, y.length); k++) {
+    const d = x[k].codePointAt(0)! - y[k].codePointAt(0)!;
+    if (d) {
+      return d;
+    }
+  }
+  return x.length - y.length;
+}
+
+/** Python's `type(value).__name__` for a JSON value, in the refusals' text. */
+function pyType(value: unknown): string {
+  if (value === null || value === undefined) {
+    return 'NoneType';
+  }
+  if (typeof value === 'boolean') {
+    return 'bool';
+  }
+  if (typeof value === 'number') {
+    return Number.isInteger(value) ? 'int' : 'float';
+  }
+  if (Array.isArray(value)) {
+    return 'list';
+  }
+  return typeof value === 'object' ? 'dict' : 'str';
+}
+
+interface Side {
+  index: number;
+  path: number[];
+  rows: { row: ContextRow; source: number; key: string }[];
+  /** Every source of a row, omitted rows too: the entries of the projection that matter. */
+  sources: Set<number>;
+  keys: Map<string, ContextRow>;
+  context: number;
+  /** The first row, omitted or not. */
+  first: ContextRow | undefined;
+}
+
+type Shares = [string, number][];
+
+export class StaticViews {
+  private readonly views: ViewsHeader;
+
+  constructor(
+    private readonly header: ExportHeader,
+    private readonly flat: FlatData,
+    private readonly record: (index: number) => Promise<EntryRecord>,
+    private readonly rowsAt: (index: number) => Promise<ContextRow[]>,
+    private readonly index: (id: string | null | undefined) => number
+  ) {
+    this.views = header.views!;
+  }
+
+  /** Whether this export embeds the views' facts (exports made before them do not). */
+  static available(header: ExportHeader): boolean {
+    return Boolean(header.views);
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private path(index: number): number[] {
+    const path: number[] = [];
+    for (let at = index; at >= 0; at = this.flat.parent[at]) {
+      path.push(at);
+    }
+    return path.reverse();
+  }
+
+  private facts(index: number): number {
+    return this.flat.facts ? this.flat.facts[index] : 0;
+  }
+
+  /** An entry named by the kernel's rule (view._common.require_entry), or a refusal. */
+  private require(id: unknown, argument: string): number {
+    if (typeof id !== 'string' || !id) {
+      throw new Error(typeof id !== 'string'
+        ? `${argument} must be an entry id (a string), not ${pyType(id)} ${JSON.stringify(id)}`
+        : `${argument} is empty; pass the id of an entry`);
+    }
+    const index = this.index(id);
+    if (index < 0) {
+      throw new Error(`${argument}: entry ${id} not found`);
+    }
+    return index;
+  }
+
+  private shares(row: ContextRow): Shares {
+    const v = this.views;
+    const q = row.v?.q;
+    if (q === undefined) {
+      const role = row.role;
+      return [[typeof role === 'string' && has(v.part_of_role, role) ? v.part_of_role[role] : v.other, row.tokens]];
+    }
+    if (typeof q === 'string') {
+      return [[v.tool_result + q, row.tokens]];
+    }
+    const out: Shares = [];
+    let used = 0;
+    for (let k = 0; k < q.length; k += 2) {
+      const part = typeof q[k] === 'number' ? v.order[q[k] as number] : v.tool_result + (q[k] as string);
+      // An odd length leaves out the last share: the row's tokens less the others'.
+      const amount = k + 1 < q.length ? (q[k + 1] as number) : row.tokens - used;
+      used += amount;
+      out.push([part, amount]);
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ composition
+
+  /** timeline_requests.composition_payload at entry `id`. */
+  async composition(args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const id = args.id;
+    const index = this.require(id, 'entry_id');
+    const rows = (await this.rowsAt(index)).filter(row => !row.omitted);
+    // composition.compose
+    const tokens = new Map<string, number>();
+    const indexes = new Map<string, number[]>();
+    const toolParts: string[] = [];
+    rows.forEach((row, position) => {
+      for (const [part, amount] of this.shares(row)) {
+        if (!tokens.has(part)) {
+          tokens.set(part, 0);
+          indexes.set(part, []);
+          if (part.startsWith(this.views.tool_result)) {
+            toolParts.push(part);
+          }
+        }
+        tokens.set(part, tokens.get(part)! + amount);
+        const seen = indexes.get(part)!;
+        if (!seen.length || seen[seen.length - 1] !== position) {
+          seen.push(position);
+        }
+      }
+    });
+    const order: string[] = [];
+    for (const part of this.views.order) {
+      if (part === this.views.tool_result) {
+        order.push(...toolParts);
+      } else if (tokens.has(part)) {
+        order.push(part);
+      }
+    }
+    const parts = order.map(part => ({ part, tokens: tokens.get(part)!, messages: indexes.get(part)!.length, indexes: indexes.get(part)! }));
+    return { at: id, parts, total: parts.reduce((sum, p) => sum + p.tokens, 0) };
+  }
+
+  // ------------------------------------------------------------------ timeline point
+
+  /** timeline_requests.timeline_at_payload: the call that stands for entry `id` on a branch. */
+  timelineAt(args: Record<string, unknown>): Record<string, unknown> {
+    const id = args.id;
+    const entry = this.require(id, 'id');
+    let leafId = args.leaf_id === null || args.leaf_id === undefined || args.leaf_id === '' ? null : args.leaf_id;
+    let leaf: number;
+    if (leafId === null) {
+      leafId = this.header.leaf_id;
+      if (leafId === null) {
+        return { id, on_branch: false, call_id: null };
+      }
+      leaf = this.index(leafId as string);
+    } else {
+      leaf = this.require(leafId, 'leaf_id');
+    }
+    const toEntry = this.path(entry);
+    const toLeaf = leaf >= 0 ? this.path(leaf) : [];
+    const depth = toEntry.length - 1;
+    const onBranch = depth < toLeaf.length && this.flat.ids[toLeaf[depth]] === id;
+    let call: string | null = null;
+    if (onBranch) {
+      for (let at = depth; at >= 0; at--) {
+        if ((this.facts(toEntry[at]) & ROLE_MASK) === ROLE_ASSISTANT) {
+          call = this.flat.ids[toEntry[at]];
+          break;
+        }
+      }
+    }
+    return { id, on_branch: onBranch, call_id: call };
+  }
+
+  // ------------------------------------------------------------------ Compare: picks and names
+
+  private pick(args: Record<string, unknown>, key: string): number {
+    const name = NAMES[key];
+    const value = args[key];
+    if (value === null || value === undefined || value === '') {
+      throw new Error(`pick ${name} first: no entry is chosen as ${name}`);
+    }
+    if (typeof value !== 'string') {
+      throw new Error(`${name} must be an entry id (a string), not ${pyType(value)}`);
+    }
+    const index = this.index(value);
+    if (index < 0) {
+      throw new Error(`${name}: entry ${value} is not in this session`);
+    }
+    return index;
+  }
+
+  private pair(args: Record<string, unknown>): [number, number] {
+    const a = this.pick(args, 'a');
+    const b = this.pick(args, 'b');
+    if (a === b) {
+      throw new Error(`A and B are the same entry (${args.a as string}): pick two different entries to compare`);
+    }
+    return [a, b];
+  }
+
+  private limit(args: Record<string, unknown>): number {
+    const value = args.limit === undefined ? this.views.default_limit : args.limit;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+      throw new Error(`limit must be a positive whole number, not ${JSON.stringify(value)}`);
+    }
+    return Math.min(value, this.views.max_limit);
+  }
+
+  /** The Compare pane's one line for an entry (compare_requests.row_text). */
+  private async text(index: number): Promise<string> {
+    const record = await this.record(index);
+    const own = (record.v as { n?: string } | undefined)?.n;
+    return own ?? cutText(this.header.texts[index], this.views.preview);
+  }
+
+  /** compare_requests._nodes for one entry (null: none). */
+  async node(index: number): Promise<Record<string, unknown> | null> {
+    if (index < 0) {
+      return null;
+    }
+    const id = this.flat.ids[index];
+    return {
+      id,
+      kind: this.header.kinds[this.flat.kind[index]],
+      text: await this.text(index),
+      is_leaf: id === this.header.leaf_id,
+      is_tip: !(this.facts(index) & HAS_CHILD)
+    };
+  }
+
+  async compareNode(args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const side = args.side === undefined ? 'a' : args.side;
+    if (side !== 'a' && side !== 'b') {
+      throw new Error(`side must be 'a' or 'b', not ${JSON.stringify(side)}`);
+    }
+    return (await this.node(this.pick({ [side]: args.id }, side)))!;
+  }
+
+  // ------------------------------------------------------------------ context diff
+
+  private async side(index: number): Promise<Side> {
+    const rows: Side['rows'] = [];
+    const sources = new Set<number>();
+    const keys = new Map<string, ContextRow>();
+    let previous = -2;
+    let k = 0;
+    const all = await this.rowsAt(index);
+    for (const row of all) {
+      const source = row.v?.o ?? this.index(row.source_id as string);
+      sources.add(source);
+      if (row.omitted) {
+        continue;
+      }
+      // A projected message is named by its entry and its place among that entry's messages
+      // (diff._Side): an entry's messages are next to each other.
+      k = source === previous ? k + 1 : 0;
+      previous = source;
+      const key = `${source}:${k}`;
+      rows.push({ row, source, key });
+      keys.set(key, row);
+    }
+    const record = await this.record(index);
+    return { index, path: this.path(index), rows, sources, keys, context: record.c.s[2] as number, first: all[0] };
+  }
+
+  private diffRow(row: ContextRow): Record<string, unknown> {
+    return { source_id: strOrNull(row.source_id), role: strOrNull(row.role), tokens: row.tokens, source_type: strOrNull(row.source_type) };
+  }
+
+  private replaced(side: Side, other: Side, name: string): Record<string, unknown> | null {
+    // diff._replaced: the projection opens with a compaction and its summary.
+    const first = side.first;
+    if (!first || first.omitted || first.source_type !== 'compaction' || !side.rows.length) {
+      return null;
+    }
+    const compaction = side.rows[0].source;
+    const at = side.path.lastIndexOf(compaction);
+    const byOther = new Map<number, number>();
+    for (const { row, source } of other.rows) {
+      byOther.set(source, (byOther.get(source) ?? 0) + row.tokens);
+    }
+    const ids: (string | null)[] = [];
+    let tokens = 0;
+    // Python's path[:at]: at -1 leaves out the last entry, as slice(0, -1) does.
+    for (const entry of side.path.slice(0, at)) {
+      // summarised on this side (before the checkpoint, not kept) and verbatim on the other
+      if (!side.sources.has(entry) && byOther.has(entry)) {
+        ids.push(this.flat.ids[entry]);
+        tokens += byOther.get(entry)!;
+      }
+    }
+    return { side: name, compaction_id: this.flat.ids[compaction], source_ids: ids, tokens };
+  }
+
+  async contextDiff(args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const [ia, ib] = this.pair(args);
+    const limit = this.limit(args);
+    const a = await this.side(ia);
+    const b = await this.side(ib);
+    const groups: Record<string, { out: Record<string, unknown>; row: ContextRow }[]> = { both: [], only_a: [], only_b: [] };
+    for (const { row, key } of a.rows) {
+      const out = this.diffRow(row);
+      const other = b.keys.get(key);
+      if (!other) {
+        groups.only_a.push({ out, row });
+        continue;
+      }
+      if ((row.v?.h ?? '') !== (other.v?.h ?? '')) {
+        out.edited = true;
+        out.tokens_b = other.tokens;
+      }
+      groups.both.push({ out, row });
+    }
+    for (const { row, key } of b.rows) {
+      if (!a.keys.has(key)) {
+        groups.only_b.push({ out: this.diffRow(row), row });
+      }
+    }
+    const sum = (side: Side): number => side.rows.reduce((total, r) => total + r.row.tokens, 0);
+    const tokensA = sum(a);
+    const tokensB = sum(b);
+    const replaced = [this.replaced(a, b, 'a'), this.replaced(b, a, 'b')].filter(r => r !== null) as Record<string, unknown>[];
+    const notes: string[] = [];
+    if (!groups.both.length && a.rows.length && b.rows.length) {
+      const shared = a.path.length && b.path.length && a.path[0] === b.path[0];
+      notes.push('the two contexts share no message' + (shared ? '' : ' (the entries are on unrelated roots)'));
+    }
+    const preview = (row: ContextRow): string => cutText(row.preview ?? '', this.views.preview);
+    for (const r of replaced) {
+      const wanted = r.source_ids as (string | null)[];
+      const pool = r.side === 'b' ? 'only_a' : 'only_b';
+      const rows: Record<string, unknown>[] = [];
+      for (const { out, row } of groups[pool]) {
+        if (wanted.includes(out.source_id as string | null) && rows.length < limit) {
+          rows.push({ ...out, preview: preview(row) });
+        }
+      }
+      r.rows = rows;
+      r.count = wanted.length;
+    }
+    const result: Record<string, unknown> = {
+      a_id: args.a,
+      b_id: args.b,
+      tokens_a: tokensA,
+      tokens_b: tokensB,
+      delta: tokensB - tokensA,
+      context_a: a.context,
+      context_b: b.context,
+      replaced,
+      notes
+    };
+    const counts: Record<string, number> = {};
+    const groupTokens: Record<string, number> = {};
+    for (const group of ['both', 'only_a', 'only_b']) {
+      const rows = groups[group];
+      counts[group] = rows.length;
+      groupTokens[group] = rows.reduce((total, r) => total + (r.out.tokens as number), 0);
+      result[group] = rows.slice(0, limit).map(({ out, row }) => ({ ...out, preview: preview(row) }));
+    }
+    result.counts = counts;
+    result.group_tokens = groupTokens;
+    result.limit = limit;
+    result.nodes = { a: await this.node(ia), b: await this.node(ib) };
+    return result;
+  }
+
+  // ------------------------------------------------------------------ branch comparison
+
+  /** Usage counters of an embedded usage object (views.py `_page_usage`). */
+  private usageOf(value: unknown): (number | null)[] | null {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      return null;
+    }
+    const number = (x: unknown): number | null => (x instanceof PyFloat ? Number(x.text) : typeof x === 'number' ? x : null);
+    const usage = value as Record<string, unknown>;
+    const out = this.views.usage_keys.map(key => number(usage[key]));
+    const cost = usage.cost;
+    out.push(cost !== null && typeof cost === 'object' && !Array.isArray(cost) ? number((cost as Record<string, unknown>).total) : null);
+    return out.some(x => x !== null) ? out : null;
+  }
+
+  private async sideStats(segment: number[], leaf: number): Promise<Record<string, unknown>> {
+    const tools = new Map<string, number>();
+    const read = new Set<string>();
+    const written = new Set<string>();
+    const edited = new Set<string>();
+    const usage = { input: 0, output: 0, cache_read: 0, cache_write: 0, cost: 0, records: 0 };
+    const counters = ['input', 'output', 'cache_read', 'cache_write'] as const;
+    const records = await Promise.all(segment.map(i => this.record(i)));
+    const facts = records.map(r => (r.v ?? {}) as Record<string, unknown>);
+    const omitted = new Set<string>();
+    for (const v of facts) {
+      if (typeof v.o === 'string') {
+        omitted.add(v.o);
+      }
+    }
+    const errors: Record<string, unknown>[] = [];
+    let calls = 0;
+    let aborted = 0;
+    let toolResults = 0;
+    let toolErrors = 0;
+    let userMessages = 0;
+    segment.forEach((index, k) => {
+      const v = facts[k];
+      const bits = this.facts(index);
+      let numbers: (number | null)[] | null = null;
+      const entry = records[k].e as Record<string, unknown> | undefined;
+      if (v.u === 1) {
+        numbers = this.usageOf((entry?.message as Record<string, unknown> | undefined)?.usage);
+      } else if (v.u === 2) {
+        numbers = this.usageOf(entry?.usage);
+      } else if (Array.isArray(v.u)) {
+        numbers = v.u as (number | null)[];
+      }
+      if (numbers) {
+        counters.forEach((name, c) => {
+          if (numbers![c] !== null) {
+            usage[name] += numbers![c]!;
+          }
+        });
+        if (numbers[4] !== null) {
+          usage.cost += numbers[4];
+        }
+        usage.records += 1;
+      }
+      const role = bits & ROLE_MASK;
+      if (role === ROLE_USER) {
+        userMessages += 1;
+      } else if (role === ROLE_ASSISTANT) {
+        calls += 1;
+      } else if (role === ROLE_TOOL_RESULT) {
+        toolResults += 1;
+      }
+      if (bits & TOOL_ERROR) {
+        toolErrors += 1;
+      }
+      const files = v.f as string[][] | undefined;
+      if (files) {
+        files[0].forEach(p => read.add(p));
+        files[1].forEach(p => written.add(p));
+        files[2].forEach(p => edited.add(p));
+      }
+      for (const name of (v.k as string[] | undefined) ?? []) {
+        tools.set(name, (tools.get(name) ?? 0) + 1);
+      }
+      if (bits & ABORTED) {
+        aborted += 1;
+      }
+      const error = v.x as [string | null, string | null, boolean, boolean] | undefined;
+      if (error) {
+        errors.push({ entry_id: error[0], error: error[1], overflow: error[2], retryable: error[3], omitted: error[0] !== null && omitted.has(error[0]) });
+      }
+    });
+    // file_ops.compute_file_lists: modified = edited ∪ written, read leaves them out; both in
+    // JavaScript's default order (js_sort_key).
+    const modified = new Set<string>([...edited, ...written]);
+    const readOnly = [...read].filter(p => !modified.has(p)).sort();
+    const sortedTools = [...tools.entries()].sort((x, y) => y[1] - x[1] || pyCompare(x[0], y[0]));
+    const leafRecord = await this.record(leaf);
+    return {
+      entries: segment.length,
+      user_messages: userMessages,
+      calls,
+      tools: Object.fromEntries(sortedTools),
+      tool_calls: sortedTools.reduce((n, [, c]) => n + c, 0),
+      tool_results: toolResults,
+      tool_errors: toolErrors,
+      files_read: readOnly,
+      files_modified: [...modified].sort(),
+      tokens: {
+        input: usage.input,
+        output: usage.output,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write,
+        total: usage.input + usage.output + usage.cache_read + usage.cache_write
+      },
+      cost: usage.cost,
+      usage_known: usage.records > 0,
+      errors,
+      error_count: errors.length,
+      aborted,
+      retries: errors.filter(e => e.omitted).length,
+      context_tokens: leafRecord.c.s[2]
+    };
+  }
+
+  private async segmentRows(ids: number[], limit: number): Promise<Record<string, unknown>[]> {
+    const errorBit = 1 << (this.header as ExportHeader & { flags?: string[] }).flags!.indexOf('error');
+    const rows: Record<string, unknown>[] = [];
+    for (const index of ids.slice(0, limit)) {
+      const id = this.flat.ids[index];
+      if (id === null) {
+        rows.push({ id: null, kind: 'unknown', text: '', error: false });
+        continue;
+      }
+      rows.push({ id, kind: this.header.kinds[this.flat.kind[index]], text: await this.text(index), error: Boolean(this.flat.flags[index] & errorBit) });
+    }
+    return rows;
+  }
+
+  async compareBranches(args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const [ia, ib] = this.pair(args);
+    const limit = this.limit(args);
+    const pathA = this.path(ia);
+    const pathB = this.path(ib);
+    let shared = 0;
+    while (shared < Math.min(pathA.length, pathB.length) && pathA[shared] === pathB[shared]) {
+      shared++;
+    }
+    const common = shared ? pathA[shared - 1] : -1;
+    const sideA = pathA.slice(shared);
+    const sideB = pathB.slice(shared);
+    const notes: string[] = [];
+    if (common < 0) {
+      notes.push('no common ancestor: the two entries are on unrelated roots (each side is its whole path)');
+    } else if (!sideA.length && !sideB.length) {
+      notes.push('the same entry on both sides: nothing diverges');
+    } else if (!sideA.length) {
+      notes.push('leaf_a is an ancestor of leaf_b: side a is empty');
+    } else if (!sideB.length) {
+      notes.push('leaf_b is an ancestor of leaf_a: side b is empty');
+    }
+    const aStats = await this.sideStats(sideA, ia);
+    const bStats = await this.sideStats(sideB, ib);
+    for (const [name, segment, stats] of [['a', sideA, aStats], ['b', sideB, bStats]] as const) {
+      if (segment.length && !stats.usage_known) {
+        notes.push(`side ${name} has no recorded usage: tokens and cost are 0`);
+      }
+    }
+    const idsOf = (side: number[]): Set<string> => new Set(side.map(i => this.flat.ids[i]).filter((x): x is string => x !== null));
+    const idsA = idsOf(sideA);
+    const idsB = idsOf(sideB);
+    const onA = new Set(sideA);
+    const onB = new Set(sideB);
+    const summaries: Record<string, unknown>[] = [];
+    for (const [at, entryId, fromId, parentId, own] of this.views.summaries) {
+      const left = fromId !== null ? (idsA.has(fromId) ? 'a' : idsB.has(fromId) ? 'b' : null) : null;
+      const on = at >= 0 && onA.has(at) ? 'a' : at >= 0 && onB.has(at) ? 'b' : null;
+      if (left === null && on === null) {
+        continue;
+      }
+      const [text, truncated] = own ?? ((await this.record(at)).v as { s: [string, boolean] }).s;
+      const summary: Record<string, unknown> = { entry_id: entryId, from_id: fromId, parent_id: parentId, left_side: left, on_side: on, summary: text };
+      if (truncated) {
+        summary.truncated = true;
+      }
+      summaries.push(summary);
+    }
+    const ids = (side: number[]): (string | null)[] => side.map(i => this.flat.ids[i]);
+    return {
+      leaf_a: args.a,
+      leaf_b: args.b,
+      common_ancestor: common >= 0 ? this.flat.ids[common] : null,
+      a: ids(sideA).slice(0, limit),
+      b: ids(sideB).slice(0, limit),
+      a_stats: aStats,
+      b_stats: bStats,
+      summaries,
+      notes,
+      a_count: sideA.length,
+      b_count: sideB.length,
+      a_rows: await this.segmentRows(sideA, limit),
+      b_rows: await this.segmentRows(sideB, limit),
+      limit,
+      nodes: { a: await this.node(ia), b: await this.node(ib), common: await this.node(common) }
+    };
+  }
+}

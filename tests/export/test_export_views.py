@@ -1,0 +1,213 @@
+"""The context views of an export (src_frontend/export/views.ts, run in node over the real
+StaticTransport and ChunkStore) answer as the kernel does: the composition bar at every entry,
+the timeline's point, the Compare pane's node names, the context diff and the branch
+comparison for many pairs of nodes, on the real fixtures, the worked example and generated
+sessions."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from export_inputs import REPO, copy_fixture, fixture_files, generated_session, write_session  # noqa: E402
+from helpers import SEED_SECTION_14  # noqa: E402
+
+from pi_lab.export.data import export_data  # noqa: E402
+from pi_lab.export.html import pack, pack7  # noqa: E402
+from pi_lab.session import SessionManager  # noqa: E402
+from pi_lab.view.payload import RequestError, read_request  # noqa: E402
+from pi_lab.widget.gauge import recorded_context_window  # noqa: E402
+from pi_lab.widget.payload import SessionView, ViewSettings  # noqa: E402
+
+ESBUILD = REPO / "node_modules" / ".bin" / "esbuild"
+
+
+@pytest.fixture(scope="module")
+def checker(tmp_path_factory) -> Path:
+    if shutil.which("node") is None or not ESBUILD.exists():
+        pytest.skip("node and the front-end toolchain (jlpm install) are needed")
+    out = tmp_path_factory.mktemp("views") / "check.js"
+    subprocess.run([str(ESBUILD), str(Path(__file__).with_name("views_check.ts")), "--bundle", "--platform=node",
+                    f"--outfile={out}", "--log-level=warning"], check=True, cwd=REPO, timeout=120)
+    return out
+
+
+def _sessions(tmp: Path) -> list[tuple[str, Path]]:
+    found = [(p.name, copy_fixture(p, tmp)) for p in fixture_files()]
+    seed = [orjson.loads(line) for line in SEED_SECTION_14.strip().splitlines()]
+    found.append(("seed", write_session(seed, tmp / "seed.jsonl")))
+    for s in (1, 2, 3, 4, 5, 6):
+        found.append((f"generated-{s}", write_session(generated_session(s, 220), tmp / f"gen{s}.jsonl")))
+    found.append(("edits", write_session(_edits_session(), tmp / "edits.jsonl")))
+    return found
+
+
+def _edits_session() -> list[dict]:
+    """One message replaced differently on two branches (and once by its own content), a
+    second root, and a tool result whose tool has no name."""
+    def entry(kind: str, entry_id: str, parent: str | None, **fields) -> dict:
+        return {"type": kind, "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z", **fields}
+
+    def message(entry_id: str, parent: str | None, role: str, content, **fields) -> dict:
+        return entry("message", entry_id, parent, message={"role": role, "content": content, "timestamp": 1, **fields})
+
+    answer = [{"type": "thinking", "thinking": "let me see"}, {"type": "text", "text": "the answer is 42"},
+              {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "/r/a.ts"}}]
+    return [
+        {"type": "session", "version": 3, "id": "S-edits", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/r"},
+        message("u1", None, "user", "what is it?"),
+        message("a1", "u1", "assistant", answer, stopReason="toolUse", provider="p", model="m",
+                usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15, "cost": {"total": 0.5}}),
+        message("t1", "a1", "toolResult", [{"type": "text", "text": "file text"}], toolCallId="c1", toolName="", isError=False),
+        entry("context_edit", "x1", "t1", targetId="a1", replacement={"content": [{"type": "text", "text": "[one edit]"}]}),
+        message("u2", "x1", "user", "and then?"),
+        entry("context_edit", "x2", "t1", targetId="a1", replacement={"content": "[another edit]"}),
+        message("u3", "x2", "user", "and else?"),
+        entry("context_edit", "x3", "t1", targetId="a1", replacement={"content": answer}),
+        message("u4", "x3", "user", "and so?"),
+        message("r2", None, "user", "a second root"),
+        message("r3", "r2", "assistant", [{"type": "text", "text": "on its own"}], stopReason="stop", provider="p", model="m"),
+    ]
+
+
+def _view(sm) -> SessionView:
+    window = recorded_context_window(sm)
+    return SessionView.open(sm, ViewSettings(context_window=window) if window else ViewSettings())
+
+
+def _asks(sm, rng: random.Random, budget: int) -> list[dict]:
+    ids = [e["id"] for e in sm.get_entries() if isinstance(e.get("id"), str)]
+    ids = list(dict.fromkeys(ids))
+    parents = {e.get("parentId") for e in sm.get_entries()}
+    tips = [i for i in ids if i not in parents]
+    special = [e["id"] for e in sm.get_entries() if e.get("type") in ("compaction", "branch_summary", "context_edit")]
+    leaf = sm.leaf_id
+    some = ids if len(ids) <= budget else rng.sample(ids, budget)
+    asks: list[dict] = []
+    for entry_id in some:
+        asks.append({"op": "composition", "args": {"id": entry_id}})
+        asks.append({"op": "timeline_at", "args": {"id": entry_id, "leaf_id": leaf}})
+        asks.append({"op": "timeline_at", "args": {"id": entry_id, "leaf_id": rng.choice(tips)}})
+        asks.append({"op": "compare_node", "args": {"id": entry_id, "side": rng.choice("ab")}})
+    pairs: list[tuple[str, str]] = []
+    for tip in tips[:12]:
+        for other in tips[:6]:
+            if other != tip:
+                pairs.append((tip, other))
+        if tip != leaf and leaf is not None:
+            pairs.append((tip, leaf))
+    for entry_id in special[:12]:
+        entry = sm.get_entry(entry_id)
+        parent = entry.get("parentId") if entry else None
+        if isinstance(parent, str):
+            pairs.append((parent, entry_id))  # before and after a compaction, an edit, a summary
+        if leaf is not None and entry_id != leaf:
+            pairs.append((entry_id, leaf))
+    for _ in range(min(budget, 30)):
+        a, b = rng.sample(ids, 2) if len(ids) > 1 else (ids[0], ids[0])
+        pairs.append((a, b))
+    for n, (a, b) in enumerate(pairs):
+        limit = 2 if n % 5 == 0 else 200  # the cut lists, the counts beside them
+        asks.append({"op": "context_diff", "args": {"a": a, "b": b, "limit": limit}})
+        asks.append({"op": "compare_branches", "args": {"a": a, "b": b, "limit": limit}})
+    # refusals the pane shows as they are
+    asks.append({"op": "context_diff", "args": {"a": None, "b": leaf}})
+    asks.append({"op": "compare_branches", "args": {"a": leaf, "b": leaf}})
+    asks.append({"op": "compare_node", "args": {"id": "no-such-entry", "side": "b"}})
+    return asks
+
+
+def _static(checker: Path, sm, asks: list[dict], tmp: Path) -> list[dict]:
+    main, chunks = export_data(sm)
+    encoded = [pack7(chunk) for chunk in chunks]
+    offsets = [0]
+    for part in encoded:
+        offsets.append(offsets[-1] + len(part))
+    (tmp / "parts.json").write_text(json.dumps({"main": pack(main), "chunks": "".join(encoded), "offsets": offsets}))
+    (tmp / "asks.json").write_text(json.dumps(asks))
+    run = subprocess.run(["node", str(checker), str(tmp / "parts.json"), str(tmp / "asks.json")],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def _kernel(view, ask: dict) -> dict:
+    try:
+        return {"result": json.loads(json.dumps(read_request(view, ask["op"], ask["args"])))}
+    except RequestError as error:
+        return {"error": str(error)}
+
+
+FEATURES = ("tool result part", "split assistant", "edited", "replaced", "only a", "only b", "no common", "summary",
+            "error", "retry", "aborted", "files", "usage", "tip", "off branch", "call")
+
+
+def _features(op: str, r: dict) -> list[str]:
+    out = []
+    if op == "composition":
+        parts = [p["part"] for p in r["parts"]]
+        out += ["tool result part"] * any(p.startswith("tool result: ") for p in parts)
+        out += ["split assistant"] * ("tool calls" in parts and "assistant text" in parts)
+    elif op == "context_diff":
+        out += ["edited"] * any(row.get("edited") for row in r["both"])
+        out += ["replaced"] * any(x["source_ids"] for x in r["replaced"])
+        out += ["only a"] * bool(r["only_a"]) + ["only b"] * bool(r["only_b"])
+    elif op == "compare_branches":
+        out += ["no common"] * (r["common_ancestor"] is None)
+        out += ["summary"] * bool(r["summaries"])
+        for s in (r["a_stats"], r["b_stats"]):
+            out += ["error"] * bool(s["errors"]) + ["retry"] * bool(s["retries"]) + ["aborted"] * bool(s["aborted"])
+            out += ["files"] * bool(s["files_read"] or s["files_modified"]) + ["usage"] * s["usage_known"]
+    elif op == "compare_node":
+        out += ["tip"] * r["is_tip"]
+    elif op == "timeline_at":
+        out += ["off branch"] * (not r["on_branch"]) + ["call"] * (r["call_id"] is not None)
+    return out
+
+
+def test_static_views_answer_like_the_kernel(checker, tmp_path):
+    rng = random.Random(14)
+    checked: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for name, path in _sessions(tmp_path):
+        sm = SessionManager.open(str(path), read_only=True)
+        asks = _asks(sm, rng, 120)
+        got = _static(checker, sm, asks, tmp_path)
+        view = _view(sm)
+        for ask, answer in zip(asks, got, strict=True):
+            want = _kernel(view, ask)
+            assert ("error" in answer) == ("error" in want), (name, ask, answer, want)
+            if "error" in want:
+                assert answer["error"] == want["error"], (name, ask)
+                continue
+            assert answer["result"] == want["result"], (name, ask)
+            checked[ask["op"]] = checked.get(ask["op"], 0) + 1
+            for feature in _features(ask["op"], want["result"]):
+                seen[feature] = seen.get(feature, 0) + 1
+    # every view was answered, many times, with something to compare
+    assert min(checked.values()) > 50 and len(checked) == 5, checked
+    # and the answers hold the cases the embedded facts treat apart
+    assert set(seen) == set(FEATURES), seen
+
+
+def test_an_export_without_the_views_facts_still_says_it_needs_a_kernel(checker, tmp_path):
+    """An export written before the views' facts (no ``views`` in its header) keeps answering
+    as it did: the views need a kernel."""
+    import pi_lab.export.data as data
+
+    sm = SessionManager.open(str(write_session(generated_session(3, 60), tmp_path / "g.jsonl")), read_only=True)
+    real = data.views_header
+    try:
+        data.views_header = lambda summaries: None  # type: ignore[assignment]
+        got = _static(checker, sm, [{"op": "composition", "args": {"id": sm.leaf_id}}], tmp_path)
+    finally:
+        data.views_header = real  # type: ignore[assignment]
+    assert "needs a kernel" in got[0]["error"]
