@@ -180,6 +180,36 @@ class PathContext:
             self._system = estimate_tokens(state) if state is not None else 0
         return self._system + self.non_system_tokens()
 
+    def with_edit(self, edit: Entry, cache: MeasureCache) -> PathContext:
+        """A new context: this one followed by the ``context_edit`` ``edit``, equal to
+        ``rebuild(self.entries + [edit])``.
+
+        Only the entries from the edit's target on change, so the sums before it are copied
+        (a failed call is dropped by an edit right after it: usually a few entries)."""
+        entries = self.entries
+        target = edit.get("targetId")
+        edits = dict(self.edits)
+        start = len(entries)
+        if isinstance(target, str):
+            edits[target] = edit
+            for k, entry in enumerate(entries):
+                if entry.get("id") == target:
+                    start = k
+                    break
+        ctx = PathContext()
+        ctx.entries = entries[:start]
+        ctx.sums = self.sums[: start + 1]
+        ctx.edits = edits
+        for k in range(start, len(entries)):
+            entry = entries[k]
+            if k > 0 and entry.get("type") == "compaction":
+                ctx.push(entry, _EMPTY)  # an older checkpoint inside the kept range
+                continue
+            entry_id = entry.get("id")
+            ctx.push(entry, cache.of(entry, edits.get(entry_id) if isinstance(entry_id, str) else None))
+        ctx.push(edit, cache.of(edit, None))
+        return ctx
+
 
 def rebuild(context_entries: list[Entry], cache: MeasureCache) -> PathContext:
     """A fresh context from its context entries, with the rules of ``project_path``."""
@@ -202,7 +232,9 @@ class ContextWalk:
     ``context`` is the :class:`PathContext` of the path walked so far; :meth:`projected` is
     pi's gauge estimate of it (``estimate_projected_context_tokens``), ``compaction_id`` the id
     of the compaction in effect. ``depth_of`` maps ``id(entry)`` to the depth it was entered
-    at (the first entry: 0); pass one dict to several walks of the same entries to share it.
+    at (the first entry: 0) for the entries that carry a usage anchor, the only ones whose
+    depth the trust rule asks for; pass one dict to several walks of the same entries to
+    share it.
     """
 
     __slots__ = ("path", "context", "cache", "depth_of", "invalidated_at", "compaction_id", "_undo")
@@ -224,7 +256,6 @@ class ContextWalk:
         path = self.path
         depth = len(path)
         path.append(entry)
-        self.depth_of[id(entry)] = depth
         ctx = self.context
         kind = entry.get("type")
         if kind == "compaction":
@@ -237,16 +268,17 @@ class ContextWalk:
         if kind == "context_edit":
             self._undo.append((ctx, self.invalidated_at, self.compaction_id))
             self.invalidated_at = depth
-            self.context = rebuild(ctx.entries + [entry], self.cache)
-            return
-        entry_id = entry.get("id")
-        if entry_id.__class__ is str and entry_id in ctx.edits:
-            # an earlier edit on the path names this entry: its messages are the edited ones
-            self._undo.append((ctx, self.invalidated_at, self.compaction_id))
-            self.context = rebuild(ctx.entries + [entry], self.cache)
+            self.context = ctx.with_edit(entry, self.cache)
             return
         self._undo.append(None)
-        ctx.push(entry, self.cache.of(entry, None))
+        edits = ctx.edits
+        entry_id = entry.get("id")
+        # an earlier edit on the path may name this entry: then its messages are the edited ones
+        edit = edits.get(entry_id) if edits and entry_id.__class__ is str else None
+        own = self.cache.of(entry, edit)
+        if own[2] is not None:  # only a usage anchor's depth is ever asked for
+            self.depth_of[id(entry)] = depth
+        ctx.push(entry, own)
 
     def leave(self) -> None:
         """Undo the last :meth:`enter`."""

@@ -205,8 +205,8 @@ def test_edits_of_system_messages_before_and_after_a_compaction():
 
 def test_one_forward_walk_not_a_projection_per_call(monkeypatch):
     """The timeline never projects from scratch: each message is estimated about once."""
+    import pi_lab.compaction.context_walk as timeline  # the walk the timeline runs
     import pi_lab.session.projection as projection
-    import pi_lab.view.timeline as timeline
 
     sm = generated_session(3000, 5)
     path = sm.get_branch()
