@@ -247,3 +247,30 @@ def test_100k_session_timeline_and_diff_stay_interactive():
     diff_cpu = time.process_time() - start
     assert len(rows) > 20_000
     assert timeline_cpu < 1.0 and diff_cpu < 0.2, (timeline_cpu, diff_cpu)
+
+
+def test_the_walk_copy_export_resumes_is_exact_in_pre_order_and_refuses_other_use():
+    """view.timeline._ContextWalk (what pi_lab/export/context.py copies at branch points) is
+    a view of the one ContextWalk: a copy resumed inside its subtree answers for its own path,
+    a copy resumed after the walk left it raises instead of answering for another path."""
+    import copy
+
+    from pi_lab.view.timeline import _ContextWalk
+
+    sm = generated_session(1500, 2)
+    path = sm.get_branch()
+    mid = len(path) // 2
+    walk = _ContextWalk([])
+    for i, e in enumerate(path[:mid]):
+        walk.add(i, e)
+    twin = copy.copy(walk)  # a branch point at path[mid - 1]
+    for i, e in enumerate(path[mid:], start=mid):
+        walk.add(i, e)
+    assert walk.estimate()[0] == engine_estimate(path, len(path))
+    # the sibling branch resumes at the branch point: its estimate is the prefix's
+    assert twin.estimate()[0] == engine_estimate(path, mid)
+    twin.add(mid, path[mid])
+    assert twin.estimate()[0] == engine_estimate(path, mid + 1)
+    # the first walk's path was left by the twin: it is no longer answered for
+    with pytest.raises(RuntimeError):
+        walk.estimate()
