@@ -159,24 +159,49 @@ def _compactions_on_branch(branch: Sequence[Entry], facts: FactTable | None = No
         return found
     position: dict[str, int] = {}
     edits: list[int] = []
+    # prefix[j]: the kept-range tokens of branch[:j]. With a fact table (a viewer's: the
+    # estimates stay there for its rows) it is extended only as far as an estimate needs it:
+    # a compaction's "after" is the next measured usage when one follows before the next
+    # compaction (the usual case), and only when none does is its kept range estimated, so
+    # most branches estimate no entry here. Without one, every entry is estimated in the pass.
     prefix = [0]
+    eager = facts is None
+
+    def prefix_to(i: int) -> list[int]:
+        for j in range(len(prefix) - 1, i):
+            prefix.append(prefix[-1] + _kept_tokens_of(branch[j], facts))
+        return prefix
+
     waiting: dict[str, Any] | None = None  # the last compaction, until a measured usage follows
+    pending = -1  # the branch index of ``waiting`` while its estimate is not made yet
+
+    def settle() -> None:
+        # The estimate reads ``position`` and ``edits`` as they were at the compaction: ids of
+        # later entries are not in it yet, except a later duplicate of an earlier id, which
+        # settles the estimate first (below).
+        nonlocal pending
+        if pending >= 0:
+            waiting["after"] = _after_compaction_estimate(branch, pending, position, edits, prefix_to(pending))
+            pending = -1
+
     for i, entry in enumerate(branch):
         kind = entry.get("type")
         if kind == "compaction":
+            settle()
             summary = entry.get("summary") if isinstance(entry.get("summary"), str) else ""
             before = entry.get("tokensBefore")
             waiting = {
                 "id": entry.get("id"),
                 "timestamp": entry.get("timestamp"),
                 "tokens_before": before if isinstance(before, (int, float)) and not isinstance(before, bool) else None,
-                "after": _after_compaction_estimate(branch, i, position, edits, prefix),
+                "after": None,
                 "after_kind": "estimated",
                 "after_entry_id": None,
                 "first_kept_id": entry.get("firstKeptEntryId"),
                 "from_hook": bool(entry.get("fromHook")),
                 "summary_preview": " ".join(summary.split())[:160],
             }
+            pending = i
             found.append(waiting)
         elif waiting is not None:
             usage = _anchor_of(entry)
@@ -184,12 +209,17 @@ def _compactions_on_branch(branch: Sequence[Entry], facts: FactTable | None = No
                 waiting.update(after=int(calculate_context_tokens(usage)), after_kind="measured",
                                after_entry_id=entry.get("id"))
                 waiting = None
+                pending = -1  # measured: the estimate is never needed
         if kind == "context_edit":
             edits.append(i)
         entry_id = entry.get("id")
         if isinstance(entry_id, str):
+            if pending >= 0 and entry_id in position:
+                settle()
             position[entry_id] = i
-        prefix.append(prefix[-1] + _kept_tokens_of(entry, facts))
+        if eager:
+            prefix_to(i + 1)
+    settle()
     return found
 
 

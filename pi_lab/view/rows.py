@@ -331,8 +331,16 @@ class RowState:
         with collector_paused(len(index)):
             self._fill_columns(cols, layout, ids)
         self._row_of: dict[Any, int] | None = None
-        self.leaf_row = self._exact_row(self.leaf_id)
-        self.anchor_row = self.locate(self.leaf_id, fallback_last=False)
+        # The leaf's row without the map of every row's id (made when a request first needs
+        # it): the last row with the leaf's id, as the map would answer.
+        leaf = self.leaf_id
+        self.leaf_row = -1
+        if isinstance(leaf, str) and ids:
+            try:
+                self.leaf_row = len(ids) - 1 - ids[::-1].index(leaf)
+            except ValueError:
+                pass
+        self.anchor_row = self.leaf_row if self.leaf_row >= 0 else self.locate(leaf, fallback_last=False)
         self.version += 1
 
     def _fill_columns(self, cols: RowColumns, layout: RowLayout, ids: list[Any]) -> None:
