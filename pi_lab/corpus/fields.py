@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pi_lab.llm.catalog import context_window_for
+from pi_lab.session._js import js_double
 from pi_lab.session._text import js_len
 from pi_lab.session.ids import parse_iso_ms
 
@@ -63,13 +64,9 @@ def _num(value: Any) -> float:
     return value
 
 
-def _float(value: Any) -> float:
-    """``float(value)``; an integer past the float range (a hand-edited 400-digit counter,
-    which Python's JSON reader keeps exact) is the infinity JavaScript reads it as."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf
+# ``float(value)``; an integer past the float range (a hand-edited 400-digit counter, which
+# Python's JSON reader keeps exact) is the infinity JavaScript reads it as: the engine's rule.
+_float = js_double
 
 
 def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
