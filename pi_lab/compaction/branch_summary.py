@@ -125,7 +125,12 @@ def collect_entries_for_branch_summary(session: Any, old_leaf_id: str | None, ta
 
 def branch_entry_message(entry: Entry, edit: Entry | None = None) -> Message | None:
     """The one message a collected entry contributes to a branch summary, if any (§9.1 step 3)."""
-    from pi_lab.session.projection import entry_to_messages, parse_iso_ms, project_with_edit
+    from pi_lab.session.projection import (
+        branch_summary_message,
+        compaction_summary_message,
+        entry_to_messages,
+        project_with_edit,
+    )
 
     kind = entry.get("type")
     if kind == "message":
@@ -141,19 +146,9 @@ def branch_entry_message(entry: Entry, edit: Entry | None = None) -> Message | N
         return produced[0] if produced else None
     if kind == "branch_summary":
         # Unlike the model projection, an empty summary still becomes a message here.
-        return {
-            "role": "branchSummary",
-            "summary": entry.get("summary"),
-            "fromId": entry.get("fromId"),
-            "timestamp": parse_iso_ms(entry.get("timestamp")),
-        }
+        return branch_summary_message(entry)
     if kind == "compaction":
-        return {
-            "role": "compactionSummary",
-            "summary": entry.get("summary"),
-            "tokensBefore": entry.get("tokensBefore"),
-            "timestamp": parse_iso_ms(entry.get("timestamp")),
-        }
+        return compaction_summary_message(entry)  # without the system snapshot the projection adds
     return None
 
 

@@ -21,6 +21,8 @@ __all__ = [
     "SessionProjection",
     "SessionContext",
     "entry_to_messages",
+    "branch_summary_message",
+    "compaction_summary_message",
     "project_with_edit",
     "build_context_entries",
     "build_session_projection",
@@ -71,6 +73,21 @@ def _ms(entry: Entry) -> float | int:
     return parse_iso_ms(entry.get("timestamp"))
 
 
+def branch_summary_message(entry: Entry) -> Message:
+    """The ``branchSummary`` message of a ``branch_summary`` entry (key order as pi writes it)."""
+    return {"role": "branchSummary", "summary": entry.get("summary"), "fromId": entry.get("fromId"), "timestamp": _ms(entry)}
+
+
+def compaction_summary_message(entry: Entry) -> Message:
+    """The ``compactionSummary`` message of a ``compaction`` entry (key order as pi writes it)."""
+    return {
+        "role": "compactionSummary",
+        "summary": entry.get("summary"),
+        "tokensBefore": entry.get("tokensBefore"),
+        "timestamp": _ms(entry),
+    }
+
+
 def entry_to_messages(entry: Entry) -> list[Message]:
     """The un-edited messages one entry contributes (tree-and-context.md §6.2)."""
     kind = entry.get("type")
@@ -100,17 +117,11 @@ def entry_to_messages(entry: Entry) -> list[Message]:
         out["timestamp"] = _ms(entry)
         return [out]
     if kind == "branch_summary":
-        summary = entry.get("summary")
-        if not summary:
-            return []
-        return [{"role": "branchSummary", "summary": summary, "fromId": entry.get("fromId"), "timestamp": _ms(entry)}]
+        if not entry.get("summary"):
+            return []  # pi projects nothing for an empty summary
+        return [branch_summary_message(entry)]
     if kind == "compaction":
-        summary_message = {
-            "role": "compactionSummary",
-            "summary": entry.get("summary"),
-            "tokensBefore": entry.get("tokensBefore"),
-            "timestamp": _ms(entry),
-        }
+        summary_message = compaction_summary_message(entry)
         snapshot = entry.get("systemMessage")
         if snapshot:
             return [snapshot, summary_message]

@@ -277,3 +277,26 @@ def test_budget_comes_from_the_context_window():
     # a smaller reserve widens the budget
     run(generate_branch_summary(b.entries, client, model(context_window=20000), reserve_tokens=14000))
     assert "message 4 " in client.prompt() and "message 3 " not in client.prompt()
+
+
+def test_summary_entries_give_the_messages_the_projection_gives():
+    """branch_entry_message and the model projection build a summary entry's message with one
+    function each kind: same keys in pi's order, same values; only an empty branch summary
+    differs (the projection leaves it out, a branch summary keeps it)."""
+    from pi_lab.compaction.branch_summary import branch_entry_message
+    from pi_lab.session.projection import entry_to_messages
+
+    snapshot = {"role": "system", "content": "snap", "timestamp": 1}
+    compaction = {"type": "compaction", "id": "c", "parentId": "p", "timestamp": "2026-01-01T00:00:01.000Z",
+                  "summary": "S", "firstKeptEntryId": "u", "tokensBefore": 7, "systemMessage": snapshot}
+    branch = {"type": "branch_summary", "id": "b", "parentId": "p", "timestamp": "2026-01-01T00:00:02.000Z",
+              "fromId": "x", "summary": "B"}
+    for entry, role, keys in ((compaction, "compactionSummary", ["role", "summary", "tokensBefore", "timestamp"]),
+                              (branch, "branchSummary", ["role", "summary", "fromId", "timestamp"])):
+        message = branch_entry_message(entry)
+        assert message == entry_to_messages(entry)[-1]
+        assert list(message) == keys and message["role"] == role
+    assert entry_to_messages(compaction)[0] is snapshot
+    empty = {**branch, "summary": ""}
+    assert entry_to_messages(empty) == [] and branch_entry_message(empty)["summary"] == ""
+    assert branch_entry_message(empty)["timestamp"] == 1767225602000
