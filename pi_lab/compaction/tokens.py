@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from pi_lab.compaction.settings import settings_value
 from pi_lab.session._json import dumps
 from pi_lab.session._text import js_len
@@ -40,7 +42,23 @@ def js_json(value: Any) -> str:
 
 
 def _json_len(value: Any) -> int:
-    raw = dumps(value)
+    raw = None
+    if value.__class__ is dict:
+        # Tool-call arguments are mostly flat objects of strings and integers: orjson writes
+        # those exactly as JSON.stringify does (no float whose text could differ), so the
+        # writer's scan of the output for floats is not needed. Anything orjson refuses (a
+        # lone surrogate, an integer past 64 bits) goes through the writer.
+        for item in value.values():
+            kind = item.__class__
+            if kind is not str and kind is not int and kind is not bool and item is not None:
+                break
+        else:
+            try:
+                raw = orjson.dumps(value)
+            except (TypeError, orjson.JSONEncodeError):
+                raw = None
+    if raw is None:
+        raw = dumps(value)
     if raw.isascii():
         return len(raw)
     return js_len(raw.decode("utf-8"))
@@ -74,18 +92,22 @@ def _assistant_chars(content: Any) -> int:
 def _blocks_chars(blocks: list[Any], *, assistant: bool) -> int:
     # pi counts text in every role, images only outside assistant messages, thinking and tool
     # calls only inside them; one walk serves both so the rules cannot drift apart.
+    # The text of a block is read inline when it is an ASCII string (most are): one function
+    # call less per block; any other value takes _text_len, the one rule.
     chars = 0
     for block in blocks:
         if block.__class__ is not dict and not isinstance(block, Mapping):
             continue
         kind = block.get("type")
         if kind == "text":
-            chars += _text_len(block.get("text"))
+            text = block.get("text")
+            chars += len(text) if text.__class__ is str and text.isascii() else _text_len(text)
         elif not assistant:
             if kind == "image":
                 chars += IMAGE_CHARS
         elif kind == "thinking":
-            chars += _text_len(block.get("thinking"))
+            text = block.get("thinking")
+            chars += len(text) if text.__class__ is str and text.isascii() else _text_len(text)
         elif kind == "toolCall":
             chars += _text_len(block.get("name"))
             if "arguments" in block:

@@ -72,6 +72,11 @@ def _assert_same_as_reference(state: RowState) -> None:
     assert (state.gutters.parent, state.gutters.position, state.gutters.show) == (gutters.parent, gutters.position, gutters.show)
     assert state.ids == [row.entry_id for row in rows]
     assert state.multiple_roots == (sum(1 for row in rows if row.parent < 0) > 1)
+    row_of = {entry_id: r for r, entry_id in enumerate(state.ids) if isinstance(entry_id, str)}  # the last row of an id
+    leaf = state.leaf_id
+    assert state.leaf_row == (row_of.get(leaf, -1) if isinstance(leaf, str) else -1)
+    if state.leaf_row >= 0:
+        assert state.anchor_row == state.leaf_row
     assert state.rows == rows and rows == state.rows  # every field of every row, texts included
     eager = visible_rows(state.flat, filter_mode=state.filter_mode, search=state.search, folded=state.folded,
                          leaf_id=state.leaf_id, home=state.home)
