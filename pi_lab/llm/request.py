@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pi_lab.session.projection import replay_system_state
+
 from .convert import prepare_request_messages
 from .model import Model
 from .protocol import Context
@@ -53,29 +55,15 @@ def build_request(model: Model, context: Context, tools: list[dict[str, Any]] | 
             leading["toolsAdded"] = list(tools)
     transcript = [leading, *messages] if leading is not None else messages
 
-    content: list[str] = []
-    sections: dict[str, str] = {}
-    current_tools: dict[Any, dict[str, Any]] = {}
-    for message in transcript:
-        if message.get("role") != "system":
-            continue
-        text = system_message_text({"content": message.get("content")})
-        if text:
-            content.append(text)
-        for name, value in (message.get("sections") or {}).items():
-            if value is None:
-                sections.pop(name, None)
-            else:
-                sections[name] = value
-        for removed in message.get("toolsRemoved") or []:
-            current_tools.pop(removed.get("name"), None)
-        for added in message.get("toolsAdded") or []:
-            current_tools[added.get("name")] = added
-    prompt = system_message_text({"content": "\n\n".join(content), "sections": sections})
+    # The session's own replay (content, sections, tools by name): one rule for what the
+    # system messages add up to, here and in the viewer's context pane.
+    state = replay_system_state(transcript)
+    prompt = system_message_text(state) if state is not None else ""
+    current_tools = state.get("toolsAdded") if state is not None else None
 
     return Request(
         system_prompt=prompt or None,
         messages=prepare_request_messages([m for m in messages if m.get("role") != "system"], model),
-        tools=list(current_tools.values()) or None,
+        tools=list(current_tools) if current_tools else None,
         estimated_input_tokens=estimate_context_tokens(transcript),
     )

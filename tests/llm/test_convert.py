@@ -241,6 +241,23 @@ def test_given_tools_come_first_and_system_messages_patch_them() -> None:
     assert request.tools == [tool, {"name": "x"}]
 
 
+def test_odd_system_fields_are_skipped_as_the_session_replay_skips_them() -> None:
+    """A hand-edited system message (sections not an object, tool lists holding strings) is
+    replayed as the context pane replays it: the odd parts count for nothing (pi-ai reads
+    ``"x".name`` as undefined), not an AttributeError for the whole request."""
+    tool = {"name": "bash", "description": "", "parameters": {}}
+    context = {"system_prompt": "base", "messages": [
+        {"role": "system", "content": "a", "sections": ["not", "an", "object"], "toolsAdded": [tool, "x"],
+         "timestamp": 0},
+        user("q"),
+        {"role": "system", "content": "b", "toolsRemoved": ["bash", 7], "timestamp": 1},
+    ]}
+    request = build_request(CLAUDE, context)
+    assert request.system_prompt == "base\n\na\n\nb"
+    assert request.tools == [tool]
+    assert [m["role"] for m in request.messages] == ["user"]
+
+
 def test_output_budget_leaves_room_for_the_input() -> None:
     model = Model("p", "m", "anthropic-messages", context_window=200000, max_tokens=64000)
     small = build_request(model, {"system_prompt": None, "messages": [user("hi")]})
