@@ -41,7 +41,7 @@ from . import _http
 from ._assistant import AssistantBuilder, Clock
 from .model import Model, calculate_cost
 from .protocol import Context, StreamEvent
-from .request import build_request
+from .request import build_request, grouped_tool_results
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_ANTHROPIC_BASE_URL", "THINKING_BUDGETS", "AnthropicClient"]
 
@@ -338,9 +338,18 @@ def _content_blocks(content: Any) -> list[dict[str, Any]]:
 
 def _encode_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    i = 0
-    while i < len(messages):
-        message = messages[i]
+    for message in grouped_tool_results(messages):
+        if isinstance(message, list):  # consecutive tool results travel in one user message
+            out.append({"role": "user", "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": _tool_id(result.get("toolCallId")),
+                    "content": _content_blocks(result.get("content")),
+                    "is_error": bool(result.get("isError")),
+                }
+                for result in message
+            ]})
+            continue
         role = message.get("role")
         if role == "user":
             content = message.get("content")
@@ -355,21 +364,6 @@ def _encode_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             blocks = _assistant_blocks(message)
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
-        elif role == "toolResult":
-            results = []
-            while i < len(messages) and messages[i].get("role") == "toolResult":
-                result = messages[i]
-                content = _content_blocks(result.get("content"))
-                results.append({
-                    "type": "tool_result",
-                    "tool_use_id": _tool_id(result.get("toolCallId")),
-                    "content": content,
-                    "is_error": bool(result.get("isError")),
-                })
-                i += 1
-            out.append({"role": "user", "content": results})
-            continue
-        i += 1
     return out
 
 

@@ -37,7 +37,7 @@ from . import _http
 from ._assistant import AssistantBuilder, Clock
 from .model import Model, make_usage
 from .protocol import Context, StreamEvent
-from .request import build_request
+from .request import build_request, grouped_tool_results
 from .tokens import compact_json
 
 __all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIClient"]
@@ -299,9 +299,24 @@ def _encode_messages(model: Model, system_prompt: str | None, messages: list[dic
     if system_prompt:
         role = "developer" if model.reasoning and model.provider == "openai" else "system"
         out.append({"role": role, "content": system_prompt})
-    i = 0
-    while i < len(messages):
-        message = messages[i]
+    for message in grouped_tool_results(messages):
+        if isinstance(message, list):
+            images: list[dict[str, Any]] = []
+            for result in message:
+                blocks = [b for b in result.get("content") or [] if isinstance(b, dict)]
+                text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+                has_images = any(b.get("type") == "image" for b in blocks)
+                out.append({
+                    "role": "tool",
+                    "tool_call_id": _call_id(model, str(result.get("toolCallId", ""))),
+                    "content": text or ("(image attached below)" if has_images else ""),
+                })
+                images.extend(_image_part(b) for b in blocks if b.get("type") == "image")
+            if images:
+                # The tool role carries text only; images travel in a following user message.
+                caption = {"type": "text", "text": "Images returned by the tools above:"}
+                out.append({"role": "user", "content": [caption, *images]})
+            continue
         role = message.get("role")
         if role == "user":
             content = message.get("content")
@@ -319,26 +334,6 @@ def _encode_messages(model: Model, system_prompt: str | None, messages: list[dic
             encoded = _encode_assistant(model, message)
             if encoded is not None:
                 out.append(encoded)
-        elif role == "toolResult":
-            images: list[dict[str, Any]] = []
-            while i < len(messages) and messages[i].get("role") == "toolResult":
-                result = messages[i]
-                blocks = [b for b in result.get("content") or [] if isinstance(b, dict)]
-                text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-                has_images = any(b.get("type") == "image" for b in blocks)
-                out.append({
-                    "role": "tool",
-                    "tool_call_id": _call_id(model, str(result.get("toolCallId", ""))),
-                    "content": text or ("(image attached below)" if has_images else ""),
-                })
-                images.extend(_image_part(b) for b in blocks if b.get("type") == "image")
-                i += 1
-            if images:
-                # The tool role carries text only; images travel in a following user message.
-                caption = {"type": "text", "text": "Images returned by the tools above:"}
-                out.append({"role": "user", "content": [caption, *images]})
-            continue
-        i += 1
     return out
 
 

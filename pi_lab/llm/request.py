@@ -16,6 +16,7 @@ estimate of the whole transcript, used to size the output budget.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ from .model import Model
 from .protocol import Context
 from .tokens import clamp_max_tokens_to_context, estimate_context_tokens, system_message_text
 
-__all__ = ["Request", "build_request"]
+__all__ = ["Request", "build_request", "grouped_tool_results"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +68,21 @@ def build_request(model: Model, context: Context, tools: list[dict[str, Any]] | 
         tools=list(current_tools) if current_tools else None,
         estimated_input_tokens=estimate_context_tokens(transcript),
     )
+
+
+def grouped_tool_results(messages: list[dict[str, Any]]) -> Iterator[dict[str, Any] | list[dict[str, Any]]]:
+    """The messages in order, each run of consecutive ``toolResult`` messages as one list.
+
+    Both provider APIs answer a turn's tool calls together (Anthropic: one user message of
+    tool_result blocks; OpenAI: the tool messages, then one user message with their images)."""
+    run: list[dict[str, Any]] = []
+    for message in messages:
+        if message.get("role") == "toolResult":
+            run.append(message)
+            continue
+        if run:
+            yield run
+            run = []
+        yield message
+    if run:
+        yield run

@@ -269,3 +269,16 @@ def test_output_budget_leaves_room_for_the_input() -> None:
     assert big.output_budget(model, None) == 64000
     huge = build_request(model, {"system_prompt": None, "messages": [user("x" * 630000)]})  # 180000 tokens
     assert huge.output_budget(model, None) == 200000 - 180000 - 4096
+
+
+def test_grouped_tool_results_keeps_order_and_gathers_each_run() -> None:
+    from pi_lab.llm.request import grouped_tool_results
+
+    def result(call_id: str) -> dict:
+        return {"role": "toolResult", "toolCallId": call_id, "content": [], "timestamp": 0}
+
+    a, b, c = result("a"), result("b"), result("c")
+    q, answer = user("q"), {"role": "assistant", "content": [], "timestamp": 0}
+    assert list(grouped_tool_results([q, answer, a, b, answer, c])) == [q, answer, [a, b], answer, [c]]
+    assert list(grouped_tool_results([a])) == [[a]]
+    assert list(grouped_tool_results([])) == []
