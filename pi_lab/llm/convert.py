@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_lab.session._js import MISSING, js_string
+
 from ._assistant import now_ms
 from .model import Model
 
@@ -54,25 +56,14 @@ NO_RESULT_TEXT = "No result provided"
 _PASS_THROUGH = frozenset({"system", "user", "assistant", "toolResult"})
 
 
-def _js_text(value: Any) -> str:
-    """How a JavaScript template literal prints a JSON value (`${value}`)."""
-    if value is None:
-        return "null"
-    if value is _MISSING:
-        return "undefined"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-_MISSING = object()
+# A JavaScript template literal prints a value as String() does (`${value}`): the engine's
+# js_string, so an array, an object or a huge number reads as pi shows it.
+_js_text = js_string
 
 
 def bash_execution_to_text(message: dict[str, Any]) -> str:
     """The user-message text for a `!command` run (output fenced, exit status, truncation)."""
-    text = f"Ran `{_js_text(message.get('command', _MISSING))}`\n"
+    text = f"Ran `{_js_text(message.get('command', MISSING))}`\n"
     output = message.get("output")
     text += f"```\n{_js_text(output)}\n```" if output else "(no output)"
     exit_code = message.get("exitCode")
@@ -88,7 +79,7 @@ def bash_execution_to_text(message: dict[str, Any]) -> str:
 def _user(source: dict[str, Any], content: Any) -> dict[str, Any]:
     # Keys missing from the source stay missing, as `undefined` does in pi's JSON.
     message: dict[str, Any] = {"role": "user"}
-    if content is not _MISSING:
+    if content is not MISSING:
         message["content"] = content
     if "timestamp" in source:
         message["timestamp"] = source["timestamp"]
@@ -96,7 +87,7 @@ def _user(source: dict[str, Any], content: Any) -> dict[str, Any]:
 
 
 def _summary_text(prefix: str, message: dict[str, Any], suffix: str) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": prefix + _js_text(message.get("summary", _MISSING)) + suffix}]
+    return [{"type": "text", "text": prefix + _js_text(message.get("summary", MISSING)) + suffix}]
 
 
 def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -113,7 +104,7 @@ def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 continue
             out.append(_user(message, [{"type": "text", "text": bash_execution_to_text(message)}]))
         elif role == "custom":
-            content = message.get("content", _MISSING)
+            content = message.get("content", MISSING)
             if isinstance(content, str):
                 content = [{"type": "text", "text": content}]
             out.append(_user(message, content))

@@ -282,3 +282,15 @@ def test_grouped_tool_results_keeps_order_and_gathers_each_run() -> None:
     assert list(grouped_tool_results([q, answer, a, b, answer, c])) == [q, answer, [a, b], answer, [c]]
     assert list(grouped_tool_results([a])) == [[a]]
     assert list(grouped_tool_results([])) == []
+
+
+def test_odd_values_print_as_javascript_prints_them_in_a_template() -> None:
+    """bashExecution and summary texts print fields as pi's template literals do (String()):
+    an array joined with commas, an object as [object Object], 1e21 in exponent form."""
+    from pi_lab.llm.convert import bash_execution_to_text
+
+    text = bash_execution_to_text({"role": "bashExecution", "command": ["ls", "-la"], "output": "x",
+                                   "exitCode": 1e21, "cancelled": False, "timestamp": 0})
+    assert text == "Ran `ls,-la`\n```\nx\n```\n\nCommand exited with code 1e+21"
+    [message] = convert_to_llm([{"role": "branchSummary", "summary": {"k": 1}, "fromId": "f", "timestamp": 0}])
+    assert message["content"][0]["text"].endswith("<summary>\n[object Object]</summary>")
