@@ -336,22 +336,30 @@ def _category(entry: Mapping[str, Any], tool_calls: dict[Any, ToolCall]) -> int:
     return _CAT_OTHER
 
 
-def flatten_tree(roots: Sequence[TreeNode], leaf_id: Any = None, *, facts: FactTable | None = None) -> FlatTree:
+def flatten_tree(roots: Sequence[TreeNode], leaf_id: Any = None, *, facts: FactTable | None = None,
+                 leaf_path: Sequence[TreeNode] | None = None) -> FlatTree:
     """Flatten ``roots`` (from ``get_tree``) in pi's display order; see §13.1.
 
     Roots and children that contain the leaf come first (the others keep their order), so
     the current path is one run from the top. Iterative: no depth limit. ``facts`` keeps each
     entry's :class:`EntryFacts` across flattenings of the same session (default: a new table).
+    ``leaf_path``: the nodes from a root of ``roots`` down to the leaf's node, when the caller
+    has them (a viewer walks its branch down the tree anyway); the walk of the whole tree that
+    finds the nodes carrying the leaf's id is then skipped, unless the flattening shows the
+    id on a second node (odd file data), when it is made again by that walk.
     """
+    leaf = leaf_id if isinstance(leaf_id, str) else None
+    table = FactTable() if facts is None else facts
     with collector_paused():  # the tree's size is unknown before the walk
-        return _flatten(roots, leaf_id if isinstance(leaf_id, str) else None, FactTable() if facts is None else facts)
+        if leaf is not None and leaf_path and leaf_path[-1].entry.get("id") == leaf:
+            flat = _flatten(roots, leaf, table, {id(node) for node in leaf_path})
+            if flat.ids.count(leaf) == 1:
+                return flat
+        return _flatten(roots, leaf, table)
 
 
-def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable) -> FlatTree:
-    flat = FlatTree()
-    flat.leaf_id = leaf
-
-    # 1. Which nodes lie on a root→leaf path ("contain the active leaf").
+def _active_nodes(roots: Sequence[TreeNode], leaf: str | None) -> set[int]:
+    """``id()`` of every node on a path from a root to a node whose entry has the id ``leaf``."""
     active: set[int] = set()
     if leaf is not None:
         path: list[TreeNode] = []
@@ -367,6 +375,16 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable) -> F
                 below = depth + 1
                 for child in reversed(children):
                     walk.append((child, below))
+    return active
+
+
+def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable, active: set[int] | None = None) -> FlatTree:
+    flat = FlatTree()
+    flat.leaf_id = leaf
+
+    # 1. Which nodes lie on a root→leaf path ("contain the active leaf").
+    if active is None:
+        active = _active_nodes(roots, leaf)
 
     # 2. Pre-order walk, active subtrees first.
     entries = flat.entries

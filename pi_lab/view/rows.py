@@ -134,10 +134,11 @@ class SyncResult:
     new_entries: list[Entry] = field(default_factory=list)
 
 
-def _node_at_end(roots: list[TreeNode], branch: list[Entry]) -> TreeNode | None:
-    """The manager's tree node of the last entry of ``branch`` (root first), found by walking
-    down the tree along the branch: no index of the tree besides the manager's own."""
-    nodes, node = roots, None
+def _path_to_end(roots: list[TreeNode], branch: list[Entry]) -> list[TreeNode] | None:
+    """The manager's tree nodes of ``branch`` (root first), found by walking down the tree
+    along the branch: no index of the tree besides the manager's own. None when the tree
+    does not hold the branch."""
+    nodes, path = roots, []
     for entry in branch:
         if len(nodes) == 1:  # most of a long branch: no generator for a single child
             node = nodes[0]
@@ -147,8 +148,9 @@ def _node_at_end(roots: list[TreeNode], branch: list[Entry]) -> TreeNode | None:
             node = next((n for n in nodes if n.entry is entry), None)
             if node is None:
                 return None
+        path.append(node)
         nodes = node.children
-    return node
+    return path
 
 
 def _layout_bits(row: NavRow, has_children: bool) -> int:
@@ -281,13 +283,14 @@ class RowState:
         sm = self.sm
         self.leaf_id = sm.leaf_id
         branch = sm.get_branch()
-        self._leaf_node = _node_at_end(self.roots, branch)
+        leaf_path = _path_to_end(self.roots, branch)
+        self._leaf_node = leaf_path[-1] if leaf_path else None
         self.projection = project_path(branch)
         self.branch_len = len(branch)
         self.marks: ContextMarks = context_marks(branch, self.projection)
         self.path_ids: set[str] = set(self.marks.path_ids)
         if leaf_moved or self._flat_stale:
-            self.flat: FlatTree = flatten_tree(self.roots, self.leaf_id, facts=self.facts)
+            self.flat: FlatTree = flatten_tree(self.roots, self.leaf_id, facts=self.facts, leaf_path=leaf_path)
             self.facts.adopt(self.flat)
             self._extra_calls: dict[Any, ToolCall] = {}
             self._flat_stale = False
