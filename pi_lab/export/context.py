@@ -20,7 +20,7 @@ path, stored as a diff of its parent's rows (runs copied from them, plus new row
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, whole_tokens
@@ -141,9 +141,13 @@ def context_records(entries: Sequence[Entry], parents: Sequence[int]) -> list[Co
     return list(iter_context_records(entries, parents))
 
 
-def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> Iterator[ContextRecord]:
+def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
+                         embedded: Callable[[int], bool] | None = None,
+                         texts: dict[str, int] | None = None) -> Iterator[ContextRecord]:
     """The records of :func:`context_records` one at a time, in flat order: a notebook
-    snapshot that stops at its size limit computes only the records it embeds."""
+    snapshot that stops at its size limit computes only the records it embeds. ``embedded``
+    (views.row_extras) says which entries the page gets whole, ``texts`` which long texts its
+    header holds."""
     count = len(entries)
     children = [0] * count
     for p in parents:
@@ -187,7 +191,7 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> It
         walk.add(index, entry, call) if call is not None else walk.add(index, entry)
         if full:
             result = context_at(path)
-            result["messages"] = row_extras(result["messages"], projected_pairs(path), flat_of, index_of)
+            result["messages"] = row_extras(result["messages"], projected_pairs(path), flat_of, index_of, embedded, texts)
             scalars = [result[k] for k in SCALARS]
             if p < 0:
                 records.append({"b": -1, "m": result["messages"], "s": scalars})
@@ -197,7 +201,7 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int]) -> It
             known[i] = result["messages"]
         else:
             own = context_at([entry])
-            own["messages"] = row_extras(own["messages"], projected_pairs([entry]), flat_of, index_of)
+            own["messages"] = row_extras(own["messages"], projected_pairs([entry]), flat_of, index_of, embedded, texts)
             base = records[p]["s"]
             anchored = walk.anchor_tokens is not None
             tokens, _ = walk.estimate()

@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 
 from pi_lab.export.context import iter_context_records
-from pi_lab.export.views import entry_facts, fact_bits, views_header
+from pi_lab.export.views import entry_facts, fact_bits, shared_texts, views_header
 from pi_lab.view.branches import entry_stats
 from pi_lab.view._common import str_or_none
 from pi_lab.view.compare_requests import cut_summary, with_children
@@ -427,6 +427,7 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None,
         "following": False,
         **title_fields(sm.session_name, sm.entries),
     }
+    shared = shared_texts(flat.entries)
     header = {
         "kinds": list(KIND_NAMES),
         "flags": list(FLAG_BITS),
@@ -446,11 +447,11 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None,
         # finds the repeats only within its window (data.ts splits them again).
         "text_search": [x for pair in zip(texts, search) for x in pair],
         "timeline": _timeline(view),
-        "views": views_header(_summaries(sm, flat)),
+        "views": views_header(_summaries(sm, flat), shared),
     }
     main = _pack(header, columns)
     return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat, chunk,
-                         columns["kind"], columns["tokens"], texts, stats)
+                         columns["kind"], columns["tokens"], texts, stats, shared)
 
 
 def _summaries(sm: Any, flat: Any) -> list[list[Any]]:
@@ -492,9 +493,20 @@ _ABSENT = object()
 
 
 def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: list[int],
-            texts: list[str], stats: list[Any]) -> Iterator[bytes]:
+            texts: list[str], stats: list[Any], shared: dict[str, int]) -> Iterator[bytes]:
     count = len(flat.entries)
-    contexts = iter_context_records(flat.entries, flat.parents)
+    whole: dict[int, bool] = {}
+
+    def embedded(i: int) -> bool:
+        """Whether flat entry i travels whole as its record's ``e`` (the test below)."""
+        found = whole.get(i)
+        if found is None:
+            entry_id = flat.ids[i]
+            found = whole[i] = (isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]
+                                and _printable_entry(flat.entries[i]) is not None)
+        return found
+
+    contexts = iter_context_records(flat.entries, flat.parents, embedded, shared)
     kids: list[list[Any]] = [[] for _ in range(count)]
     for j, p in enumerate(flat.parents):
         if p >= 0:

@@ -23,6 +23,8 @@ left out, and only after checking here that the page's derivation gives the kern
 from __future__ import annotations
 
 import hashlib
+import sys
+from collections.abc import Callable
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,7 +34,8 @@ from pi_lab.session.projection import entry_to_messages, project_path
 from pi_lab.view.branches import _COUNTERS, entry_stats, usage_numbers
 from pi_lab.view.compare_requests import DEFAULT_LIMIT, MAX_LIMIT, _PREVIEW, cut_summary, row_text
 from pi_lab.view.composition import _BY_ROLE, OTHER, PART_ORDER, TEXT, TOOL_RESULT, message_shares
-from pi_lab.view.diff import _searchable  # noqa: F401  (see the note on context_search in views.ts)
+from pi_lab.view.context import message_preview
+from pi_lab.view.diff import _SNIPPET, _searchable
 
 __all__ = ["FACT_BITS", "ROLES", "entry_facts", "fact_bits", "row_extras", "views_header"]
 
@@ -44,10 +47,54 @@ FACT_BITS = {"tool_error": 1 << 2, "aborted": 1 << 3, "has_child": 1 << 4,
 _PART_OF_ROLE = {**_BY_ROLE, "assistant": TEXT}
 
 
-def views_header(summaries: list[list[Any]]) -> dict[str, Any]:
+def _python_text_rules() -> tuple[dict[str, str], str]:
+    """Where Python's ``str.casefold`` differs from lower-casing each character (what views.ts
+    does otherwise), and the characters ``str.split()`` and ``str.strip()`` take as white space:
+    the context search folds and splits as the kernel does."""
+    fold: dict[str, str] = {}
+    space: list[str] = []
+    for code in range(sys.maxunicode + 1):
+        if 0xD800 <= code < 0xE000:
+            continue
+        ch = chr(code)
+        if ch.casefold() != ch.lower():
+            fold[ch] = ch.casefold()
+        if ch.isspace():
+            space.append(ch)
+    return fold, "".join(space)
+
+
+_TEXT_RULES: tuple[dict[str, str], str] | None = None
+
+
+SHARED_TEXT = 200  # a system prompt at least this long is held once, in the header
+
+
+def shared_texts(entries: Sequence[Entry]) -> dict[str, int]:
+    """The searched texts of the system messages the entries hold, numbered: a system prompt
+    comes back in every compaction's context, and the chunks are compressed apart."""
+    texts: dict[str, int] = {}
+    for entry in entries:
+        for message in entry_to_messages(entry):
+            if message.get("role") == "system":
+                text = _searchable(message)
+                if len(text) >= SHARED_TEXT:
+                    texts.setdefault(text, len(texts))
+    return texts
+
+
+def views_header(summaries: list[list[Any]], texts: dict[str, int] | None = None) -> dict[str, Any]:
     """What views.ts needs besides the records: the composition's part names and order, the
-    usage counter keys, the request limits, and the session's branch summaries."""
+    usage counter keys, the request limits, the session's branch summaries, and the text rules
+    of the context search."""
+    global _TEXT_RULES
+    if _TEXT_RULES is None:
+        _TEXT_RULES = _python_text_rules()
+    fold, space = _TEXT_RULES
     return {
+        "fold": fold,
+        "space": space,
+        "snippet": _SNIPPET,
         "part_of_role": _PART_OF_ROLE,
         "other": OTHER,
         "order": list(PART_ORDER),
@@ -57,6 +104,7 @@ def views_header(summaries: list[list[Any]]) -> dict[str, Any]:
         "max_limit": MAX_LIMIT,
         "preview": _PREVIEW,
         "summaries": summaries,
+        "texts": list(texts or ()),
     }
 
 
@@ -77,11 +125,15 @@ def _same_json(a: Any, b: Any) -> bool:
 
 
 def row_extras(rows: list[dict[str, Any]], pairs: Sequence[tuple[Entry, int, dict[str, Any]]],
-               flat_of: dict[int, int], index_of: dict[str, int]) -> list[dict[str, Any]]:
+               flat_of: dict[int, int], index_of: dict[str, int],
+               embedded: Callable[[int], bool] | None = None,
+               texts: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """``rows`` (context_at's) with ``"v"`` on the rows that need it. ``pairs`` are the
     projected (source entry, position among its messages, message) in order, one per row that
     is not an omitted one; ``flat_of`` maps id(entry) to its flat index, ``index_of`` an id to
-    the flat index the page finds for it (the last one)."""
+    the flat index the page finds for it (the last one); ``embedded(i)`` says whether the page
+    gets flat entry i itself (its record's ``e``), from which it rebuilds the searched text
+    and a tool result's part; ``texts`` numbers the long texts the header holds once."""
     out: list[dict[str, Any]] = []
     at = 0
     for row in rows:
@@ -91,19 +143,33 @@ def row_extras(rows: list[dict[str, Any]], pairs: Sequence[tuple[Entry, int, dic
         source, k, message = pairs[at]
         at += 1
         extras: dict[str, Any] = {}
+        flat = flat_of.get(id(source), -1)
+        whole = flat >= 0 and embedded is not None and embedded(flat)
         shares = message_shares(message)
         role = row.get("role")
-        part = _PART_OF_ROLE.get(role, OTHER) if isinstance(role, str) else OTHER
-        if not (len(shares) == 1 and shares[0][0] == part and shares[0][1] == row["tokens"]):
+        if role == "toolResult":
+            # The page names a tool result's part from its embedded entry's tool name.
+            name = source.get("message", {}).get("toolName") if k == 0 and source.get("type") == "message" else None
+            derived = (whole and isinstance(name, str) and name != ""
+                       and shares == [(TOOL_RESULT + name, row["tokens"])])
+        else:
+            part = _PART_OF_ROLE.get(role, OTHER) if isinstance(role, str) else OTHER
+            derived = len(shares) == 1 and shares[0][0] == part and shares[0][1] == row["tokens"]
+        if not derived:
             extras["q"] = _shares_code(shares, row["tokens"])
         if row.get("replaced"):
             pristine = entry_to_messages(source)
             if not (k < len(pristine) and _same_json(pristine[k], message)):
                 extras["h"] = _digest(message)
-        flat = flat_of.get(id(source), -1)
         source_id = row.get("source_id")
         if not (isinstance(source_id, str) and index_of.get(source_id) == flat):
             extras["o"] = flat
+        # The text the search reads: rebuilt in the page from the embedded entry when it can
+        # be (nothing here), else the row's preview when that is the text (1), else the text.
+        if not ("h" not in extras and whole and _page_rebuilds(source, k, message)):
+            text = _searchable(message)
+            shared = texts.get(text) if texts is not None else None
+            extras["t"] = 1 if text == row.get("preview") else [shared] if shared is not None else text
         out.append(dict(row, v=extras) if extras else row)
     return out
 
@@ -126,6 +192,39 @@ def _shares_code(shares: list[tuple[str, int]], tokens: int) -> Any:
     if type(tokens) is int and all(type(a) is int for _, a in shares) and tokens - sum(a for _, a in shares[:-1]) == shares[-1][1]:
         flat.pop()
     return flat
+
+
+_DERIVED_KINDS = ("text", "toolCall", "thinking")
+
+
+def _page_rebuilds(source: Entry, k: int, message: dict[str, Any]) -> bool:
+    """Whether views.ts ``searchable`` rebuilds diff._searchable(message) from the embedded
+    entry: a message entry's own, unedited message (k 0), with content of plain JSON whose tool
+    names and block types are strings (Python would print anything else with ``str``)."""
+    if k != 0 or source.get("type") != "message" or source.get("message") is not message:
+        return False
+    role = message.get("role")
+    if role == "system" or not isinstance(role, str):
+        return False
+    if role in ("compactionSummary", "branchSummary", "bashExecution"):
+        return True
+    content = message.get("content")
+    if not isinstance(content, list):
+        return True
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "toolCall":
+            if not isinstance(block.get("name"), str):
+                return False
+            try:
+                dumps(block.get("arguments", {}))
+            except (TypeError, ValueError):
+                return False
+        elif kind is not None and kind not in _DERIVED_KINDS and not isinstance(kind, str):
+            return False
+    return True
 
 
 def projected_pairs(path: list[Entry]) -> list[tuple[Entry, int, dict[str, Any]]]:

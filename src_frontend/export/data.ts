@@ -304,7 +304,7 @@ export function pythonJson(value: unknown): string {
 }
 
 /** ``value`` with its floats as numbers again (a detail holds plain JSON values). Iterative. */
-function plain(value: unknown): unknown {
+export function plain(value: unknown): unknown {
   const root: unknown[] = [value];
   const stack: [Record<string | number, unknown>, string | number][] = [[root as unknown as Record<number, unknown>, 0]];
   while (stack.length) {

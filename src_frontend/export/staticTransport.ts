@@ -14,8 +14,7 @@ import { ContextRow, StaticViews } from './views';
 export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
 const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone', 'compact_preview', 'allow_writes']);
 /** The context views' requests that compute over the whole tree. An export answers them from
- * the facts it embeds (views.ts); one made before those facts, and the text search of two
- * contexts (whose full texts an export does not embed), needs a kernel. */
+ * the facts it embeds (views.ts); one made before those facts needs a kernel. */
 const KERNEL_OPS = new Set(['timeline_at', 'composition', 'compare_node', 'context_diff', 'context_search', 'compare_branches']);
 export const NEEDS_KERNEL = 'needs a kernel: open the session with pi_lab (pi_lab.open(path) in a notebook)';
 const SCALARS = ['message_count', 'estimated_total', 'context_tokens', 'measured_tokens', 'trailing_tokens',
@@ -167,6 +166,11 @@ export class StaticTransport implements Transport {
       case 'context_diff':
         if (this.views) {
           return reply(await this.views.contextDiff(args));
+        }
+        break;
+      case 'context_search':
+        if (this.views) {
+          return reply(await this.views.contextSearch(args));
         }
         break;
       case 'compare_branches':

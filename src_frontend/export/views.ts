@@ -10,7 +10,7 @@
 // of the flat tree, as compose() and fold_stats() fold them there; tests/export/test_export_views.py
 // runs this file in node against the kernel's answers.
 
-import { PyFloat } from './data';
+import { plain, PyFloat } from './data';
 import type { EntryRecord, ExportHeader } from './data';
 import type { FlatData } from './layout';
 
@@ -26,6 +26,13 @@ export interface ViewsHeader {
   preview: number;
   /** [flat index, id, fromId, parentId, ([text, truncated] when not in the tree)] */
   summaries: [number, string | null, string | null, string | null, [string, boolean]?][];
+  /** Python's str.casefold where it is not each character lower-cased, and its white space. */
+  fold: Record<string, string>;
+  space: string;
+  /** diff._SNIPPET: characters of context each side of a hit. */
+  snippet: number;
+  /** Long searched texts held once (a system prompt): a row's `t` of [k] is texts[k]. */
+  texts?: string[];
 }
 
 /** A context row as the export embeds it (pi_lab/widget/context.py context_at, plus `v`). */
@@ -37,7 +44,7 @@ export interface ContextRow {
   preview?: string;
   omitted?: boolean;
   /** views.py row_extras: q shares, h digest of an edited message, o the source's flat index. */
-  v?: { q?: string | (number | string)[]; h?: string; o?: number };
+  v?: { q?: string | (number | string)[]; h?: string; o?: number; t?: string | 1 | [number] };
 }
 
 /** pi_lab/export/views.py FACT_BITS and ROLES. */
@@ -107,6 +114,66 @@ function pyType(value: unknown): string {
   return typeof value === 'object' ? 'dict' : 'str';
 }
 
+/** Python's truth of a JSON value (`bool(args.get(...))`). */
+function pyTruthy(value: unknown): boolean {
+  if (Array.isArray(value)) {
+    return value.length > 0;
+  }
+  if (value !== null && typeof value === 'object') {
+    return Object.keys(value).length > 0;
+  }
+  return Boolean(value);
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof PyFloat);
+}
+
+/**
+ * diff._searchable over session._text.content_preview(content, "\n", thinking_text=True): the
+ * text of a message as the model reads it. Used only for messages views.py `_page_rebuilds`
+ * accepts (string tool names and block types, plain JSON arguments); any other message's text
+ * is embedded as it is.
+ */
+export function searchableText(message: Json): string {
+  const role = message.role;
+  if (role === 'compactionSummary' || role === 'branchSummary') {
+    return typeof message.summary === 'string' ? message.summary : '';
+  }
+  if (role === 'bashExecution') {
+    return [message.command, message.output].filter(t => typeof t === 'string').join('\n');
+  }
+  const content = message.content;
+  if (typeof content === 'string') {
+    return content;
+  }
+  if (!Array.isArray(content)) {
+    return '';
+  }
+  const parts: string[] = [];
+  for (const block of content) {
+    if (!isObject(block)) {
+      continue;
+    }
+    const kind = block.type;
+    if (kind === 'text') {
+      if (typeof block.text === 'string') {
+        parts.push(block.text);
+      }
+    } else if (kind === 'toolCall') {
+      const args = 'arguments' in block ? plain(block.arguments) : {};
+      parts.push(`→ ${block.name as string}(${JSON.stringify(args)})`);
+    } else if (kind === 'thinking') {
+      parts.push(typeof block.thinking === 'string' ? `(thinking) ${block.thinking}` : '[thinking]');
+    } else if (kind !== null && kind !== undefined) {
+      parts.push(`[${kind as string}]`);
+    }
+  }
+  return parts.join('\n');
+}
+
 interface Side {
   index: number;
   path: number[];
@@ -167,11 +234,18 @@ export class StaticViews {
     return index;
   }
 
-  private shares(row: ContextRow): Shares {
+  /** A row's composition shares (views.py row_extras `q`; absent: derived as there). */
+  private async shares(row: ContextRow, source: number): Promise<Shares> {
     const v = this.views;
     const q = row.v?.q;
     if (q === undefined) {
       const role = row.role;
+      if (role === 'toolResult') {
+        // A tool result's part is named by its tool (composition._tool_part), read from the
+        // embedded entry; views.py sends `q` whenever that would not give the kernel's part.
+        const entry = (await this.record(source)).e as Json;
+        return [[v.tool_result + ((entry.message as Json).toolName as string), row.tokens]];
+      }
       return [[typeof role === 'string' && has(v.part_of_role, role) ? v.part_of_role[role] : v.other, row.tokens]];
     }
     if (typeof q === 'string') {
@@ -195,13 +269,14 @@ export class StaticViews {
   async composition(args: Record<string, unknown>): Promise<Record<string, unknown>> {
     const id = args.id;
     const index = this.require(id, 'entry_id');
-    const rows = (await this.rowsAt(index)).filter(row => !row.omitted);
+    const side = await this.side(index);
+    const shares = await Promise.all(side.rows.map(({ row, source }) => this.shares(row, source)));
     // composition.compose
     const tokens = new Map<string, number>();
     const indexes = new Map<string, number[]>();
     const toolParts: string[] = [];
-    rows.forEach((row, position) => {
-      for (const [part, amount] of this.shares(row)) {
+    shares.forEach((rowShares, position) => {
+      for (const [part, amount] of rowShares) {
         if (!tokens.has(part)) {
           tokens.set(part, 0);
           indexes.set(part, []);
@@ -452,6 +527,107 @@ export class StaticViews {
     result.limit = limit;
     result.nodes = { a: await this.node(ia), b: await this.node(ib) };
     return result;
+  }
+
+  // ------------------------------------------------------------------ context search
+
+  /** Python's `text.casefold()`: each character lower-cased, except where the table says. */
+  private fold(text: string): string {
+    const table = this.views.fold;
+    let out = '';
+    for (const ch of text) {
+      out += has(table, ch) ? table[ch] : ch.toLowerCase();
+    }
+    return out;
+  }
+
+  private spaces: Set<string> | null = null;
+
+  /** Python's `" ".join(text.split())` (and `text.strip()` when empty). */
+  private words(text: string): string {
+    if (!this.spaces) {
+      this.spaces = new Set(Array.from(this.views.space));
+    }
+    const words: string[] = [];
+    let word = '';
+    for (const ch of text) {
+      if (this.spaces.has(ch)) {
+        if (word) {
+          words.push(word);
+        }
+        word = '';
+      } else {
+        word += ch;
+      }
+    }
+    if (word) {
+      words.push(word);
+    }
+    return words.join(' ');
+  }
+
+  /** The text the search reads in one row (views.py row_extras `t`). */
+  private async searched(row: ContextRow, source: number): Promise<string> {
+    const t = row.v?.t;
+    if (typeof t === 'string') {
+      return t;
+    }
+    if (t === 1) {
+      return row.preview ?? '';
+    }
+    if (Array.isArray(t)) {
+      return this.views.texts![t[0]];
+    }
+    const entry = (await this.record(source)).e as Json;
+    return searchableText(entry.message as Json);
+  }
+
+  /** diff._hits: where `needle` (folded unless case-sensitive) occurs in one side's messages. */
+  private async hits(side: Side, needle: string, caseSensitive: boolean): Promise<Record<string, unknown>[]> {
+    const hits: Record<string, unknown>[] = [];
+    const width = codePoints(needle);
+    for (let index = 0; index < side.rows.length; index++) {
+      const { row, source } = side.rows[index];
+      const text = await this.searched(row, source);
+      const haystack = caseSensitive ? text : this.fold(text);
+      const found = haystack.indexOf(needle);
+      if (found < 0) {
+        continue;
+      }
+      let count = 0;
+      for (let at = found; at >= 0; at = haystack.indexOf(needle, at + needle.length)) {
+        count++;
+      }
+      // Python's positions are code points of the folded text, applied to the text itself.
+      const at = codePoints(haystack.slice(0, found));
+      const chars = Array.from(text);
+      const start = Math.max(0, at - this.views.snippet);
+      const end = Math.min(chars.length, at + width + this.views.snippet);
+      hits.push({ index, source_id: strOrNull(row.source_id), role: strOrNull(row.role), count, snippet: this.words(chars.slice(start, end).join('')) });
+    }
+    return hits;
+  }
+
+  /** compare_requests._search: the text in what the model sees at A and at B. */
+  async contextSearch(args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const [ia, ib] = this.pair(args);
+    const limit = this.limit(args);
+    const query = args.query;
+    if (typeof query !== 'string' || !this.words(query)) {
+      throw new Error('type the text to look for in both contexts');
+    }
+    const caseSensitive = pyTruthy(args.case_sensitive);
+    const needle = caseSensitive ? query : this.fold(query);
+    const found: Record<string, unknown> = { text: query };
+    for (const [name, index] of [['a', ia], ['b', ib]] as const) {
+      const hits = await this.hits(await this.side(index), needle, caseSensitive);
+      found[name] = hits.slice(0, limit);
+      found[`in_${name}`] = hits.length > 0;
+      found[`${name}_hits`] = hits.length;
+      found[`${name}_count`] = hits.reduce((n, h) => n + (h.count as number), 0);
+    }
+    found.limit = limit;
+    return found;
   }
 
   // ------------------------------------------------------------------ branch comparison

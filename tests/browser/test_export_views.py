@@ -130,6 +130,13 @@ def test_composition_diff_and_branches_in_an_export(page, tmp_path):
         assert _group(page, group) == [r["source_id"] for r in diff[group]], group
     assert int(page.locator(f"{PANE} .pi-cmp-headline").get_attribute("data-delta")) == diff["delta"]
     expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='b'] .pi-cmp-kind")).to_have_text("assistant")
+    # The text search of both contexts, as the kernel finds it.
+    page.locator(f"{PANE} .pi-cmp-search-input").fill("JWT")
+    page.locator(f"{PANE} .pi-cmp-search-go").click()
+    found = kernel("context_search", {"a": "A3", "b": "A4", "query": "JWT"})
+    expect(page.locator(f"{PANE} .pi-cmp-search-answer")).to_be_visible()
+    snippets = page.locator(f"{PANE} .pi-cmp-search-answer .pi-cmp-preview").all_inner_texts()
+    assert snippets == [h["snippet"] for h in found["a"] + found["b"]]
     view.no_kernel_text()
     page.screenshot(path=str(SHOTS / "s4a_diff.png"))
 
@@ -182,6 +189,9 @@ def test_hostile_text_in_the_context_views_runs_no_code(page, tmp_path):
     view.pick("a", "u1")
     view.pick("b", ids[-1])
     expect(page.locator(f"{PANE} .pi-cmp-headline")).to_be_visible()
+    page.locator(f"{PANE} .pi-cmp-search-input").fill("script")
+    page.locator(f"{PANE} .pi-cmp-search-go").click()
+    expect(page.locator(f"{PANE} .pi-cmp-search-answer .pi-cmp-preview").first).to_contain_text("<script>")
     page.evaluate("() => document.querySelectorAll('.pi-lab .pi-compare a').forEach(a => a.click())")
     page.screenshot(path=str(SHOTS / "s4a_hostile_diff.png"))
     page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()

@@ -63,7 +63,7 @@ def _edits_session() -> list[dict]:
               {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "/r/a.ts"}}]
     return [
         {"type": "session", "version": 3, "id": "S-edits", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/r"},
-        message("u1", None, "user", "what is it?"),
+        message("u1", None, "user", "what is it? Straße ΣΑΣ σας   spaced\u2003out"),
         message("a1", "u1", "assistant", answer, stopReason="toolUse", provider="p", model="m",
                 usage={"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15, "cost": {"total": 0.5}}),
         message("t1", "a1", "toolResult", [{"type": "text", "text": "file text"}], toolCallId="c1", toolName="", isError=False),
@@ -73,7 +73,8 @@ def _edits_session() -> list[dict]:
         message("u3", "x2", "user", "and else?"),
         entry("context_edit", "x3", "t1", targetId="a1", replacement={"content": answer}),
         message("u4", "x3", "user", "and so?"),
-        message("r2", None, "user", "a second root"),
+        message("sy", None, "system", "You are a coding agent inside a harness. " * 8),
+        message("r2", "sy", "user", "a second root"),
         message("r3", "r2", "assistant", [{"type": "text", "text": "on its own"}], stopReason="stop", provider="p", model="m"),
     ]
 
@@ -118,10 +119,14 @@ def _asks(sm, rng: random.Random, budget: int) -> list[dict]:
         limit = 2 if n % 5 == 0 else 200  # the cut lists, the counts beside them
         asks.append({"op": "context_diff", "args": {"a": a, "b": b, "limit": limit}})
         asks.append({"op": "compare_branches", "args": {"a": a, "b": b, "limit": limit}})
+        query = QUERIES[n % len(QUERIES)]
+        asks.append({"op": "context_search", "args": {"a": a, "b": b, "query": query, "limit": limit,
+                                                      "case_sensitive": n % 3 == 0}})
     # refusals the pane shows as they are
     asks.append({"op": "context_diff", "args": {"a": None, "b": leaf}})
     asks.append({"op": "compare_branches", "args": {"a": leaf, "b": leaf}})
     asks.append({"op": "compare_node", "args": {"id": "no-such-entry", "side": "b"}})
+    asks.append({"op": "context_search", "args": {"a": leaf, "b": ids[0], "query": " \u3000 "}})
     return asks
 
 
@@ -146,8 +151,12 @@ def _kernel(view, ask: dict) -> dict:
         return {"error": str(error)}
 
 
+# Words of the sessions, in other cases, across white space, and a folding only casefold does.
+QUERIES = ("auth", "AUTH", "read", "x", "answer 1", "the", "STRASSE", "ΣΑΣ", "path\":", "(thinking)", "→ read", "认证",
+           "question", "Done", "zzz-nowhere", "HARNESS")
 FEATURES = ("tool result part", "split assistant", "edited", "replaced", "only a", "only b", "no common", "summary",
-            "error", "retry", "aborted", "files", "usage", "tip", "off branch", "call")
+            "error", "retry", "aborted", "files", "usage", "tip", "off branch", "call", "search hit",
+            "search count")
 
 
 def _features(op: str, r: dict) -> list[str]:
@@ -166,6 +175,9 @@ def _features(op: str, r: dict) -> list[str]:
         for s in (r["a_stats"], r["b_stats"]):
             out += ["error"] * bool(s["errors"]) + ["retry"] * bool(s["retries"]) + ["aborted"] * bool(s["aborted"])
             out += ["files"] * bool(s["files_read"] or s["files_modified"]) + ["usage"] * s["usage_known"]
+    elif op == "context_search":
+        out += ["search hit"] * bool(r["a"] or r["b"])
+        out += ["search count"] * any(h["count"] > 1 for h in r["a"] + r["b"])
     elif op == "compare_node":
         out += ["tip"] * r["is_tip"]
     elif op == "timeline_at":
@@ -193,7 +205,7 @@ def test_static_views_answer_like_the_kernel(checker, tmp_path):
             for feature in _features(ask["op"], want["result"]):
                 seen[feature] = seen.get(feature, 0) + 1
     # every view was answered, many times, with something to compare
-    assert min(checked.values()) > 50 and len(checked) == 5, checked
+    assert min(checked.values()) > 50 and len(checked) == 6, checked
     # and the answers hold the cases the embedded facts treat apart
     assert set(seen) == set(FEATURES), seen
 
@@ -206,7 +218,7 @@ def test_an_export_without_the_views_facts_still_says_it_needs_a_kernel(checker,
     sm = SessionManager.open(str(write_session(generated_session(3, 60), tmp_path / "g.jsonl")), read_only=True)
     real = data.views_header
     try:
-        data.views_header = lambda summaries: None  # type: ignore[assignment]
+        data.views_header = lambda *args: None  # type: ignore[assignment]
         got = _static(checker, sm, [{"op": "composition", "args": {"id": sm.leaf_id}}], tmp_path)
     finally:
         data.views_header = real  # type: ignore[assignment]

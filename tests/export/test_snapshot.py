@@ -104,8 +104,8 @@ def test_a_snapshot_at_its_limit_computes_only_what_it_embeds(tmp_path, monkeypa
     pulled = []
     real = data.iter_context_records
 
-    def counting(entries, parents):
-        for record in real(entries, parents):
+    def counting(entries, parents, *rest):
+        for record in real(entries, parents, *rest):
             pulled.append(1)
             yield record
 
