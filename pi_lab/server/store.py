@@ -23,6 +23,7 @@ safe to share between those threads.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import stat
@@ -34,8 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lab.errors import PiLabError
-from pi_lab.session.readonly import session_from_bytes
-from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines
+from pi_lab.session.manager import SessionManager
+from pi_lab.session.migration import js_to_number
+from pi_lab.session.readonly import stable_uuid_factory_from_digest
+from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines, read_lines, validate_loaded
 from pi_lab.session.tail import FileReplaced, FileTail
 from pi_lab.view.actions import WRITE_ACTIONS
 from pi_lab.view.gauge import gauge_after_entries, recorded_model
@@ -131,8 +134,9 @@ class LoadedSession:
         return self.stamp.size
 
 
-def _first_line_problem(handle: Any) -> str | None:
-    """Why the file is not a session, judged by its first JSON line (None: read on)."""
+def _first_line_problem(handle: Any) -> tuple[str | None, Any]:
+    """Why the file is not a session, judged by its first JSON line (None: read on), and that
+    line's object when it was found in the first MiB."""
     chunk = handle.read(_FIRST_LINE_SCAN)
     handle.seek(0)
     for raw in chunk.split(b"\n")[:-1] if b"\n" in chunk else []:
@@ -143,9 +147,21 @@ def _first_line_problem(handle: Any) -> str | None:
             continue  # pi skips unparsable lines before the header too
         first = parsed[0]
         if first.get("type") != "session" or not isinstance(first.get("id"), str):
-            return f"its first JSON line is not a pi session header (type {_value_text(first.get('type'))})"
-        return None
-    return None
+            return f"its first JSON line is not a pi session header (type {_value_text(first.get('type'))})", first
+        return None, first
+    return None, None
+
+
+def _session_from_lines(result: Any, first_bytes: bytes, name: str, hasher: Any) -> Any:
+    """``session_from_bytes`` of the bytes ``read_lines`` read: the same header rule, cwd and
+    stable ids (from the SHA-256 of the bytes, when ``hasher`` hashed them)."""
+    validate_loaded(result, first_bytes, name, empty_ok=False)
+    header = result.entries[0]
+    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else "."
+    factory = stable_uuid_factory_from_digest(hasher.digest()) if hasher is not None else None
+    sm = SessionManager.in_memory(cwd, entries=result.entries, uuid_factory=factory)
+    sm.skipped_lines = list(result.skipped_lines)
+    return sm
 
 
 def _value_text(value: Any) -> str:
@@ -243,25 +259,33 @@ class SessionStore:
                 raise NotASession("it is not a regular file")
             if st.st_size > self.max_file_bytes:
                 raise FileTooLarge(f"the file has {st.st_size:,} bytes; the viewer reads at most {self.max_file_bytes:,}")
-            problem = _first_line_problem(handle)
+            problem, first = _first_line_problem(handle)
             if problem:
                 raise NotASession(problem)
-            data = handle.read(st.st_size)
+            # The engine's chunked reader: a 200 MB file is never in memory as bytes and as
+            # entries at once, and its bytes are hashed only for a format that needs ids made
+            # (the rule of a read-only open: ids derived from the file's bytes).
+            version = first.get("version") if first is not None else None
+            hasher = hashlib.sha256() if first is None or (1.0 if version is None else js_to_number(version)) < 2 else None
+            result, first_bytes = read_lines(handle, limit=st.st_size, hasher=hasher)
+            handle.seek(0)
+            head = handle.read(_HEAD_BYTES)
+            consumed = result.tail_start  # the end of the last complete line
+            handle.seek(consumed)
+            tail = handle.read(result.size - consumed)
         try:
-            sm = session_from_bytes(data, os.path.basename(path))
+            sm = _session_from_lines(result, first_bytes, os.path.basename(path), hasher)
         except InvalidSessionFile as error:
             raise NotASession(error.reason or "it is not a pi session") from None
-        consumed = data.rfind(b"\n") + 1
-        tail = data[consumed:]
         return LoadedSession(
             path=path,
             sm=sm,
-            stamp=FileStamp(len(data), st.st_mtime_ns, st.st_ino, st.st_dev),
-            head=data[:_HEAD_BYTES],
+            stamp=FileStamp(result.size, st.st_mtime_ns, st.st_ino, st.st_dev),
+            head=head,
             consumed=consumed,
             tail=tail,
             tail_taken=bool(_tail_entry(tail)),
-            lines=data.count(b"\n", 0, consumed),
+            lines=result.lines,
         )
 
     def _catch_up(self, loaded: LoadedSession) -> LoadedSession:

@@ -25,6 +25,7 @@ __all__ = [
     "validate_loaded",
     "load_entries_from_file",
     "parse_lines",
+    "read_lines",
     "read_session_header",
     "append_line",
     "create_exclusive",
@@ -265,7 +266,17 @@ def _drop_tail(result: LoadResult) -> None:
 READ_CHUNK = 16 * 1024 * 1024
 
 
-def _read_in_chunks(handle: Any, hasher: Any = None) -> tuple[LoadResult, bytes]:
+def read_lines(handle: Any, *, limit: int | None = None, hasher: Any = None) -> tuple[LoadResult, bytes]:
+    """Parse an open binary file from its start with pi's line rules, a chunk at a time (the
+    reader of :func:`load_entries_from_file`; nothing is written), reading at most ``limit``
+    bytes. Returns the result (as :func:`parse_lines` gives for the same bytes, plus the
+    file's identity, ``size`` and ``tail_start``) and the file's first four bytes (for
+    :func:`validate_loaded`); ``hasher`` is updated with every byte read."""
+    handle.seek(0)
+    return _read_in_chunks(handle, hasher, limit)
+
+
+def _read_in_chunks(handle: Any, hasher: Any = None, limit: int | None = None) -> tuple[LoadResult, bytes]:
     """Parse an open file a chunk at a time, so a 200 MB session never sits in memory twice
     (bytes and objects); a line cut by a chunk boundary is completed by the next chunk.
 
@@ -279,7 +290,9 @@ def _read_in_chunks(handle: Any, hasher: Any = None) -> tuple[LoadResult, bytes]
     first_bytes = b""
     size = 0
     while True:
-        chunk = handle.read(READ_CHUNK)
+        if limit is not None and size >= limit:
+            break
+        chunk = handle.read(READ_CHUNK if limit is None else min(READ_CHUNK, limit - size))
         if not chunk:
             break
         if hasher is not None:
