@@ -496,14 +496,18 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: 
             texts: list[str], stats: list[Any], shared: dict[str, int]) -> Iterator[bytes]:
     count = len(flat.entries)
     whole: dict[int, bool] = {}
+    # The printable copy made by embedded(i) for the record being built, taken by the loop.
+    printed: dict[int, Any] = {}
 
     def embedded(i: int) -> bool:
         """Whether flat entry i travels whole as its record's ``e`` (the test below)."""
         found = whole.get(i)
         if found is None:
             entry_id = flat.ids[i]
-            found = whole[i] = (isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]
-                                and _printable_entry(flat.entries[i]) is not None)
+            copy = None
+            if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
+                copy = printed[i] = _printable_entry(flat.entries[i])
+            found = whole[i] = copy is not None
         return found
 
     contexts = iter_context_records(flat.entries, flat.parents, embedded, shared)
@@ -541,7 +545,7 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: 
                     del full["children"]
                 if derived:
                     record["k"] = derived
-                entry = _printable_entry(flat.entries[i])
+                entry = printed.pop(i) if i in printed else _printable_entry(flat.entries[i])
                 if isinstance(entry, dict):
                     p = flat.parents[i]
                     if "id" in entry and entry["id"] == entry_id:

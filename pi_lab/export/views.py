@@ -23,6 +23,7 @@ left out, and only after checking here that the page's derivation gives the kern
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -50,18 +51,23 @@ _PART_OF_ROLE = {**_BY_ROLE, "assistant": TEXT}
 def _python_text_rules() -> tuple[dict[str, str], str]:
     """Where Python's ``str.casefold`` differs from lower-casing each character (what views.ts
     does otherwise), and the characters ``str.split()`` and ``str.strip()`` take as white space:
-    the context search folds and splits as the kernel does."""
+    the context search folds and splits as the kernel does. Read block by block: a block whose
+    casefold is its lower case holds no such character (both are per character, context-free
+    but for a final sigma, which lower() maps only inside a word and casefold never keeps)."""
     fold: dict[str, str] = {}
-    space: list[str] = []
-    for code in range(sys.maxunicode + 1):
-        if 0xD800 <= code < 0xE000:
+    block = 512
+    for start in range(0, sys.maxunicode + 1, block):
+        if 0xD800 <= start < 0xE000:
             continue
-        ch = chr(code)
-        if ch.casefold() != ch.lower():
-            fold[ch] = ch.casefold()
-        if ch.isspace():
-            space.append(ch)
-    return fold, "".join(space)
+        chars = "".join(map(chr, range(start, min(start + block, sys.maxunicode + 1))))
+        if chars.casefold() == chars.lower() and "\u03a3" not in chars:
+            continue
+        for ch in chars:
+            if ch.casefold() != ch.lower():
+                fold[ch] = ch.casefold()
+    # re's \s is str.isspace (the same Unicode table), one pass over every character.
+    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, sys.maxunicode + 1)))
+    return fold, "".join(re.findall(r"\s", every))
 
 
 _TEXT_RULES: tuple[dict[str, str], str] | None = None
