@@ -174,6 +174,22 @@ export function searchableText(message: Json): string {
   return parts.join('\n');
 }
 
+/** Python's `repr` of a simple JSON value, for the refusals' text (others as JSON). */
+function pyRepr(value: unknown): string {
+  if (value === null || value === undefined) {
+    return 'None';
+  }
+  if (typeof value === 'boolean') {
+    return value ? 'True' : 'False';
+  }
+  if (typeof value === 'string') {
+    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
+    const body = value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\t/g, '\\t').replace(/\r/g, '\\r');
+    return quote + (quote === "'" ? body.replace(/'/g, "\\'") : body) + quote;
+  }
+  return JSON.stringify(value);
+}
+
 interface Side {
   index: number;
   path: number[];
@@ -366,7 +382,7 @@ export class StaticViews {
   private limit(args: Record<string, unknown>): number {
     const value = args.limit === undefined ? this.views.default_limit : args.limit;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-      throw new Error(`limit must be a positive whole number, not ${JSON.stringify(value)}`);
+      throw new Error(`limit must be a positive whole number, not ${pyRepr(value)}`);
     }
     return Math.min(value, this.views.max_limit);
   }
@@ -396,7 +412,7 @@ export class StaticViews {
   async compareNode(args: Record<string, unknown>): Promise<Record<string, unknown>> {
     const side = args.side === undefined ? 'a' : args.side;
     if (side !== 'a' && side !== 'b') {
-      throw new Error(`side must be 'a' or 'b', not ${JSON.stringify(side)}`);
+      throw new Error(`side must be 'a' or 'b', not ${pyRepr(side)}`);
     }
     return (await this.node(this.pick({ [side]: args.id }, side)))!;
   }

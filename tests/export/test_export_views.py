@@ -126,6 +126,10 @@ def _asks(sm, rng: random.Random, budget: int) -> list[dict]:
     asks.append({"op": "context_diff", "args": {"a": None, "b": leaf}})
     asks.append({"op": "compare_branches", "args": {"a": leaf, "b": leaf}})
     asks.append({"op": "compare_node", "args": {"id": "no-such-entry", "side": "b"}})
+    asks.append({"op": "compare_node", "args": {"id": leaf, "side": "c'd"}})
+    asks.append({"op": "context_diff", "args": {"a": ids[0], "b": leaf, "limit": "it's 5"}})
+    asks.append({"op": "compare_branches", "args": {"a": ids[0], "b": leaf, "limit": 0}})
+    asks.append({"op": "compare_branches", "args": {"a": ids[0], "b": leaf, "limit": True}})
     asks.append({"op": "context_search", "args": {"a": leaf, "b": ids[0], "query": " \u3000 "}})
     return asks
 
