@@ -336,6 +336,15 @@ def _category(entry: Mapping[str, Any], tool_calls: dict[Any, ToolCall]) -> int:
     return _CAT_OTHER
 
 
+def string_positions(ids: Sequence[Any]) -> dict[str, int]:
+    """Position of every string id in ``ids`` (the last one of a duplicated id); any other
+    value (a list or a number from odd file data) is left out. When every id is a plain
+    string (a file pi wrote) the map is built at C speed."""
+    if set(map(type, ids)) <= {str}:
+        return dict(zip(ids, range(len(ids))))
+    return {entry_id: i for i, entry_id in enumerate(ids) if entry_id.__class__ is str or isinstance(entry_id, str)}
+
+
 def flatten_tree(roots: Sequence[TreeNode], leaf_id: Any = None, *, facts: FactTable | None = None,
                  leaf_path: Sequence[TreeNode] | None = None) -> FlatTree:
     """Flatten ``roots`` (from ``get_tree``) in pi's display order; see §13.1.
@@ -386,23 +395,13 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable, acti
     if active is None:
         active = _active_nodes(roots, leaf)
 
-    # 2. Pre-order walk, active subtrees first.
-    entries = flat.entries
-    ids = flat.ids
+    # 2. Pre-order walk, active subtrees first: only the nodes and their parents' positions.
+    # A run of single children (most of a session) is followed without the stack; every
+    # other column is read off the nodes afterwards, one comprehension each.
+    order: list[TreeNode] = []
     parents = flat.parents
-    labels = flat.labels
-    label_times = flat.label_timestamps
-    categories = flat._categories
-    facts = flat.facts
-    tool_calls = flat.tool_calls
-    # FactTable.of, inlined (this runs once per entry): the adopted flattening by id, then the
-    # table's other entries; a first flattening computes every entry's facts and keeps them in
-    # its own column only.
-    before = table._flat
-    before_index = before.index_of if before is not None else None
-    before_entries = before.entries if before is not None else None
-    before_facts = before.facts if before is not None else None
-    extra = table._extra
+    add_node = order.append
+    add_parent = parents.append
     ordered = list(roots)
     if active and len(ordered) > 1:
         ordered = [r for r in roots if id(r) in active] + [r for r in roots if id(r) not in active]
@@ -411,46 +410,65 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable, acti
     push = stack.append
     while stack:
         node, parent = pop()
-        index = len(entries)
-        entry = node.entry
-        entries.append(entry)
-        entry_id = entry.get("id")
-        ids.append(entry_id)
-        parents.append(parent)
-        labels.append(node.label)
-        label_times.append(node.label_timestamp)
-        found = None
-        if before_index is not None and entry_id.__class__ is str:
-            j = before_index.get(entry_id)
-            if j is not None and before_entries[j] is entry:
-                found = before_facts[j]
-        if found is None:
-            if extra:
-                found = extra.get(id(entry))
-                if found is not None and found.entry is not entry:
-                    found = None
+        while True:
+            index = len(order)
+            add_node(node)
+            add_parent(parent)
+            children = node.children
+            if not children:
+                break
+            if len(children) == 1:
+                node, parent = children[0], index
+                continue
+            if active:
+                first = [c for c in children if id(c) in active]
+                if first:
+                    children = first + [c for c in children if id(c) not in active]
+            for child in reversed(children):
+                push((child, index))
+            break
+
+    flat.entries = entries = [node.entry for node in order]
+    flat.ids = ids = [entry.get("id") for entry in entries]
+    flat.labels = [node.label for node in order]
+    flat.label_timestamps = [node.label_timestamp for node in order]
+    del order
+    # FactTable.of, inlined (this runs once per entry): the adopted flattening by id, then the
+    # table's other entries; a first flattening computes every entry's facts and keeps them in
+    # its own column only.
+    before = table._flat
+    extra = table._extra
+    if before is None and not extra:
+        facts = [entry_facts(entry) for entry in entries]
+    else:
+        before_index = before.index_of if before is not None else None
+        before_entries = before.entries if before is not None else None
+        before_facts = before.facts if before is not None else None
+        facts = []
+        for entry, entry_id in zip(entries, ids):
+            found = None
+            if before_index is not None and entry_id.__class__ is str:
+                j = before_index.get(entry_id)
+                if j is not None and before_entries[j] is entry:
+                    found = before_facts[j]
             if found is None:
-                found = entry_facts(entry)
-        facts.append(found)
-        categories.append(found.category)
-        if found.calls is not None:
-            tool_calls.update(found.calls)  # in walk order: a later call with the same id wins
-        children = node.children
-        if not children:
-            continue
-        if len(children) == 1:
-            push((children[0], index))
-            continue
-        if active:
-            first = [c for c in children if id(c) in active]
-            if first:
-                children = first + [c for c in children if id(c) not in active]
-        for child in reversed(children):
-            push((child, index))
+                if extra:
+                    found = extra.get(id(entry))
+                    if found is not None and found.entry is not entry:
+                        found = None
+                if found is None:
+                    found = entry_facts(entry)
+            facts.append(found)
+    flat.facts = facts
+    flat._categories = categories = [found.category for found in facts]
+    tool_calls = flat.tool_calls
+    for found in facts:
+        calls = found.calls
+        if calls is not None:
+            tool_calls.update(calls)  # in walk order: a later call with the same id wins
 
     count = len(entries)
-    index_of = {entry_id: i for i, entry_id in enumerate(ids) if entry_id.__class__ is str or isinstance(entry_id, str)}
-    flat.index_of = index_of
+    flat.index_of = index_of = string_positions(ids)
     on_path = [False] * count
     if leaf is not None:
         i = index_of.get(leaf, -1)
@@ -460,13 +478,17 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable, acti
     flat.on_active_path = on_path
     if tool_calls:
         result_calls = flat._result_calls
-        for i, category in enumerate(categories):
-            if category == _CAT_TOOL_RESULT:
-                call_id = entries[i]["message"].get("toolCallId")
-                if _truthy(call_id) and isinstance(call_id, (str, int, float)):
-                    call = tool_calls.get(call_id)
-                    if call is not None:
-                        result_calls[i] = call
+        call_of = tool_calls.get
+        for i in [i for i, category in enumerate(categories) if category == _CAT_TOOL_RESULT]:
+            call_id = entries[i]["message"].get("toolCallId")
+            if call_id.__class__ is str:  # what pi writes: a truthy string is any non-empty one
+                if not call_id:
+                    continue
+            elif not (_truthy(call_id) and isinstance(call_id, (str, int, float))):
+                continue
+            call = call_of(call_id)
+            if call is not None:
+                result_calls[i] = call
     flat._search_cache = [None] * count
     return flat
 

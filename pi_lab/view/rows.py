@@ -22,12 +22,13 @@ The incremental rules are pi's layout rules applied to one new child: see
 from __future__ import annotations
 
 from collections import ChainMap
+from operator import methodcaller
 from collections.abc import Iterable, Mapping, MutableSequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pi_lab.session._gc import collector_paused
-from pi_lab.session.flatten import LAYOUT_BITS, EntryFacts, FactTable, RowLayout, visible_layout
+from pi_lab.session.flatten import LAYOUT_BITS, EntryFacts, FactTable, RowLayout, string_positions, visible_layout
 from pi_lab.session.navigation import (
     FILTER_MODES,
     FlatTree,
@@ -54,6 +55,7 @@ __all__ = ["RowState", "RowList", "Delta", "SyncResult", "entry_flags"]
 _LAYOUT_FLAGS = ("show_connector", "is_last", "is_leaf", "foldable", "folded", "is_virtual_root_child")
 (_SHOW_CONNECTOR, _IS_LAST, _IS_LEAF, _FOLDABLE, _FOLDED, _VIRTUAL) = (FLAG[name] for name in _LAYOUT_FLAGS)
 _HAS_CHILDREN = FLAG["has_children"]
+_GET_ID = methodcaller("get", "id")
 # The row flags of each combination of RowLayout.bits (the layout's bits named as NavRow's
 # fields, in its own order): one list lookup per row.
 _LAYOUT_FLAG_OF: tuple[int, ...] = tuple(
@@ -270,11 +272,8 @@ class RowState:
         self._cursor = sm.change_cursor  # everything up to now is in the layout below
         self.roots: list[TreeNode] = sm.get_tree()
         entries = sm.entries
-        # File positions of string ids (the last one of a duplicated id), in one comprehension.
-        self.entry_pos: dict[str, int] = {
-            entry_id: position for position, entry in enumerate(entries)
-            if (entry_id := entry.get("id")).__class__ is str or isinstance(entry_id, str)
-        }
+        # File positions of string ids (the last one of a duplicated id).
+        self.entry_pos: dict[str, int] = string_positions(list(map(_GET_ID, entries)))
         self._entry_count = len(entries)
         self.relayout(leaf_moved=True)
 

@@ -86,3 +86,24 @@ def test_a_path_that_does_not_end_at_the_leaf_is_ignored():
     roots = sm.get_tree()
     wrong = _path_of(roots, sm.entries[10]["id"])
     _same(flatten_tree(roots, sm.leaf_id, leaf_path=wrong), flatten_tree(roots, sm.leaf_id))
+
+
+class _Named(str):
+    pass
+
+
+@pytest.mark.parametrize("ids", [
+    ["a", "b", "a", "c"],  # a duplicated id: its last position
+    ["a", ["list"], 7, None, "b", {"x": 1}, "a"],  # odd ids are left out
+    ["a", _Named("b"), "c"],  # a str subclass is a string id too
+    [],
+])
+def test_string_positions_are_the_positions_of_string_ids(ids):
+    from pi_lab.session.flatten import string_positions
+
+    expected = {}
+    for i, entry_id in enumerate(ids):
+        if isinstance(entry_id, str):
+            expected[entry_id] = i
+    got = string_positions(ids)
+    assert got == expected and list(got) == list(expected)
