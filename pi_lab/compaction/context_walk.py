@@ -312,6 +312,14 @@ class ContextWalk:
             return None
         return anchor if self.depth_of.get(id(anchor), -1) > self.invalidated_at else None
 
+    def anchored(self) -> tuple[Any, int] | None:
+        """(usage tokens, chars/4 of what follows) of the trusted usage anchor, else None: the
+        two parts of :meth:`projected` when pi trusts a measured usage."""
+        if self.trusted_anchor() is None:
+            return None
+        _count, tokens, _sys, _n, anchor, _ = self.context.sums[-1]
+        return anchor[0], tokens - anchor[1]
+
     def projected(self) -> Any:
         """pi's gauge estimate of the path so far (``estimate_projected_context_tokens``)."""
         ctx = self.context

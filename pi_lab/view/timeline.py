@@ -86,19 +86,14 @@ class _ContextWalk:
     @property
     def anchor_tokens(self) -> Any:
         """The trusted usage anchor's tokens (None: no trusted anchor)."""
-        walk = self._resume()
-        if walk.trusted_anchor() is None:
-            return None
-        return walk.context.sums[-1][4][0]
+        parts = self._resume().anchored()
+        return parts[0] if parts is not None else None
 
     @property
     def trailing(self) -> int:
         """chars/4 of the messages after the trusted anchor (0 without one)."""
-        walk = self._resume()
-        if walk.trusted_anchor() is None:
-            return 0
-        _count, tokens, _sys, _n, anchor, _ = walk.context.sums[-1]
-        return tokens - anchor[1]
+        parts = self._resume().anchored()
+        return parts[1] if parts is not None else 0
 
     def estimate(self) -> tuple[int | float, str | None]:
         """pi's projected context estimate of the path so far, and the anchor it trusted."""

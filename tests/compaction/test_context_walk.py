@@ -91,3 +91,19 @@ def test_leave_restores_the_context_a_compaction_replaced():
     assert walk.compaction_id == compaction["id"]
     walk.leave()
     assert (walk.context, walk.projected(), walk.compaction_id, walk.invalidated_at) == before
+
+
+def test_anchored_splits_the_trusted_estimate():
+    sm = _generated(1500, 5)
+    walk = ContextWalk()
+    trusted = untrusted = 0
+    for entry in sm.get_branch():
+        walk.enter(entry)
+        parts = walk.anchored()
+        if parts is None:
+            assert walk.trusted_anchor() is None
+            untrusted += 1
+        else:
+            assert parts[0] + parts[1] == walk.projected() == walk.context.estimate
+            trusted += 1
+    assert trusted > 100 and untrusted > 5
