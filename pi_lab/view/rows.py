@@ -21,6 +21,7 @@ The incremental rules are pi's layout rules applied to one new child: see
 
 from __future__ import annotations
 
+import threading
 from collections import ChainMap
 from operator import methodcaller
 from collections.abc import Iterable, Mapping, MutableSequence
@@ -180,13 +181,18 @@ class RowList(MutableSequence):
     their :class:`RowLayout` when first read (a layout of 83,000 rows would otherwise build
     83,000 objects that a viewer never looks at). Each item is a made row or the layout row it
     is made from, so inserting, replacing and deleting rows (a live append) works as on a list;
-    a row once made is kept. Equal to a list of the same rows."""
+    a row once made is kept. Equal to a list of the same rows.
 
-    __slots__ = ("_layout", "_items")
+    A widget reads rows on the kernel's loop while a job of its queue may apply appends on a
+    worker thread; a lock keeps a row being made from landing in a slot that an insert or a
+    delete just moved."""
+
+    __slots__ = ("_layout", "_items", "_lock")
 
     def __init__(self, layout: RowLayout) -> None:
         self._layout = layout
         self._items: list[Any] = list(range(len(layout)))
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -194,7 +200,10 @@ class RowList(MutableSequence):
     def _made(self, position: int) -> NavRow:
         item = self._items[position]
         if item.__class__ is int:
-            item = self._items[position] = self._layout.lazy_row(item)
+            with self._lock:
+                item = self._items[position]
+                if item.__class__ is int:
+                    item = self._items[position] = self._layout.lazy_row(item)
         return item
 
     def __getitem__(self, position: Any) -> Any:
@@ -211,17 +220,22 @@ class RowList(MutableSequence):
     def __setitem__(self, position: Any, row: Any) -> None:
         if isinstance(position, slice):
             raise TypeError("rows are replaced one at a time")
-        self._items[position] = row
+        with self._lock:
+            self._items[position] = row
 
     def __delitem__(self, position: Any) -> None:
-        del self._items[position]
+        with self._lock:
+            del self._items[position]
 
     def insert(self, position: int, row: NavRow) -> None:
-        self._items.insert(position, row)
+        with self._lock:
+            self._items.insert(position, row)
 
     def __iter__(self) -> Any:
-        for position in range(len(self._items)):
+        position = 0
+        while position < len(self._items):
             yield self._made(position)
+            position += 1
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (RowList, list)):

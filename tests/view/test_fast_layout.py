@@ -15,7 +15,7 @@ import pytest
 
 from view.view_sessions import FIXTURE_NAMES, fixture_session, generated_session, needs_fixtures, seed_session
 
-from pi_lab.session.flatten import visible_rows
+from pi_lab.session.flatten import RowLayout, visible_rows
 from pi_lab.view.columns import GutterTable, RowColumns, decode_structure
 from pi_lab.view.context import facts_tokens
 from pi_lab.view.kinds import FLAG, KIND
@@ -152,3 +152,32 @@ def test_live_appends_keep_rows_and_columns_in_step():
     assert columns == live_columns
     assert {k: v for k, v in header.items() if k != "version"} == {k: v for k, v in live_header.items() if k != "version"}
     _assert_same_as_reference(fresh.rows)
+
+
+def test_a_row_made_while_another_thread_inserts_lands_in_its_own_slot(monkeypatch):
+    """The widget reads rows on the loop while a queued sync may insert rows on a worker
+    thread. An insert that comes while a row is being made must not put that row in the slot
+    the insert moved another row into."""
+    import threading
+
+    state = RowState(generated_session(400, 2))
+    rows = state.rows
+    layout = rows._layout
+    expected = [layout.lazy_row(r) for r in range(6)]
+    inserted = expected[0]  # any row object; only its position matters
+    real = RowLayout.lazy_row
+    worker: list[threading.Thread] = []
+
+    def slow_lazy_row(self, r):
+        if not worker:  # the first row made: another thread inserts a row at the top meanwhile
+            worker.append(threading.Thread(target=rows.insert, args=(0, inserted)))
+            worker[0].start()
+            worker[0].join(0.2)
+        return real(self, r)
+
+    monkeypatch.setattr(RowLayout, "lazy_row", slow_lazy_row)
+    made = rows[3]
+    worker[0].join()
+    assert made == expected[3]
+    assert rows[0] is inserted and rows[4] is made  # the made row moved down with its slot
+    assert [rows[p] for p in (1, 2, 3, 5)] == [expected[0], expected[1], expected[2], expected[4]]
