@@ -116,6 +116,17 @@ export function sevenBits(text: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
+/**
+ * A packed part as the page holds it, ready for `inflate`. White space before it is dropped;
+ * after it only for base85 (a snapshot, whose host may indent its HTML): 7-bit text can end in
+ * a tab, a newline or a space that are data (html.py writes it right up to `</script>`), and
+ * `.trim()` cut them, which broke the gzip stream of one export in about twenty.
+ */
+export function packedPart(text: string): string {
+  const start = text.trimStart();
+  return start.startsWith(SEVEN_BIT_MARK) ? start : start.trimEnd();
+}
+
 /** gunzip a packed part (pack7 or base85) with the browser's (or node's) DecompressionStream. */
 export async function inflate(text: string): Promise<ArrayBuffer> {
   const bytes = text.startsWith(SEVEN_BIT_MARK) ? sevenBits(text.slice(1)) : base85Bytes(text);

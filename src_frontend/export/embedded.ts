@@ -4,7 +4,7 @@
 
 import { mountViewer, ViewerHandle } from '../core/viewer';
 
-import { ChunkStore, decodeMain, inflate } from './data';
+import { ChunkStore, decodeMain, inflate, packedPart } from './data';
 import { StaticTransport } from './staticTransport';
 
 export interface EmbeddedData {
@@ -27,7 +27,7 @@ export async function openEmbedded(
   data: EmbeddedData,
   options: { height: number; selected?: string | null }
 ): Promise<Mounted> {
-  const { header, flat } = decodeMain(await inflate(data.main.trim()));
+  const { header, flat } = decodeMain(await inflate(packedPart(data.main)));
   const transport = new StaticTransport(header, flat, new ChunkStore(data.chunks, data.offsets, header.chunk, header.copied ?? [], {
     ids: header.ids,
     parent: flat.parent,
@@ -57,7 +57,7 @@ export function embeddedIn(scope: ParentNode): EmbeddedData | null {
   return {
     main,
     offsets: JSON.parse(part('pi-chunk-offsets') || '[0]') as number[],
-    chunks: (part('pi-chunks') ?? '').trim()
+    chunks: packedPart(part('pi-chunks') ?? '')
   };
 }
 

@@ -3,6 +3,7 @@
 // StaticTransport, follow `#<entry id>` deep links both ways. The same script inside a
 // notebook snapshot's HTML (pi_lab/widget/snapshot.py) mounts that snapshot instead.
 
+import { packedPart } from './data';
 import { embeddedIn, openEmbedded, showError } from './embedded';
 import { mountSnapshot, SNAPSHOT_ATTRIBUTE } from './snapshot';
 
@@ -31,9 +32,9 @@ async function start(): Promise<void> {
   const chunks =
     document.readyState === 'loading'
       ? new Promise<string>(resolve =>
-          document.addEventListener('DOMContentLoaded', () => resolve(text('pi-chunks').trim()), { once: true })
+          document.addEventListener('DOMContentLoaded', () => resolve(packedPart(text('pi-chunks'))), { once: true })
         )
-      : text('pi-chunks').trim();
+      : packedPart(text('pi-chunks'));
   const wanted = hashId();
   const { transport } = await openEmbedded(
     host,

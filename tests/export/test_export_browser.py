@@ -272,3 +272,46 @@ def test_the_timeline_is_embedded_and_the_context_views_answer_without_a_kernel(
         assert page.errors == [], page.errors
     finally:
         page.page.close()
+
+
+def _ending_in_white_space(tmp_path, part: str, monkeypatch) -> Path:
+    """An export whose packed ``part`` (pi-main or pi-chunks) ends in a character JavaScript's
+    ``trim()`` drops. 7-bit text ends so only when the gzip trailer's length is 16 MiB or more
+    (its top byte not 0): the part is padded with bytes the page ignores (zeros after the main
+    blob's columns, white space after the last chunk's JSON), which compress to almost nothing."""
+    import re
+
+    import pi_lab.export.html as html_module
+
+    path = write_session(generated_session(30, 40), tmp_path / "s.jsonl")
+    real = html_module.export_data
+    for extra in range(17_000_000, 17_000_200):
+        def padded(sm, *args, **kwargs):
+            main, chunks = real(sm, *args, **kwargs)
+            if part == "pi-main":
+                return main + b"\0" * extra, chunks
+            return main, chunks[:-1] + [chunks[-1] + b" " * extra]
+
+        monkeypatch.setattr(html_module, "export_data", padded)
+        out = export_html(path, tmp_path / "s.html")
+        text = re.search(rf'id="{part}">(.*?)</script>', out.read_text(encoding="utf-8"), re.S).group(1)
+        if text[-1] in " \t\n\x0b\x0c":
+            monkeypatch.setattr(html_module, "export_data", real)
+            return out
+    raise AssertionError("no padding gave such an ending")
+
+
+@pytest.mark.parametrize("part", ["pi-main", "pi-chunks"])
+def test_an_export_whose_packed_data_ends_in_white_space_opens(browser, tmp_path, monkeypatch, part):
+    out = _ending_in_white_space(tmp_path, part, monkeypatch)
+    page = Page(browser, out)
+    try:
+        # every entry's detail and context inflate (the last chunk holds the last entry)
+        ids = page.row_ids()
+        assert len(ids) > 5
+        last = page.request("entry", {"id": ids[-1], "full": True})
+        assert last["id"] == ids[-1]
+        assert page.request("context_at", {"id": ids[-1]})["messages"] is not None
+        assert page.errors == [], page.errors
+    finally:
+        page.close()
