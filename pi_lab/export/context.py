@@ -14,7 +14,8 @@ the context is the parent's plus the entry's own projected messages:
 An entry whose projection is not an append (a compaction, a context edit, a branch summary,
 an entry an earlier context edit targets, a system message) gets ``context_at`` of its whole
 path, stored as a diff of its parent's rows (runs copied from them, plus new rows). ``tests/export/test_export_context.py`` checks every scalar against
-``context_at`` on every entry.
+``context_at`` on every entry. A row may carry ``"v"``, what the context views read of it
+(views.row_extras); :func:`messages_of` leaves it out unless asked.
 """
 
 from __future__ import annotations

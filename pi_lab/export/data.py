@@ -6,13 +6,14 @@ a port of ``navigation._visible_rows`` (src_frontend/export/layout.ts). What tra
 
 * ``main``: ``PIX1`` | uint32 header length | header JSON | little-endian columns, one item
   per flattened entry: ``parent`` (i32, flat index), ``category`` (u8, the filter category),
-  ``kind`` (u8), ``tokens`` (u32), ``entry`` (u32, position in the file) and ``flags`` (u16,
-  the flags that do not depend on the layout). The header holds the strings: ids, labels,
-  label times, display texts and search texts, plus the session facts and the gauge.
+  ``kind`` (u8), ``tokens`` (u32), ``entry`` (u32, position in the file), ``flags`` (u16,
+  the flags that do not depend on the layout) and ``facts`` (u8, views.FACT_BITS). The header
+  holds the strings: ids, labels, label times, display texts and search texts, plus the
+  session facts, the gauge, the leaf's timeline and what the context views need (``views``).
 * ``chunks``: for each run of ``CHUNK`` flattened entries, a JSON list of
   ``{"f": full entry detail, "p": how the preview detail differs, "e": the entry when the page
-  can rebuild the detail's raw JSON from it, "c": context record}``, with long strings shared
-  (``_encode_chunk``).
+  can rebuild the detail's raw JSON from it, "c": context record, "v": the entry's share of
+  the context views (views.py)}``, with long strings shared (``_encode_chunk``).
 
 A record leaves to the page what the page already has: the detail fields copied from the
 entry (``x``), the kind, tokens and children that the columns give (``k``), the entry's own and

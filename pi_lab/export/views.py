@@ -1,23 +1,27 @@
 """The facts an export embeds so the page answers the context views without a kernel.
 
-The composition bar, the context diff, the branch comparison, the Compare pane's node names and
-the timeline's point for any entry are folds over paths of the tree: the kernel computes them
-from the entries (pi_lab/view/composition.py, diff.py, branches.py, compare_requests.py,
-timeline_requests.py). Here each entry's share of those folds is computed once, with the very
-functions the kernel uses, and embedded beside the entry; src_frontend/export/views.ts folds
-them along the paths it walks. Whatever the page could derive from what it already holds is
-left out, and only after checking here that the page's derivation gives the kernel's value:
+The composition bar, the context diff and search, the branch comparison, the Compare pane's
+node names and the timeline's point for any entry are folds over paths of the tree: the kernel
+computes them from the entries (pi_lab/view/composition.py, diff.py, branches.py,
+compare_requests.py, timeline_requests.py). Here each entry's share of those folds is computed
+once, with the very functions the kernel uses, and embedded beside the entry;
+src_frontend/export/views.ts folds them along the paths it walks. Whatever the page could
+derive from what it already holds is left out, and only after checking here that the page's
+derivation gives the kernel's value (tests/export/test_export_views.py runs views.ts against
+the kernel):
 
 * per context row (``"v"`` of a row of a context record, pi_lab/export/context.py): ``q`` the
-  composition shares (absent: one share of the role's part, the row's tokens), ``h`` a digest of
-  a message a context edit changed (the diff's "edited"), ``o`` the flat index of the row's
-  source entry when its id does not name it;
+  composition shares (absent: one share of the role's part, or for a tool result its embedded
+  entry's tool), ``h`` a digest of a message a context edit changed (the diff's "edited"), ``o``
+  the flat index of the row's source entry when its id does not name it, ``t`` the text the
+  search reads (absent: rebuilt from the embedded entry; 1: the row's preview; [k]: the
+  header's text k);
 * per entry (``"v"`` of a chunk record, data.py): ``n`` the Compare pane's one-line text when it
-  is not the tree row's text cut, ``u`` the usage counters when the page cannot read them from
-  the embedded entry, ``k`` tool names, ``f`` file paths read / written / edited, ``x`` an error,
-  ``o`` the id a context edit drops, ``s`` a branch summary's text as the pane shows it;
+  is not the tree row's text cut, ``u`` the usage counters (1 or 2: read them from the embedded
+  entry's message or the entry), ``k`` tool names, ``f`` file paths read / written / edited,
+  ``x`` an error, ``o`` the id a context edit drops, ``s`` a branch summary's text as shown;
 * per entry, in the ``facts`` column (:data:`FACT_BITS`): the role, a tool error, an abort,
-  whether an entry names it as parent, and where the page reads its usage.
+  whether an entry names it as parent.
 """
 
 from __future__ import annotations

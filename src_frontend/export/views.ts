@@ -1,5 +1,6 @@
 // The context views of an HTML export without a kernel: the composition bar, the timeline's
-// point for any entry, and the Compare pane (node names, context diff, branch comparison).
+// point for any entry, and the Compare pane (node names, context diff and search, branch
+// comparison).
 //
 // The kernel answers these from the entries (pi_lab/view/composition.py, diff.py, branches.py,
 // compare_requests.py, timeline_requests.py). The export embeds each entry's share of those
