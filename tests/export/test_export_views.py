@@ -87,8 +87,8 @@ def _view(sm) -> SessionView:
 def _asks(sm, rng: random.Random, budget: int) -> list[dict]:
     ids = [e["id"] for e in sm.get_entries() if isinstance(e.get("id"), str)]
     ids = list(dict.fromkeys(ids))
-    parents = {e.get("parentId") for e in sm.get_entries()}
-    tips = [i for i in ids if i not in parents]
+    parents = {e.get("parentId") for e in sm.get_entries() if isinstance(e.get("parentId"), str)}
+    tips = [i for i in ids if i not in parents] or ids
     special = [e["id"] for e in sm.get_entries() if e.get("type") in ("compaction", "branch_summary", "context_edit")]
     leaf = sm.leaf_id
     some = ids if len(ids) <= budget else rng.sample(ids, budget)
@@ -227,3 +227,30 @@ def test_an_export_without_the_views_facts_still_says_it_needs_a_kernel(checker,
     finally:
         data.views_header = real  # type: ignore[assignment]
     assert "needs a kernel" in got[0]["error"]
+
+
+def test_static_views_on_fixtures_with_one_odd_field(checker, tmp_path):
+    """One field of one line of a real fixture made an odd value (tests/fuzz/fieldfuzz.py: a
+    number for a string, an object for an id, content nested 3,000 deep, ...): the page still
+    answers every view as the kernel does, refusals included."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+    import fieldfuzz
+
+    rng = random.Random(1406)
+    lines = {name: (fieldfuzz.FIXTURES / name).read_bytes().splitlines()[:120] for name in fieldfuzz.SMALL_FIXTURES}
+    answered = 0
+    for trial in range(30):
+        name = rng.choice(fieldfuzz.SMALL_FIXTURES)
+        data, mutation = fieldfuzz.mutate(lines[name], rng)
+        path = tmp_path / f"m{trial}.jsonl"
+        path.write_bytes(data)
+        sm = SessionManager.open(str(path), read_only=True)
+        if not [e for e in sm.get_entries() if isinstance(e.get("id"), str)]:
+            continue
+        asks = _asks(sm, rng, 20)
+        got = _static(checker, sm, asks, tmp_path)
+        view = _view(sm)
+        for ask, answer in zip(asks, got, strict=True):
+            assert answer == _kernel(view, ask), (mutation.describe(), ask)
+            answered += "result" in answer
+    assert answered > 1000
