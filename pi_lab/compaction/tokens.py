@@ -130,9 +130,12 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     """pi's chars/4 estimate of one message, rounded up (compaction.md §2.1)."""
     role = message.get("role")
     if role == "assistant":
-        chars = _assistant_chars(message.get("content"))
+        content = message.get("content")
+        # A list of blocks (what pi writes) goes straight to the walk: one call less per message.
+        chars = _blocks_chars(content, assistant=True) if content.__class__ is list else _assistant_chars(content)
     elif role == "toolResult" or role == "user" or role == "custom":
-        chars = _content_chars(message.get("content"))
+        content = message.get("content")
+        chars = _blocks_chars(content, assistant=False) if content.__class__ is list else _content_chars(content)
     elif role == "bashExecution":
         chars = _text_len(message.get("command")) + _text_len(message.get("output"))
     elif role == "branchSummary" or role == "compactionSummary":
