@@ -14,6 +14,12 @@ say about the path so far. Projecting from scratch at every step costs O(depth) 
   path, re-using the measures already taken (:class:`MeasureCache`: each (entry, edit) pair is
   estimated once).
 
+A walk that asks mostly for the usage-anchored estimate (the timeline, the export) can be
+``lazy``: an assistant entry with a valid usage anchor enters without being estimated, since
+everything pi's anchored estimate counts lies after the last anchor. Its chars/4 is taken only
+when a sum over the whole context is asked for (no trusted anchor: after a compaction or an
+edit, or the plain sum), and only for the anchors still on the path then.
+
 This is the one copy of those rules outside ``project_path`` itself; tests compare its numbers
 with the engine's projection at every call (tests/view/test_timeline.py,
 tests/corpus/test_corpus_engine.py).
@@ -21,6 +27,7 @@ tests/corpus/test_corpus_engine.py).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from pi_lab.compaction.tokens import calculate_context_tokens, estimate_tokens, usage_anchor
@@ -33,7 +40,7 @@ from pi_lab.session.projection import (
     replay_system_state,
 )
 
-__all__ = ["Measure", "measure", "MeasureCache", "PathContext", "rebuild", "ContextWalk"]
+__all__ = ["Measure", "measure", "MeasureCache", "PathContext", "rebuild", "ContextWalk", "call_usage"]
 
 # What one context entry contributes, measured once: (message count, pi's estimate of its
 # messages, its local usage anchor or None, the estimate of its system messages, its system
@@ -85,6 +92,16 @@ class MeasureCache:
         self.plain: dict[int, Measure] = {}
         self.edited: dict[tuple[int, int], Measure] = {}
 
+    def of_anchor(self, entry: Entry, usage_tokens: Any) -> Measure:
+        """The plain :data:`Measure` of an entry whose one message is an assistant message with
+        a valid usage anchor of ``usage_tokens`` (:func:`call_usage`): only its estimate is
+        left to take."""
+        found = self.plain.get(id(entry))
+        if found is None:
+            tokens = estimate_tokens(entry_to_messages(entry)[0])
+            found = self.plain[id(entry)] = (1, tokens, (usage_tokens, tokens), 0, None)
+        return found
+
     def of(self, entry: Entry, edit: Entry | None) -> Measure:
         if edit is None:
             found = self.plain.get(id(entry))
@@ -98,6 +115,30 @@ class MeasureCache:
         return found
 
 
+_FLOAT_MAX = int(sys.float_info.max)
+
+
+def call_usage(message: Any) -> Any:
+    """``calculate_context_tokens(usage_anchor(message))`` for a message entry's message,
+    None when it is no valid usage anchor (not an assistant message, aborted, an error, no
+    positive total): what the provider measured for that call.
+
+    The message of a ``message`` entry is what the entry projects (or a copy with empty
+    content, the same usage), so this is also the anchor of the entry's :data:`Measure`."""
+    if message.__class__ is not dict or message.get("role") != "assistant":
+        return None
+    usage = message.get("usage")
+    if usage.__class__ is dict:
+        # Nearly every call: a positive integer total that a float holds, which is then the
+        # context tokens; anything else (no total, a float, a bool, a counter past the float
+        # range) takes the general rule.
+        total = usage.get("totalTokens")
+        if total.__class__ is int and 0 < total <= _FLOAT_MAX:
+            return None if message.get("stopReason") in ("aborted", "error") else total
+    usage = usage_anchor(message)
+    return calculate_context_tokens(usage) if usage is not None else None
+
+
 class PathContext:
     """The projection of one path: its context entries and, per entry, running sums.
 
@@ -106,17 +147,26 @@ class PathContext:
     ``k - 1``; the anchor is (usage tokens, estimate through that message, its entry) of the
     last valid usage anchor so far, so the context estimate of the whole list is O(1).
     One tuple per entry keeps entering and leaving an entry at two list operations.
+
+    In a lazy context (``lazy`` is the cache to measure with) the estimate in ``sums`` leaves
+    out the entries in ``pending``: (position, entry, usage tokens) of the un-edited anchors pushed without
+    an estimate, in path order. Each of them becomes the last anchor when pushed, so nothing
+    after the last anchor is pending and the anchored estimate needs none of them;
+    ``resolved[j]`` is the estimate of ``pending[: j + 1]``, filled when a full sum is asked for.
     """
 
-    __slots__ = ("entries", "sums", "edits", "_system")
+    __slots__ = ("entries", "sums", "edits", "_system", "lazy", "pending", "resolved")
 
-    def __init__(self) -> None:
+    def __init__(self, lazy: MeasureCache | None = None) -> None:
         self.entries: list[Entry] = []
         self.sums: list[tuple[int, int, int, int, Any, Any]] = [(0, 0, 0, 0, None, None)]
         self.edits: dict[str, Entry] = {}
         # pi's estimate of the replayed system state; None until asked for. The system messages
         # change only when an entry carrying some is pushed or popped, which clears it.
         self._system: int | None = None
+        self.lazy = lazy
+        self.pending: list[tuple[int, Entry, Any]] = []
+        self.resolved: list[int] = []
 
     def push(self, entry: Entry, measure: Measure) -> None:
         count, tokens, local_anchor, sys_tokens, sys_messages = measure
@@ -131,10 +181,38 @@ class PathContext:
             sys_count + (len(sys_messages) if sys_messages else 0), anchor, sys_messages,
         ))
 
+    def push_anchor(self, entry: Entry, usage_tokens: Any) -> None:
+        """Push a one-message entry whose message is a valid usage anchor of ``usage_tokens``
+        without estimating it (a lazy context only)."""
+        total_count, total_tokens, total_sys, sys_count, _anchor, _ = self.sums[-1]
+        entries = self.entries
+        self.pending.append((len(entries), entry, usage_tokens))
+        entries.append(entry)
+        # its own estimate is not in total_tokens: the anchor's "through" is what precedes it
+        self.sums.append((total_count + 1, total_tokens, total_sys, sys_count, (usage_tokens, total_tokens, entry), None))
+
     def pop(self) -> None:
-        self.entries.pop()
+        entries = self.entries
+        entries.pop()
+        pending = self.pending
+        if pending and pending[-1][0] == len(entries):
+            pending.pop()
+            if len(self.resolved) > len(pending):
+                self.resolved.pop()
         if self.sums.pop()[5]:
             self._system = None
+
+    def _pending_tokens(self) -> int:
+        """The estimate of the entries pushed unmeasured, measured now (once per context)."""
+        pending, resolved = self.pending, self.resolved
+        total = resolved[-1] if resolved else 0
+        if len(resolved) < len(pending):
+            of_anchor = self.lazy.of_anchor  # type: ignore[union-attr]  (only a lazy context has any)
+            for j in range(len(resolved), len(pending)):
+                _position, entry, usage_tokens = pending[j]
+                total += of_anchor(entry, usage_tokens)[1]
+                resolved.append(total)
+        return total
 
     @property
     def message_count(self) -> int:
@@ -143,6 +221,8 @@ class PathContext:
     @property
     def plain_tokens(self) -> int:
         """Sum of pi's per-message estimates (no usage anchor)."""
+        if self.pending:
+            return self.sums[-1][1] + self._pending_tokens()
         return self.sums[-1][1]
 
     @property
@@ -168,6 +248,8 @@ class PathContext:
     def non_system_tokens(self) -> int:
         """pi's estimate of every projected message that is not a system message."""
         last = self.sums[-1]
+        if self.pending:
+            return last[1] + self._pending_tokens() - last[2]
         return last[1] - last[2]
 
     def unanchored_estimate(self) -> Any:
@@ -196,32 +278,50 @@ class PathContext:
                 if entry.get("id") == target:
                     start = k
                     break
-        ctx = PathContext()
+        ctx = PathContext(self.lazy)
         ctx.entries = entries[:start]
         ctx.sums = self.sums[: start + 1]
         ctx.edits = edits
+        pending = self.pending
+        if pending:
+            kept = len(pending)
+            while kept and pending[kept - 1][0] >= start:
+                kept -= 1
+            ctx.pending = pending[:kept]
+            ctx.resolved = self.resolved[:kept]
         for k in range(start, len(entries)):
             entry = entries[k]
             if k > 0 and entry.get("type") == "compaction":
                 ctx.push(entry, _EMPTY)  # an older checkpoint inside the kept range
                 continue
             entry_id = entry.get("id")
-            ctx.push(entry, cache.of(entry, edits.get(entry_id) if isinstance(entry_id, str) else None))
+            _push(ctx, entry, edits.get(entry_id) if isinstance(entry_id, str) else None, cache)
         ctx.push(edit, cache.of(edit, None))
         return ctx
 
 
-def rebuild(context_entries: list[Entry], cache: MeasureCache) -> PathContext:
-    """A fresh context from its context entries, with the rules of ``project_path``."""
-    ctx = PathContext()
+def _push(ctx: PathContext, entry: Entry, edit: Entry | None, cache: MeasureCache) -> None:
+    """Push ``entry``'s measure; in a lazy context an anchor not measured before is pushed
+    without one."""
+    if ctx.lazy is not None and edit is None and id(entry) not in cache.plain and entry.get("type") == "message":
+        usage_tokens = call_usage(entry.get("message"))
+        if usage_tokens is not None:
+            ctx.push_anchor(entry, usage_tokens)
+            return
+    ctx.push(entry, cache.of(entry, edit))
+
+
+def rebuild(context_entries: list[Entry], cache: MeasureCache, lazy: bool = False) -> PathContext:
+    """A fresh context from its context entries, with the rules of ``project_path``
+    (``lazy``: a lazy context measuring with ``cache``)."""
+    ctx = PathContext(cache if lazy else None)
     ctx.edits = edits = context_edits(context_entries)
     for i, entry in enumerate(context_entries):
         if i > 0 and entry.get("type") == "compaction":
             ctx.push(entry, _EMPTY)  # an older checkpoint inside the kept range
             continue
         entry_id = entry.get("id")
-        edit = edits.get(entry_id) if isinstance(entry_id, str) else None
-        ctx.push(entry, cache.of(entry, edit))
+        _push(ctx, entry, edits.get(entry_id) if isinstance(entry_id, str) else None, cache)
     return ctx
 
 
@@ -234,15 +334,18 @@ class ContextWalk:
     of the compaction in effect. ``depth_of`` maps ``id(entry)`` to the depth it was entered
     at (the first entry: 0) for the entries that carry a usage anchor, the only ones whose
     depth the trust rule asks for; pass one dict to several walks of the same entries to
-    share it.
+    share it. A ``lazy`` walk (see the module's notes) measures an assistant's usage anchor
+    only when a sum over the whole context needs it.
     """
 
-    __slots__ = ("path", "context", "cache", "depth_of", "invalidated_at", "compaction_id", "_undo")
+    __slots__ = ("path", "context", "cache", "depth_of", "invalidated_at", "compaction_id", "_undo", "lazy")
 
-    def __init__(self, cache: MeasureCache | None = None, depth_of: dict[int, int] | None = None) -> None:
+    def __init__(self, cache: MeasureCache | None = None, depth_of: dict[int, int] | None = None,
+                 lazy: bool = False) -> None:
         self.path: list[Entry] = []
-        self.context = PathContext()
         self.cache = cache if cache is not None else MeasureCache()
+        self.lazy = lazy
+        self.context = PathContext(self.cache if lazy else None)
         self.depth_of: dict[int, int] = depth_of if depth_of is not None else {}
         # Depth of the last compaction or context_edit on the path (-1: none): usage measured
         # at or before it no longer describes what the model sees.
@@ -251,8 +354,11 @@ class ContextWalk:
         # Per entered entry: None (its measure was pushed) or what enter replaced, to restore.
         self._undo: list[Any] = []
 
-    def enter(self, entry: Entry) -> None:
-        """Extend the path by ``entry`` (a child of the path's last entry)."""
+    def enter(self, entry: Entry) -> Any:
+        """Extend the path by ``entry`` (a child of the path's last entry).
+
+        Returns what the provider measured for the entry when it is a call: the context tokens
+        of its un-edited message's usage when that is a valid anchor, else None."""
         path = self.path
         depth = len(path)
         path.append(entry)
@@ -263,22 +369,32 @@ class ContextWalk:
             self.invalidated_at = depth
             entry_id = entry.get("id")
             self.compaction_id = entry_id if isinstance(entry_id, str) else None
-            self.context = rebuild(_context_entries_of_path(path), self.cache)
-            return
+            self.context = rebuild(_context_entries_of_path(path), self.cache, self.lazy)
+            return None  # (a compaction's messages hold no assistant message)
         if kind == "context_edit":
             self._undo.append((ctx, self.invalidated_at, self.compaction_id))
             self.invalidated_at = depth
             self.context = ctx.with_edit(entry, self.cache)
-            return
+            return None  # (it projects no message of its own)
         self._undo.append(None)
         edits = ctx.edits
         entry_id = entry.get("id")
         # an earlier edit on the path may name this entry: then its messages are the edited ones
         edit = edits.get(entry_id) if edits and entry_id.__class__ is str else None
+        if kind == "message" and edit is None and ctx.lazy is not None:
+            usage_tokens = call_usage(entry.get("message"))
+            if usage_tokens is not None:
+                self.depth_of[id(entry)] = depth
+                ctx.push_anchor(entry, usage_tokens)
+                return usage_tokens
         own = self.cache.of(entry, edit)
         if own[2] is not None:  # only a usage anchor's depth is ever asked for
             self.depth_of[id(entry)] = depth
         ctx.push(entry, own)
+        if edit is None:
+            return own[2][0] if own[2] is not None else None
+        # the call as it was made, before the edit
+        return call_usage(entry.get("message")) if kind == "message" else None
 
     def leave(self) -> None:
         """Undo the last :meth:`enter`."""
@@ -292,7 +408,7 @@ class ContextWalk:
     def restart(self, path: list[Entry]) -> None:
         """Make the context that of ``path`` computed from scratch (entries the walk did not
         enter, e.g. on a parentId cycle); usage in it is trusted only by ``depth_of``."""
-        self.context = rebuild(_context_entries_of_path(path), self.cache)
+        self.context = rebuild(_context_entries_of_path(path), self.cache, self.lazy)
         first = self.context.entries[:1]
         entry_id = first[0].get("id") if first and first[0].get("type") == "compaction" else None
         self.compaction_id = entry_id if isinstance(entry_id, str) else None
@@ -319,6 +435,13 @@ class ContextWalk:
             return None
         _count, tokens, _sys, _n, anchor, _ = self.context.sums[-1]
         return anchor[0], tokens - anchor[1]
+
+    def projected_from(self) -> tuple[Any, Entry | None]:
+        """:meth:`projected` and :meth:`trusted_anchor` in one step (a timeline's call row)."""
+        anchor = self.trusted_anchor()
+        if anchor is not None:
+            return self.context.estimate, anchor
+        return self.context.unanchored_estimate(), None
 
     def projected(self) -> Any:
         """pi's gauge estimate of the path so far (``estimate_projected_context_tokens``)."""

@@ -51,7 +51,7 @@ class _ContextWalk:
 
     def __init__(self, path: list[Entry]):
         self.path = path  # the caller's path (entries up to the one being added)
-        self._walk = ContextWalk()
+        self._walk = ContextWalk(lazy=True)  # the export asks mostly for anchored estimates
         self._depth = 0  # how deep this copy's path is
         self._top: Entry | None = None  # the last entry this copy added
         # Copied by export's snapshot; the shared walk keeps no state in them.
@@ -97,9 +97,8 @@ class _ContextWalk:
 
     def estimate(self) -> tuple[int | float, str | None]:
         """pi's projected context estimate of the path so far, and the anchor it trusted."""
-        walk = self._resume()
-        anchor = walk.trusted_anchor()
-        return walk.projected(), (anchor.get("id") if anchor is not None else None)
+        estimated, anchor = self._resume().projected_from()
+        return estimated, (anchor.get("id") if anchor is not None else None)
 
 
 def context_timeline(sm: Any, leaf_id: str | None = None) -> list[dict[str, Any]]:
@@ -143,7 +142,9 @@ class TimelineWalk:
     """
 
     def __init__(self, path: list[Entry]):
-        self._walk = ContextWalk()
+        # lazy: most calls are estimated from the last usage, which needs no estimate of the
+        # assistant messages that carry one (they are measured only when no usage is trusted)
+        self._walk = ContextWalk(lazy=True)
         self.path: list[Entry] = self._walk.path  # the entries walked so far
         self.rows: list[dict[str, Any]] = []
         self._windows: dict[str | None, int | None] = {}
@@ -169,18 +170,13 @@ class TimelineWalk:
     def _walk_entries(self, entries: list[Entry]) -> None:
         walk, rows, windows = self._walk, self.rows, self._windows
         # hot loop (one pass over a possibly 100,000-entry path): bound methods kept in locals
-        enter, trusted_anchor, measure_of, append = walk.enter, walk.trusted_anchor, walk.cache.of, rows.append
+        enter, projected_from, append = walk.enter, walk.projected_from, rows.append
         for entry in entries:
             kind = entry.get("type")
             message = entry.get("message") if kind == "message" else None
             if isinstance(message, dict) and message.get("role") == "assistant":
                 # what was sent: the projection at the call's parent, i.e. before entering it
-                anchor = trusted_anchor()
-                ctx = walk.context
-                estimated = ctx.estimate if anchor is not None else ctx.unanchored_estimate()
-                # the call's own usage when it is a valid anchor (the measure entering it uses)
-                own = measure_of(entry, None)[2]
-                measured = own[0] if own is not None else None
+                estimated, anchor = projected_from()
                 model = message.get("model")
                 if not (model.__class__ is str and model):
                     model = model_id_of(message)
@@ -190,6 +186,8 @@ class TimelineWalk:
                     window = windows[model] = context_window_for(model)
                 stop = message.get("stopReason")
                 entry_id = entry.get("id")
+                # entering gives the call's own usage when it is a valid anchor
+                measured = enter(entry)
                 append({
                     "kind": "call",
                     "entry_id": entry_id if entry_id.__class__ is str else str_or_none(entry_id),
@@ -201,7 +199,6 @@ class TimelineWalk:
                     "estimated_from": anchor.get("id") if anchor is not None else None,
                     "stop_reason": stop if isinstance(stop, str) else None,
                 })
-                enter(entry)
                 # The classifier's three signals need an error, a stop or a length stop; skipping
                 # the other stop reasons (toolUse, aborted) only saves its call on every turn.
                 if stop in _OVERFLOW_STOPS and is_context_overflow(message, window):

@@ -230,6 +230,51 @@ def test_one_forward_walk_not_a_projection_per_call(monkeypatch):
     assert calls["estimate"] <= 1.3 * messages
 
 
+def test_trusted_usage_leaves_its_assistant_messages_unestimated(monkeypatch):
+    """A call's estimate starts from the last trusted usage, which needs no estimate of the
+    assistant messages carrying usage; they are estimated only once no usage is trusted (here
+    after the context edit), each once."""
+    import pi_lab.compaction.context_walk as walk_module
+
+    estimated: list[str] = []
+    real = walk_module.estimate_tokens
+
+    def counting(message):
+        if message.get("role") == "assistant":
+            estimated.append(message["content"][0]["text"])
+        return real(message)
+
+    monkeypatch.setattr(walk_module, "estimate_tokens", counting)
+    entries, parent = [], None
+    for turn in range(30):
+        call = {"id": f"c{turn}", "name": "read", "arguments": {"path": f"f{turn}.py"}}
+        entries += [
+            msg(f"u{turn}", parent, user_msg(f"step {turn}")),
+            msg(f"a{turn}", f"u{turn}", a(f"reply {turn}", 1000 + turn, tool_calls=[call])),
+            msg(f"t{turn}", f"a{turn}", tool_result(f"c{turn}", "read", "x" * turn)),
+        ]
+        parent = f"t{turn}"
+    sm = _session(entries)
+    assert_equal_to_engine(sm, "t29")
+    estimated.clear()
+    rows = context_timeline(sm, "t29")
+    assert len(rows) == 30 and all(r["estimated_from"] for r in rows[1:])
+    assert estimated == []  # every estimate after the first call starts from a measured usage
+    # an edit of the first user message: no usage is trusted until the next call's arrives
+    sm = _session(entries + [
+        entry("context_edit", "e1", "t29", targetId="u0", replacement={"content": "short"}),
+        msg("u30", "e1", user_msg("again")),
+        msg("a30", "u30", a("reply 30", 5000)),
+        msg("u31", "a30", user_msg("more")),
+        msg("a31", "u31", a("reply 31", 6000)),
+    ])
+    assert_equal_to_engine(sm, "a31")
+    estimated.clear()
+    rows = context_timeline(sm, "a31")
+    assert rows[-2]["estimated_from"] is None and rows[-1]["estimated_from"] == "a30"
+    assert sorted(estimated) == sorted(f"reply {turn}" for turn in range(30))
+
+
 @pytest.mark.slow
 def test_100k_session_timeline_and_diff_stay_interactive():
     """Generous bounds (a shared CI core): the figures are in tests/view/bench_views.py."""
