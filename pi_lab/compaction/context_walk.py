@@ -84,28 +84,35 @@ class MeasureCache:
 
     Keyed by object identity, so the entries and edits must outlive the cache (they do: the
     walk holds them on its path, the session holds them all). ``plain`` holds the un-edited
-    entries by ``id(entry)``."""
+    entries by ``id(entry)``; a lazy walk keeps the un-edited entries of one message that is
+    neither an assistant nor a system message in ``simple``, by their estimate alone (all their
+    measure says): an integer per entry instead of a tuple the garbage collector would scan;
+    ``anchored`` likewise holds the estimates of the usage anchors it had to measure."""
 
-    __slots__ = ("plain", "edited")
+    __slots__ = ("plain", "edited", "simple", "anchored")
 
     def __init__(self) -> None:
         self.plain: dict[int, Measure] = {}
         self.edited: dict[tuple[int, int], Measure] = {}
+        self.simple: dict[int, int] = {}
+        self.anchored: dict[int, int] = {}
 
-    def of_anchor(self, entry: Entry, usage_tokens: Any) -> Measure:
-        """The plain :data:`Measure` of an entry whose one message is an assistant message with
-        a valid usage anchor of ``usage_tokens`` (:func:`call_usage`): only its estimate is
-        left to take."""
-        found = self.plain.get(id(entry))
+    def anchor_estimate(self, entry: Entry) -> int:
+        """pi's estimate of an un-edited entry whose one message is an assistant message with
+        a valid usage anchor (:func:`call_usage`), the one part of its measure a lazy walk
+        leaves out."""
+        found = self.anchored.get(id(entry))
         if found is None:
-            tokens = estimate_tokens(entry_to_messages(entry)[0])
-            found = self.plain[id(entry)] = (1, tokens, (usage_tokens, tokens), 0, None)
+            found = self.anchored[id(entry)] = estimate_tokens(entry_to_messages(entry)[0])
         return found
 
     def of(self, entry: Entry, edit: Entry | None) -> Measure:
         if edit is None:
             found = self.plain.get(id(entry))
             if found is None:
+                tokens = self.simple.get(id(entry))
+                if tokens is not None:
+                    return (1, tokens, None, 0, None)
                 found = self.plain[id(entry)] = measure(entry_to_messages(entry))
             return found
         key = (id(entry), id(edit))
@@ -142,64 +149,106 @@ def call_usage(message: Any) -> Any:
 class PathContext:
     """The projection of one path: its context entries and, per entry, running sums.
 
-    ``sums[k]`` (``sums[0]`` is the empty context) is (messages, estimate, system-message
-    estimate, system messages, anchor, that entry's system messages) through context entry
-    ``k - 1``; the anchor is (usage tokens, estimate through that message, its entry) of the
-    last valid usage anchor so far, so the context estimate of the whole list is O(1).
-    One tuple per entry keeps entering and leaving an entry at two list operations.
+    ``counts[k]`` and ``totals[k]`` are the message count and pi's estimate of the context
+    entries before ``entries[k]`` (index 0: the empty context), so every sum the gauge asks
+    for is O(1). Entering and leaving an entry appends and pops two integers: the lists hold
+    no tuple per entry, nothing the garbage collector has to scan on a long path. The rarer
+    facts are stacks that an entry pushes only when it has one, each with the entry's position
+    so that :meth:`pop` knows whose it is:
 
-    In a lazy context (``lazy`` is the cache to measure with) the estimate in ``sums`` leaves
-    out the entries in ``pending``: (position, entry, usage tokens) of the un-edited anchors pushed without
-    an estimate, in path order. Each of them becomes the last anchor when pushed, so nothing
-    after the last anchor is pending and the anchored estimate needs none of them;
-    ``resolved[j]`` is the estimate of ``pending[: j + 1]``, filled when a full sum is asked for.
+    * the usage anchors on the path (``anchor_at`` positions, ``anchor_usage`` their context
+      tokens, ``anchor_through`` the estimate through the anchoring message); the last one is
+      what pi's estimate starts from;
+    * the entries with system messages, ``systems``: (position, system-message estimate and
+      count through it, its system messages).
+
+    In a lazy context (``lazy`` is the cache to measure with) ``totals`` leave out the entries
+    in ``pending``: the positions of the un-edited anchors pushed without an estimate. Each of
+    them becomes the last anchor when pushed, so nothing after the last anchor is pending and
+    the anchored estimate needs none of them; ``resolved[j]`` is the estimate of the first
+    ``j + 1`` pending entries, filled when a full sum is asked for.
     """
 
-    __slots__ = ("entries", "sums", "edits", "_system", "lazy", "pending", "resolved")
+    __slots__ = ("entries", "counts", "totals", "anchor_at", "anchor_usage", "anchor_through", "systems",
+                 "edits", "_system", "lazy", "pending", "resolved")
 
     def __init__(self, lazy: MeasureCache | None = None) -> None:
         self.entries: list[Entry] = []
-        self.sums: list[tuple[int, int, int, int, Any, Any]] = [(0, 0, 0, 0, None, None)]
+        self.counts: list[int] = [0]
+        self.totals: list[int] = [0]
+        self.anchor_at: list[int] = []
+        self.anchor_usage: list[Any] = []
+        self.anchor_through: list[int] = []
+        self.systems: list[tuple[int, int, int, list[dict[str, Any]]]] = []
         self.edits: dict[str, Entry] = {}
         # pi's estimate of the replayed system state; None until asked for. The system messages
         # change only when an entry carrying some is pushed or popped, which clears it.
         self._system: int | None = None
         self.lazy = lazy
-        self.pending: list[tuple[int, Entry, Any]] = []
+        self.pending: list[int] = []
         self.resolved: list[int] = []
 
     def push(self, entry: Entry, measure: Measure) -> None:
         count, tokens, local_anchor, sys_tokens, sys_messages = measure
-        total_count, total_tokens, total_sys, sys_count, anchor, _ = self.sums[-1]
+        entries = self.entries
+        position = len(entries)
+        entries.append(entry)
+        counts, totals = self.counts, self.totals
+        before = totals[-1]
+        counts.append(counts[-1] + count)
+        totals.append(before + tokens)
         if local_anchor is not None:
-            anchor = (local_anchor[0], total_tokens + local_anchor[1], entry)
+            self.anchor_at.append(position)
+            self.anchor_usage.append(local_anchor[0])
+            self.anchor_through.append(before + local_anchor[1])
         if sys_messages:
+            systems = self.systems
+            last = systems[-1] if systems else (0, 0, 0)
+            systems.append((position, last[1] + sys_tokens, last[2] + len(sys_messages), sys_messages))
             self._system = None
+
+    def push_tokens(self, entry: Entry, tokens: int) -> None:
+        """Push an entry of one message, neither an assistant nor a system message, of pi's
+        estimate ``tokens`` (:meth:`push` of its measure, without the tuple)."""
         self.entries.append(entry)
-        self.sums.append((
-            total_count + count, total_tokens + tokens, total_sys + sys_tokens,
-            sys_count + (len(sys_messages) if sys_messages else 0), anchor, sys_messages,
-        ))
+        counts, totals = self.counts, self.totals
+        counts.append(counts[-1] + 1)
+        totals.append(totals[-1] + tokens)
 
     def push_anchor(self, entry: Entry, usage_tokens: Any) -> None:
         """Push a one-message entry whose message is a valid usage anchor of ``usage_tokens``
         without estimating it (a lazy context only)."""
-        total_count, total_tokens, total_sys, sys_count, _anchor, _ = self.sums[-1]
         entries = self.entries
-        self.pending.append((len(entries), entry, usage_tokens))
+        position = len(entries)
         entries.append(entry)
-        # its own estimate is not in total_tokens: the anchor's "through" is what precedes it
-        self.sums.append((total_count + 1, total_tokens, total_sys, sys_count, (usage_tokens, total_tokens, entry), None))
+        counts, totals = self.counts, self.totals
+        before = totals[-1]
+        counts.append(counts[-1] + 1)
+        totals.append(before)  # its own estimate is not in the totals
+        self.anchor_at.append(position)
+        self.anchor_usage.append(usage_tokens)
+        self.anchor_through.append(before)
+        self.pending.append(position)
 
     def pop(self) -> None:
         entries = self.entries
         entries.pop()
-        pending = self.pending
-        if pending and pending[-1][0] == len(entries):
-            pending.pop()
-            if len(self.resolved) > len(pending):
-                self.resolved.pop()
-        if self.sums.pop()[5]:
+        position = len(entries)
+        self.counts.pop()
+        self.totals.pop()
+        anchor_at = self.anchor_at
+        if anchor_at and anchor_at[-1] == position:
+            anchor_at.pop()
+            self.anchor_usage.pop()
+            self.anchor_through.pop()
+            pending = self.pending
+            if pending and pending[-1] == position:  # (a pending entry is an anchor)
+                pending.pop()
+                if len(self.resolved) > len(pending):
+                    self.resolved.pop()
+        systems = self.systems
+        if systems and systems[-1][0] == position:
+            systems.pop()
             self._system = None
 
     def _pending_tokens(self) -> int:
@@ -207,55 +256,81 @@ class PathContext:
         pending, resolved = self.pending, self.resolved
         total = resolved[-1] if resolved else 0
         if len(resolved) < len(pending):
-            of_anchor = self.lazy.of_anchor  # type: ignore[union-attr]  (only a lazy context has any)
+            anchor_estimate = self.lazy.anchor_estimate  # type: ignore[union-attr]  (only a lazy context has any)
+            entries = self.entries
             for j in range(len(resolved), len(pending)):
-                _position, entry, usage_tokens = pending[j]
-                total += of_anchor(entry, usage_tokens)[1]
+                total += anchor_estimate(entries[pending[j]])
                 resolved.append(total)
         return total
 
     @property
+    def sums(self) -> list[tuple[int, int, int, int, Any, Any]]:
+        """The running sums as one tuple per context entry (``sums[0]`` the empty context):
+        (messages, estimate, system-message estimate, system messages, anchor, that entry's
+        system messages), the anchor being (usage tokens, estimate through it, its entry) of
+        the last usage anchor so far. Built on demand (comparisons, inspection)."""
+        out: list[tuple[int, int, int, int, Any, Any]] = []
+        anchor: Any = None
+        sys_tokens = sys_count = 0
+        a = s = 0
+        entries, systems = self.entries, self.systems
+        for k in range(len(entries) + 1):
+            own = None
+            if k:
+                while a < len(self.anchor_at) and self.anchor_at[a] == k - 1:
+                    anchor = (self.anchor_usage[a], self.anchor_through[a], entries[k - 1])
+                    a += 1
+                if s < len(systems) and systems[s][0] == k - 1:
+                    _position, sys_tokens, sys_count, own = systems[s]
+                    s += 1
+            out.append((self.counts[k], self.totals[k], sys_tokens, sys_count, anchor, own))
+        return out
+
+    @property
     def message_count(self) -> int:
-        return self.sums[-1][0]
+        return self.counts[-1]
 
     @property
     def plain_tokens(self) -> int:
         """Sum of pi's per-message estimates (no usage anchor)."""
         if self.pending:
-            return self.sums[-1][1] + self._pending_tokens()
-        return self.sums[-1][1]
+            return self.totals[-1] + self._pending_tokens()
+        return self.totals[-1]
 
     @property
     def estimate(self) -> Any:
         """``estimate_context_tokens(messages).tokens``: last anchor's usage + what follows."""
-        _count, tokens, _sys, _n, anchor, _ = self.sums[-1]
-        if anchor is None:
-            return tokens
-        return anchor[0] + (tokens - anchor[1])
+        if not self.anchor_at:
+            return self.totals[-1]  # (nothing is pending without an anchor)
+        return self.anchor_usage[-1] + (self.totals[-1] - self.anchor_through[-1])
 
     def anchor_entry(self) -> Entry | None:
-        anchor = self.sums[-1][4]
-        return anchor[2] if anchor is not None else None
+        anchor_at = self.anchor_at
+        return self.entries[anchor_at[-1]] if anchor_at else None
+
+    def anchor_parts(self) -> tuple[Any, int] | None:
+        """(usage tokens, chars/4 of what follows) of the last usage anchor, else None."""
+        if not self.anchor_at:
+            return None
+        return self.anchor_usage[-1], self.totals[-1] - self.anchor_through[-1]
 
     def has_system(self) -> bool:
         """Whether the projected messages hold a system message."""
-        return self.sums[-1][3] > 0
+        return bool(self.systems)
 
     def system_messages(self) -> list[dict[str, Any]]:
         """The projected system messages, in order (for replaying the system state)."""
-        return [m for s in self.sums if s[5] for m in s[5]]
+        return [m for s in self.systems for m in s[3]]
 
     def non_system_tokens(self) -> int:
         """pi's estimate of every projected message that is not a system message."""
-        last = self.sums[-1]
-        if self.pending:
-            return last[1] + self._pending_tokens() - last[2]
-        return last[1] - last[2]
+        systems = self.systems
+        return self.plain_tokens - (systems[-1][1] if systems else 0)
 
     def unanchored_estimate(self) -> Any:
         """pi's estimate when no usage is trusted (compaction.md §2.5): the system messages
         count as the one state they replay into, every other message as it is."""
-        if not self.has_system():
+        if not self.systems:
             return self.plain_tokens  # without system messages that is the plain sum
         if self._system is None:
             state = replay_system_state(self.system_messages())
@@ -280,15 +355,18 @@ class PathContext:
                     break
         ctx = PathContext(self.lazy)
         ctx.entries = entries[:start]
-        ctx.sums = self.sums[: start + 1]
+        ctx.counts = self.counts[: start + 1]
+        ctx.totals = self.totals[: start + 1]
         ctx.edits = edits
-        pending = self.pending
-        if pending:
-            kept = len(pending)
-            while kept and pending[kept - 1][0] >= start:
-                kept -= 1
-            ctx.pending = pending[:kept]
-            ctx.resolved = self.resolved[:kept]
+        n = _before(self.anchor_at, start)
+        ctx.anchor_at, ctx.anchor_usage, ctx.anchor_through = self.anchor_at[:n], self.anchor_usage[:n], self.anchor_through[:n]
+        n = _before(self.pending, start)
+        ctx.pending, ctx.resolved = self.pending[:n], self.resolved[:n]
+        systems = self.systems
+        n = len(systems)
+        while n and systems[n - 1][0] >= start:
+            n -= 1
+        ctx.systems = systems[:n]
         for k in range(start, len(entries)):
             entry = entries[k]
             if k > 0 and entry.get("type") == "compaction":
@@ -300,14 +378,32 @@ class PathContext:
         return ctx
 
 
+def _before(positions: list[int], start: int) -> int:
+    """How many of the ascending ``positions`` lie before ``start`` (counted from the end:
+    an edit's target is usually recent)."""
+    n = len(positions)
+    while n and positions[n - 1] >= start:
+        n -= 1
+    return n
+
+
 def _push(ctx: PathContext, entry: Entry, edit: Entry | None, cache: MeasureCache) -> None:
     """Push ``entry``'s measure; in a lazy context an anchor not measured before is pushed
     without one."""
-    if ctx.lazy is not None and edit is None and id(entry) not in cache.plain and entry.get("type") == "message":
-        usage_tokens = call_usage(entry.get("message"))
-        if usage_tokens is not None:
-            ctx.push_anchor(entry, usage_tokens)
+    if ctx.lazy is not None and edit is None:
+        tokens = cache.simple.get(id(entry))
+        if tokens is not None:
+            ctx.push_tokens(entry, tokens)
             return
+        if id(entry) not in cache.plain and entry.get("type") == "message":
+            usage_tokens = call_usage(entry.get("message"))
+            if usage_tokens is not None:
+                tokens = cache.anchored.get(id(entry))
+                if tokens is None:
+                    ctx.push_anchor(entry, usage_tokens)
+                else:  # measured in an earlier context
+                    ctx.push(entry, (1, tokens, (usage_tokens, tokens), 0, None))
+                return
     ctx.push(entry, cache.of(entry, edit))
 
 
@@ -378,23 +474,47 @@ class ContextWalk:
             return None  # (it projects no message of its own)
         self._undo.append(None)
         edits = ctx.edits
-        entry_id = entry.get("id")
-        # an earlier edit on the path may name this entry: then its messages are the edited ones
-        edit = edits.get(entry_id) if edits and entry_id.__class__ is str else None
-        if kind == "message" and edit is None and ctx.lazy is not None:
-            usage_tokens = call_usage(entry.get("message"))
-            if usage_tokens is not None:
-                self.depth_of[id(entry)] = depth
-                ctx.push_anchor(entry, usage_tokens)
-                return usage_tokens
-        own = self.cache.of(entry, edit)
-        if own[2] is not None:  # only a usage anchor's depth is ever asked for
-            self.depth_of[id(entry)] = depth
+        if edits:
+            entry_id = entry.get("id")
+            # an earlier edit on the path may name this entry: then its messages are the edited ones
+            edit = edits.get(entry_id) if entry_id.__class__ is str else None
+            if edit is not None:
+                own = self.cache.of(entry, edit)
+                if own[2] is not None:  # only a usage anchor's depth is ever asked for
+                    self.depth_of[id(entry)] = depth
+                ctx.push(entry, own)
+                # the call as it was made, before the edit
+                return call_usage(entry.get("message")) if kind == "message" else None
+        plain = self.cache.plain
+        if ctx.lazy is not None:
+            # Measured here without a look in the cache: a walk enters an entry once (a
+            # compaction's or an edit's rebuild takes the measures from the cache).
+            messages = entry_to_messages(entry)
+            if len(messages) == 1:
+                message = messages[0]
+                role = message.get("role")
+                if role == "assistant":
+                    usage_tokens = call_usage(message)
+                    if usage_tokens is not None:
+                        self.depth_of[id(entry)] = depth
+                        ctx.push_anchor(entry, usage_tokens)
+                        return usage_tokens
+                elif role != "system":
+                    tokens = self.cache.simple[id(entry)] = estimate_tokens(message)
+                    ctx.push_tokens(entry, tokens)
+                    return None
+            own = plain[id(entry)] = measure(messages)
+        else:
+            # (MeasureCache.of for an un-edited entry, inline: this runs for every entry)
+            own = plain.get(id(entry))
+            if own is None:
+                own = plain[id(entry)] = measure(entry_to_messages(entry))
         ctx.push(entry, own)
-        if edit is None:
-            return own[2][0] if own[2] is not None else None
-        # the call as it was made, before the edit
-        return call_usage(entry.get("message")) if kind == "message" else None
+        anchor = own[2]
+        if anchor is None:
+            return None
+        self.depth_of[id(entry)] = depth  # only a usage anchor's depth is ever asked for
+        return anchor[0]
 
     def leave(self) -> None:
         """Undo the last :meth:`enter`."""
@@ -420,9 +540,11 @@ class ContextWalk:
         pi finds the anchor's entry on the branch by its id and trusts its usage only when it
         lies after the last compaction or context_edit; an entry without a (non-empty string)
         id is never found."""
-        anchor = self.context.anchor_entry()
-        if anchor is None:
+        ctx = self.context
+        anchor_at = ctx.anchor_at
+        if not anchor_at:
             return None
+        anchor = ctx.entries[anchor_at[-1]]
         entry_id = anchor.get("id")
         if not (entry_id.__class__ is str and entry_id):
             return None
@@ -433,8 +555,7 @@ class ContextWalk:
         two parts of :meth:`projected` when pi trusts a measured usage."""
         if self.trusted_anchor() is None:
             return None
-        _count, tokens, _sys, _n, anchor, _ = self.context.sums[-1]
-        return anchor[0], tokens - anchor[1]
+        return self.context.anchor_parts()
 
     def projected_from(self) -> tuple[Any, Entry | None]:
         """:meth:`projected` and :meth:`trusted_anchor` in one step (a timeline's call row)."""

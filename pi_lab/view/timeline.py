@@ -191,8 +191,9 @@ class TimelineWalk:
                 append({
                     "kind": "call",
                     "entry_id": entry_id if entry_id.__class__ is str else str_or_none(entry_id),
-                    "measured": whole_tokens(measured) if measured is not None else None,
-                    "estimated": whole_tokens(estimated),
+                    # (an int is its own whole number: the common case skips the call)
+                    "measured": measured if measured.__class__ is int or measured is None else whole_tokens(measured),
+                    "estimated": estimated if estimated.__class__ is int else whole_tokens(estimated),
                     "compaction_id": walk.compaction_id,
                     "window": window,
                     "model": model,
