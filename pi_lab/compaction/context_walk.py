@@ -28,6 +28,7 @@ tests/corpus/test_corpus_engine.py).
 from __future__ import annotations
 
 import sys
+from itertools import repeat
 from typing import Any
 
 from pi_lab.compaction.tokens import calculate_context_tokens, estimate_tokens, usage_anchor
@@ -349,10 +350,7 @@ class PathContext:
         start = len(entries)
         if isinstance(target, str):
             edits[target] = edit
-            for k, entry in enumerate(entries):
-                if entry.get("id") == target:
-                    start = k
-                    break
+            start = _first_with_id(entries, target, start)
         ctx = PathContext(self.lazy)
         ctx.entries = entries[:start]
         ctx.counts = self.counts[: start + 1]
@@ -376,6 +374,22 @@ class PathContext:
             _push(ctx, entry, edits.get(entry_id) if isinstance(entry_id, str) else None, cache)
         ctx.push(edit, cache.of(edit, None))
         return ctx
+
+
+def _first_with_id(entries: list[Entry], target: str, missing: int) -> int:
+    """The position of the first entry whose id is ``target`` (``missing`` when none).
+
+    Every edit looks its target up in the whole context, which after a long stretch without
+    a compaction is thousands of entries: the ids are read and searched at C speed."""
+    try:
+        return list(map(dict.get, entries, repeat("id"))).index(target)
+    except ValueError:
+        return missing
+    except TypeError:  # an entry that is no dict: the same search, one entry at a time
+        for k, entry in enumerate(entries):
+            if entry.get("id") == target:
+                return k
+        return missing
 
 
 def _before(positions: list[int], start: int) -> int:
@@ -558,11 +572,16 @@ class ContextWalk:
         return self.context.anchor_parts()
 
     def projected_from(self) -> tuple[Any, Entry | None]:
-        """:meth:`projected` and :meth:`trusted_anchor` in one step (a timeline's call row)."""
-        anchor = self.trusted_anchor()
-        if anchor is not None:
-            return self.context.estimate, anchor
-        return self.context.unanchored_estimate(), None
+        """:meth:`projected` and :meth:`trusted_anchor` in one step (a timeline's call row:
+        the rule of :meth:`trusted_anchor` written out, as it runs for every call)."""
+        ctx = self.context
+        anchor_at = ctx.anchor_at
+        if anchor_at:
+            anchor = ctx.entries[anchor_at[-1]]
+            entry_id = anchor.get("id")
+            if entry_id.__class__ is str and entry_id and self.depth_of.get(id(anchor), -1) > self.invalidated_at:
+                return ctx.anchor_usage[-1] + (ctx.totals[-1] - ctx.anchor_through[-1]), anchor
+        return ctx.unanchored_estimate(), None
 
     def projected(self) -> Any:
         """pi's gauge estimate of the path so far (``estimate_projected_context_tokens``)."""

@@ -218,3 +218,25 @@ def test_call_usage_of_every_generated_message():
             message = entry.get("message")
             usage = usage_anchor(message)
             assert call_usage(message) == (calculate_context_tokens(usage) if usage is not None else None)
+
+
+def test_a_context_edit_finds_its_target_among_entries_that_are_no_dicts():
+    """The target is searched at C speed over dict entries; any other mapping takes the plain
+    loop and finds the same first entry."""
+    from types import MappingProxyType
+
+    sm = _generated(1500, 3)
+    cache = MeasureCache()
+    checked = 0
+    for entry in sm.entries:
+        if entry.get("type") != "context_edit" or not isinstance(entry.get("targetId"), str):
+            continue
+        path = sm.get_branch(entry["parentId"])
+        before = rebuild(_context_entries_of_path(path), cache)
+        proxies = rebuild([MappingProxyType(e) for e in before.entries], MeasureCache())
+        shortcut = before.with_edit(entry, cache)
+        proxied = proxies.with_edit(entry, MeasureCache())
+        assert [dict(e) for e in proxied.entries] == shortcut.entries
+        assert proxied.counts == shortcut.counts and proxied.totals == shortcut.totals
+        checked += 1
+    assert checked > 5
