@@ -6,9 +6,9 @@ whole tree) asks at every step what ``project_path`` and pi's estimates
 say about the path so far. Projecting from scratch at every step costs O(depth) per step;
 :class:`ContextWalk` answers in O(1):
 
-* entering an entry appends its projected messages' measures to a stack of running sums
-  (:class:`PathContext`), leaving it pops them, so a depth-first walk of a tree pays two list
-  operations per entry;
+* entering an entry appends its projected messages' count and estimate to running sums
+  (:class:`PathContext`, integer lists), leaving it pops them, so a depth-first walk of a
+  tree pays a few list operations per entry;
 * only a compaction, a ``context_edit`` or an entry that an earlier edit on the path targets
   (they change messages that came before) rebuilds the stack from the context entries of the
   path, re-using the measures already taken (:class:`MeasureCache`: each (entry, edit) pair is

@@ -13,8 +13,10 @@ kept apart:
 
 The estimate is computed in one forward walk with the engine's incremental projection,
 :class:`pi_lab.compaction.context_walk.ContextWalk` (the corpus extractor walks its trees with
-the same class): each entry is estimated once when it arrives, a compaction or a context edit
-rebuilds the running sums from measures already taken. The result equals projecting from
+the same class), lazily: each entry is estimated once when it arrives, except a call whose
+usage is a valid anchor, estimated only if a later estimate trusts no usage and still counts it
+(after a compaction or a context edit); a compaction or a context edit rebuilds the running sums
+from measures already taken. The result equals projecting from
 scratch at every call (tests/view/test_timeline.py checks this at every call of the real
 fixtures and of generated sessions).
 """

@@ -148,6 +148,32 @@ def test_measured_follows_pi_usage_rules():
     assert rows[4]["estimated_from"] == "a4"
 
 
+def test_float_and_infinite_usage_reach_the_rows_as_whole_numbers():
+    """A counter that is no integer (a float, one past the float range) takes whole_tokens;
+    an integer is its own whole number."""
+    from pi_lab.compaction.tokens import JS_SAFE_MAX, whole_tokens
+
+    floating = {"input": 100.5, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+    entries = [
+        msg("u1", None, user_msg("hi")),
+        msg("a1", "u1", asst_msg("ok", use=floating)),
+        msg("u2", "a1", user_msg("again")),
+        msg("a2", "u2", asst_msg("ok", use={**usage(1, 1), "totalTokens": 10**400})),
+        msg("u3", "a2", user_msg("more")),
+        msg("a3", "u3", asst_msg("ok", use=usage(7, 3))),
+    ]
+    sm = _session(entries)
+    rows = context_timeline(sm, "a3")
+    path = sm.get_branch("a3")
+    assert [r["measured"] for r in rows] == [100, JS_SAFE_MAX, 10]
+    for row, index in zip(rows, (1, 3, 5)):
+        head = path[:index]
+        assert row["estimated"] == whole_tokens(estimate_projected_context_tokens(project_path(head), head).tokens)
+    assert rows[1]["estimated"] == 100 + 2  # 100.5 + the estimate of "again", cut to a whole number
+    assert rows[2]["estimated"] == JS_SAFE_MAX
+    assert all(r["measured"].__class__ is int and r["estimated"].__class__ is int for r in rows)
+
+
 def test_window_from_the_catalog():
     entries = [
         msg("u1", None, user_msg("hi")),
