@@ -12,7 +12,11 @@ never guesses. Row columns (one item per visible row):
     indent  u16  display indent in levels
     flags   u16  bit set, see kinds.FLAG_BITS
     kind    u8   kinds.KIND_NAMES
-    tokens  u32  pi's estimate of the entry's own messages
+    tokens  u32  pi's estimate of the entry's own messages, or ``TOKENS_UNKNOWN`` (0xFFFFFFFF)
+                 for a row whose estimate is not made yet: the estimate travels with the
+                 row's text (the ``rows`` reply's ``tokens``), so a structure costs no
+                 estimate of the rows nobody looks at. Real estimates are capped at
+                 0xFFFFFFFE; deltas always carry real ones.
     gutter  u16 or u32  id of the row's gutter list
 
 Gutter lists are shared by whole subtrees and each one is its parent list plus one
@@ -27,13 +31,13 @@ import re
 import struct
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lab.session._json import NonObjectLine, dumps, loads_object
 
-__all__ = ["MAGIC", "ROW_COLUMNS", "GutterTable", "RowColumns", "encode_structure", "decode_structure", "row_values", "pack_blob"]
+__all__ = ["MAGIC", "ROW_COLUMNS", "TOKENS_UNKNOWN", "TOKENS_MAX", "TokenColumn", "GutterTable", "RowColumns", "encode_structure", "decode_structure", "row_values", "pack_blob"]
 
 MAGIC = b"PIR1"
 ROW_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -45,6 +49,10 @@ ROW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tokens", "u32"),
     ("gutter", "u16"),  # widened to u32 when there are more than 65,535 gutter lists
 )
+# The tokens column's "not estimated yet" value (row.ts TOKENS_UNKNOWN), and the largest
+# estimate the column holds (an estimate above it is written as it: nothing real gets near).
+TOKENS_UNKNOWN = 0xFFFFFFFF
+TOKENS_MAX = 0xFFFFFFFE
 _TYPECODES = {"u32": "I", "i32": "i", "u16": "H", "u8": "B"}
 _MAX = {"u32": 0xFFFFFFFF, "u16": 0xFFFF, "u8": 0xFF}
 _LITTLE = sys.byteorder == "little"
@@ -95,6 +103,99 @@ class GutterTable:
         return [[self.parent[i], self.position[i], self.show[i]] for i in range(start, len(self.parent))]
 
 
+class TokenColumn:
+    """The tokens column of a layout, each row's estimate made when it is first read.
+
+    ``values`` holds the estimates made so far and ``TOKENS_UNKNOWN`` elsewhere; ``facts``
+    holds each row's :class:`~pi_lab.session.flatten.EntryFacts` (its ``tokens`` is -1 until
+    someone estimates the entry), ``estimate`` makes and keeps an estimate from a facts
+    object. Reading an item (index, slice, iteration, comparison) gives the real estimate, so
+    every Python reader sees the eager column; only :meth:`wire` — what the structure blob
+    carries — leaves the sentinel where no estimate is made yet. Rows inserted or replaced
+    by a delta come with their estimate.
+    """
+
+    __slots__ = ("_values", "_facts", "_estimate")
+
+    def __init__(self, values: list[int], facts: list[Any], estimate: Callable[[Any], int]) -> None:
+        if len(values) != len(facts):
+            raise ValueError("one facts object per row")
+        self._values = values
+        self._facts = facts
+        self._estimate = estimate
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def _resolve(self, row: int) -> int:
+        value = self._values[row]
+        if value == TOKENS_UNKNOWN:
+            value = min(max(int(self._estimate(self._facts[row])), 0), TOKENS_MAX)
+            self._values[row] = value
+        return value
+
+    def __getitem__(self, key: int | slice) -> Any:
+        if isinstance(key, slice):
+            return [self._resolve(row) for row in range(*key.indices(len(self._values)))]
+        size = len(self._values)
+        row = key + size if key < 0 else key
+        if not 0 <= row < size:
+            raise IndexError("token column index out of range")
+        return self._resolve(row)
+
+    def __setitem__(self, row: int, value: int) -> None:
+        self._values[row] = min(max(int(value), 0), TOKENS_MAX)
+        self._facts[row] = None  # a real value: never estimated again
+
+    def __delitem__(self, row: int) -> None:
+        del self._values[row]
+        del self._facts[row]
+
+    def insert(self, row: int, value: int) -> None:
+        self._values.insert(row, min(max(int(value), 0), TOKENS_MAX))
+        self._facts.insert(row, None)
+
+    def append(self, value: int) -> None:
+        self.insert(len(self._values), value)
+
+    def __iter__(self) -> Iterator[int]:
+        for row in range(len(self._values)):
+            yield self._resolve(row)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (TokenColumn, list, tuple, array)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  (mutable, like a list)
+
+    def __repr__(self) -> str:
+        return f"TokenColumn({self._values!r})"
+
+    def known(self, row: int) -> bool:
+        """Whether row ``row``'s estimate is made (here or by another reader of its facts)."""
+        if self._values[row] != TOKENS_UNKNOWN:
+            return True
+        facts = self._facts[row]
+        return facts is not None and facts.tokens >= 0
+
+    def wire(self) -> list[int]:
+        """The column as the structure carries it: the estimates made so far (here, or by
+        another reader of the same facts, e.g. the gauge) and ``TOKENS_UNKNOWN`` elsewhere."""
+        unknown, cap = TOKENS_UNKNOWN, TOKENS_MAX
+        out = self._values
+        if unknown not in out:
+            return out
+        out = list(out)
+        facts = self._facts
+        for row, value in enumerate(out):
+            if value == unknown:
+                made = facts[row].tokens
+                if made >= 0:
+                    out[row] = self._values[row] = made if made < cap else cap
+        return out
+
+
 @dataclass
 class RowColumns:
     """The row columns as Python lists, one item per visible row."""
@@ -104,7 +205,7 @@ class RowColumns:
     indent: list[int] = field(default_factory=list)
     flags: list[int] = field(default_factory=list)
     kind: list[int] = field(default_factory=list)
-    tokens: list[int] = field(default_factory=list)
+    tokens: list[int] | TokenColumn = field(default_factory=list)
     gutter: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -134,7 +235,7 @@ _NAMES = tuple(name for name, _ in ROW_COLUMNS)
 
 
 def row_values(entry: int, parent: int, indent: int, flags: int, kind: int, tokens: int, gutter: int) -> list[int]:
-    return [entry, parent, min(indent, 0xFFFF), flags, kind, min(max(int(tokens), 0), 0xFFFFFFFF), gutter]
+    return [entry, parent, min(indent, 0xFFFF), flags, kind, min(max(int(tokens), 0), TOKENS_MAX), gutter]
 
 
 def _pad4(data: bytes, fill: bytes = b"\0") -> bytes:
@@ -145,7 +246,7 @@ def _pad4(data: bytes, fill: bytes = b"\0") -> bytes:
 def encode_structure(columns: RowColumns, gutters: GutterTable, header: dict[str, Any]) -> bytes:
     """One blob holding the header and every column (see the module docstring)."""
     gutter_dtype = "u16" if len(gutters) <= 0xFFFF else "u32"
-    specs = [(name, gutter_dtype if name == "gutter" else dtype, getattr(columns, name)) for name, dtype in ROW_COLUMNS]
+    specs = [(name, gutter_dtype if name == "gutter" else dtype, _wire(getattr(columns, name))) for name, dtype in ROW_COLUMNS]
     specs += [("gutter_parent", "i32", gutters.parent), ("gutter_position", "u16", gutters.position),
               ("gutter_show", "u8", gutters.show)]
     blocks = []
@@ -153,6 +254,10 @@ def encode_structure(columns: RowColumns, gutters: GutterTable, header: dict[str
         blocks.append((name, dtype, len(values), _pad4(_array(dtype, values).tobytes())))
     head = dict(header, row_count=len(columns), gutter_count=len(gutters))
     return pack_blob(MAGIC, head, blocks)
+
+
+def _wire(values: Any) -> Sequence[int]:
+    return values.wire() if isinstance(values, TokenColumn) else values
 
 
 def pack_blob(magic: bytes, header: dict[str, Any], blocks: list[tuple[str, str, int, bytes]], *,

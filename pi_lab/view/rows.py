@@ -43,7 +43,7 @@ from pi_lab.session.navigation import (
 from pi_lab.session._text import field_text
 from pi_lab.session.projection import project_path
 from pi_lab.session.tree import TreeNode
-from pi_lab.view.columns import GutterTable, RowColumns, encode_structure, row_values
+from pi_lab.view.columns import TOKENS_MAX, TOKENS_UNKNOWN, GutterTable, RowColumns, TokenColumn, encode_structure, row_values
 from pi_lab.view.context import ContextMarks, context_marks, facts_tokens, share_facts
 from pi_lab.view.kinds import FLAG, FLAG_BITS, KIND, KIND_NAMES, is_error_entry
 
@@ -388,7 +388,9 @@ class RowState:
         flags: list[int] = []
         kinds: list[int] = []
         tokens: list[int] = []
-        add_flags, add_kind, add_tokens = flags.append, kinds.append, tokens.append
+        row_facts: list[EntryFacts] = []
+        add_flags, add_kind, add_tokens, add_facts = flags.append, kinds.append, tokens.append, row_facts.append
+        unknown, cap = TOKENS_UNKNOWN, TOKENS_MAX
         for i, entry_id, bits in zip(index, ids, layout.bits):
             f = layout_flags[bits]
             if labels[i]:
@@ -400,11 +402,13 @@ class RowState:
                 f |= _ERROR
             add_flags(f)
             add_kind(kind_code[found.kind])
+            add_facts(found)
+            # An estimate made before (an earlier layout's text request, the gauge) is used;
+            # any other waits for the row's text to be asked for (TokenColumn).
             count = found.tokens
-            if count < 0:
-                count = facts_tokens(found)
-            add_tokens(count if count < 0xFFFFFFFF else 0xFFFFFFFF)
-        cols.flags, cols.kind, cols.tokens = flags, kinds, tokens
+            add_tokens(unknown if count < 0 else count if count < cap else cap)
+        cols.flags, cols.kind = flags, kinds
+        cols.tokens = TokenColumn(tokens, row_facts, facts_tokens)
         gutter_ids: dict[int, tuple[Any, int]] = {}  # id(tuple) -> (tuple, id): a subtree shares one
         id_of = self.gutters.id_of
         column: list[int] = []
@@ -461,7 +465,9 @@ class RowState:
 
     def row_text(self, row: int) -> dict[str, Any]:
         r = self.rows[row]
-        text = {"id": r.entry_id, "text": r.text, "label": r.label, "label_time": r.label_timestamp}
+        # The row's estimate travels with its text: the structure leaves it out until then.
+        text = {"id": r.entry_id, "text": r.text, "label": r.label, "label_time": r.label_timestamp,
+                "tokens": self.columns.tokens[row]}
         if not r.text:
             # pi draws an entry of a type it does not know as a blank row; the viewer names it
             # by its raw type (RowText.type), which travels with the row, deltas included.

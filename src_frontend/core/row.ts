@@ -19,6 +19,13 @@ export const FLAG_BITS = [
 export type FlagName = (typeof FLAG_BITS)[number];
 export const FLAG = Object.fromEntries(FLAG_BITS.map((name, bit) => [name, 1 << bit])) as Record<FlagName, number>;
 
+/**
+ * The tokens column's "not estimated yet" value (pi_lab/view/columns.py TOKENS_UNKNOWN): the
+ * kernel estimates a row when its text is asked for and sends the estimate with the text
+ * (RowText.tokens), which setText writes into the column. Real estimates stay below it.
+ */
+export const TOKENS_UNKNOWN = 0xffffffff;
+
 export interface StructureHeader {
   version: number;
   row_count: number;
@@ -179,7 +186,22 @@ export class RowColumns {
       }
     }
     this.write(row, values);
-    this.texts.splice(row, 0, text);
+    this.texts.splice(row, 0, undefined);
+    this.setText(row, text);
+  }
+
+  /** A row's text from the kernel, with the estimate it carries (older kernels send none). */
+  setText(row: number, text: RowText): void {
+    this.texts[row] = text;
+    if (typeof text.tokens === 'number' && text.tokens >= 0 && text.tokens < TOKENS_UNKNOWN) {
+      this.tokens[row] = text.tokens;
+    }
+  }
+
+  /** The row's estimate, or null while the kernel has not sent it (nothing is drawn then). */
+  tokenCount(row: number): number | null {
+    const value = this.tokens[row];
+    return value === TOKENS_UNKNOWN ? null : value;
   }
 
   remove(row: number): void {
@@ -220,14 +242,14 @@ export class RowColumns {
           break;
         case 'replace':
           this.write(op.row, op.values);
-          this.texts[op.row] = op.text;
+          this.setText(op.row, op.text);
           break;
         case 'remove':
           this.remove(op.row);
           onRowShift?.(op.row, -1);
           break;
         case 'text':
-          this.texts[op.row] = op.text;
+          this.setText(op.row, op.text);
           break;
       }
     }

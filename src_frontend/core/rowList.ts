@@ -324,7 +324,9 @@ export class RowList {
         : cols.has(row, 'is_leaf')
           ? 'leaf'
           : '';
-    parts[9].textContent = cols.tokens[row] ? formatTokens(cols.tokens[row]) : '';
-    (parts[9] as HTMLElement).title = cols.tokens[row] ? `${cols.tokens[row]} tokens (estimate)` : '';
+    // Nothing for 0 tokens, nor while the estimate has not come with the row's text.
+    const count = cols.tokenCount(row);
+    parts[9].textContent = count ? formatTokens(count) : '';
+    (parts[9] as HTMLElement).title = count ? `${count} tokens (estimate)` : '';
   }
 }

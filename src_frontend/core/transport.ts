@@ -119,6 +119,8 @@ export interface RowText {
   label_time: string | null;
   /** The entry's raw `type`, sent for rows whose type pi does not know (they have no text). */
   type?: string;
+  /** pi's estimate of the row's entry; the structure's tokens column waits for it (row.ts TOKENS_UNKNOWN). */
+  tokens?: number;
 }
 
 /** Live notifications: streaming text and tool progress. */

@@ -229,7 +229,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
             return;
           }
           result.rows.forEach((text, i) => {
-            cols!.texts[result.start + i] = text;
+            cols!.setText(result.start + i, text);
             if (!text.text && !text.type && cols!.kindName(result.start + i) === 'unknown') {
               fetchType(text); // a kernel that does not send the type of such rows
             }

@@ -141,9 +141,10 @@ def test_live_appends_keep_rows_and_columns_in_step():
         else:
             sm.append_message({"role": "user", "content": f"question {n}", "timestamp": n})
         view.rows.sync()
-    live_header, live_columns = decode_structure(structure_payload(view))
     assert [row.entry_id for row in view.rows.rows] == view.rows.ids
     live_texts = view.rows.texts(0, len(view.rows.rows))
+    # After every row's text was asked for (the structure carries the estimates made so far).
+    live_header, live_columns = decode_structure(structure_payload(view))
     fresh = SessionView.open(sm)
     assert [row.entry_id for row in fresh.rows.rows] == view.rows.ids
     assert fresh.rows.texts(0, len(fresh.rows.rows)) == live_texts

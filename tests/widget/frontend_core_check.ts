@@ -8,7 +8,7 @@ import { handleTreeKey, TreeKeyActions } from '../../src_frontend/core/keys';
 import { renderInline, renderMarkdown } from '../../src_frontend/core/markdown';
 import { rowText } from '../../src_frontend/core/rowList';
 import { RowColumns, rowPrefix } from '../../src_frontend/core/row';
-import type { DeltaMessage } from '../../src_frontend/core/transport';
+import type { DeltaMessage, RowText } from '../../src_frontend/core/transport';
 
 // A minimal DOM: elements with tag, attributes and children; text nodes with text.
 class FakeNode {
@@ -124,6 +124,16 @@ if (blob.length) {
   const cols = new RowColumns(new Uint8Array(blob));
   results.prefixes = Array.from({ length: cols.length }, (_, r) => rowPrefix(cols, r).text);
   results.deep = rowPrefix(cols, 0, 0);
+  // Issue 11: the structure leaves estimates out; each comes with its row's text.
+  const count = (): (number | null)[] => Array.from({ length: cols.length }, (_, r) => cols.tokenCount(r));
+  results.tokens_at_load = count();
+  const texts = JSON.parse(process.argv[3] ?? '[]') as RowText[];
+  texts.forEach((t, r) => {
+    if (r % 2 === 0) {
+      cols.setText(r, t); // the even rows only: the odd ones still wait
+    }
+  });
+  results.tokens_after_even_texts = count();
   const delta: DeltaMessage = {
     kind: 'delta', from: cols.version, to: cols.version + 1, gutter_base: cols.gutterParent.length, gutters: [],
     row_count: cols.length + 1, leaf_row: 1,
@@ -135,5 +145,6 @@ if (blob.length) {
   results.parents_before = parentsBefore;
   results.parents_after = Array.from(cols.parent.subarray(0, cols.length));
   results.new_text = cols.texts[1]?.text;
+  results.new_tokens = cols.tokenCount(1); // a delta's row carries its estimate at once
 }
 console.log(JSON.stringify(results));

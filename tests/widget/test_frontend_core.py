@@ -34,7 +34,8 @@ def core_results(tmp_path_factory) -> dict:
     entries = [orjson.loads(line) for line in SEED_SECTION_14.strip().splitlines()]
     state = RowState(SessionManager.in_memory(entries=entries, uuid_factory=Ids(), clock=Clock()))
     blob = base64.b64encode(state.structure(selected_row=0)).decode()
-    run = subprocess.run([node, str(out), blob], capture_output=True, text=True, timeout=60)
+    texts = json.dumps(state.texts(0, len(state.rows)))  # after the blob: it carries no estimate yet
+    run = subprocess.run([node, str(out), blob, texts], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
     result["state"] = state
@@ -81,6 +82,17 @@ def test_delta_application_shifts_parents(core_results):
     assert after[1] == 0
     assert after[2:] == [p + 1 if p >= 1 else p for p in before[1:]]
     assert core_results["new_text"] == "user: new"
+    assert core_results["new_tokens"] == 7
+
+
+def test_row_estimates_come_with_the_row_texts(core_results):
+    """Issue 11: the structure carries no estimate the kernel has not made; the browser takes
+    each row's estimate from its text and shows nothing for a row whose text has not come."""
+    state = core_results["state"]
+    real = list(state.columns.tokens)
+    assert any(real)
+    assert core_results["tokens_at_load"] == [None] * len(real)
+    assert core_results["tokens_after_even_texts"] == [t if r % 2 == 0 else None for r, t in enumerate(real)]
 
 
 BIDI_NAMES = {0x202A: "LRE", 0x202B: "RLE", 0x202C: "PDF", 0x202D: "LRO", 0x202E: "RLO", 0x2066: "LRI",

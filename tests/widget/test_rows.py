@@ -11,6 +11,7 @@ from helpers import SEED_SECTION_14, Clock, Ids, asst_msg, tool_result, user_msg
 
 from pi_lab.session import SessionManager
 from pi_lab.session.navigation import navigation_rows
+from pi_lab.view.columns import TOKENS_UNKNOWN
 from pi_lab.widget.columns import decode_structure
 from pi_lab.widget.kinds import FLAG, KIND
 from pi_lab.widget.rows import RowState
@@ -107,6 +108,11 @@ def test_seed_rows_match_navigation_and_mark_the_compaction():
 
 def test_structure_blob_round_trips():
     state = RowState(seed_session())
+    header, cols = decode_structure(state.structure(selected_row=3))
+    # Before any text was asked for, the tokens column carries the sentinel (issue 11) or an
+    # estimate already made; every other column is the state's.
+    assert all(sent in (TOKENS_UNKNOWN, real) for sent, real in zip(cols["tokens"], state.columns.tokens))
+    state.texts(0, len(state.rows))  # every row's text (and estimate) asked for
     header, cols = decode_structure(state.structure(selected_row=3))
     assert header["row_count"] == len(state.rows) == len(cols["entry"])
     assert header["selected_row"] == 3 and header["leaf_id"] == "C1"
