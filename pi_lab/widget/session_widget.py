@@ -67,6 +67,12 @@ FALLBACK_CSS = (".jp-OutputArea:has(.pi-lab:not(.pi-lab-fallback .pi-lab)) > .jp
                 ".jp-OutputArea:has(.pi-lab:not(.pi-lab-fallback .pi-lab)) .pi-lab-fallback{display:none}"
                 ".jp-OutputArea-child:has(.pi-lab-fallback .pi-lab) + .jp-OutputArea-child:not(:has(.pi-lab)){display:none}")
 SNAPSHOT_DELAY_S = 5.0
+# A pending snapshot (displayed at once where a person is at the frontend) is completed once the
+# kernel has been quiet this long after the viewer's latest request (its first rows are drawn
+# by then), or this long after the cell when no viewer asks at all (a frontend that draws no
+# widget): building it holds the kernel for a second or two on a large session.
+SNAPSHOT_AFTER_REQUEST_S = 0.5
+SNAPSHOT_IDLE_DELAY_S = 2.0
 
 
 def _session_manager_and_agent(source: Any, writable: bool = False, **agent_options: Any) -> tuple[Any, Any]:
@@ -145,6 +151,8 @@ class SessionWidget(anywidget.AnyWidget):
         self._snapshot_handles: list[Any] = []
         self._snapshot_leaf: str | None = None
         self._snapshot_timer: asyncio.TimerHandle | None = None
+        # The displayed snapshot is the pending one (text picture) until _update_snapshot runs.
+        self._snapshot_pending = False
         # Deltas pause: the small traitlets catch up, then (later) the saved structure blob.
         self._jobs = JobQueue(self._run_job, ((STATE_DELAY_S, self._publish_state),
                                               (SNAPSHOT_DELAY_S - STATE_DELAY_S, self._refresh_snapshot)), self.log)
@@ -346,6 +354,9 @@ class SessionWidget(anywidget.AnyWidget):
         if not isinstance(content, dict) or content.get("kind") != "request":
             return
         request_id, op, args = content.get("id"), content.get("op"), content.get("args") or {}
+        if self._snapshot_pending:
+            # The viewer is drawing: its requests go first, the pending snapshot once they stop.
+            self._schedule_snapshot(SNAPSHOT_AFTER_REQUEST_S)
         if op == "hello":
             self._start_following()
             self._reply(request_id, {"version": self.view.rows.version})
@@ -556,18 +567,50 @@ class SessionWidget(anywidget.AnyWidget):
         except RuntimeError:
             return  # no kernel loop: the next display carries the new leaf
         # Once the leaf has stayed put for a while: a snapshot of a large session takes a second.
+        self._schedule_snapshot(SNAPSHOT_DELAY_S, loop)
+
+    def _schedule_snapshot(self, delay: float, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        try:
+            loop = loop or asyncio.get_running_loop()
+        except RuntimeError:
+            return
         if self._snapshot_timer is not None:
             self._snapshot_timer.cancel()
-        self._snapshot_timer = loop.call_later(SNAPSHOT_DELAY_S, self._update_snapshot)
+        self._snapshot_timer = loop.call_later(delay, self._update_snapshot)
 
     def _update_snapshot(self) -> None:
         self._snapshot_timer = None
-        if self._closed or self.view.sm.leaf_id == self._snapshot_leaf:
+        if self._closed or (self.view.sm.leaf_id == self._snapshot_leaf and not self._snapshot_pending):
             return
         data, metadata = self.snapshot_bundle()
         self._snapshot_leaf = self.view.sm.leaf_id
+        self._snapshot_pending = False
         for handle in self._snapshot_handles:
             handle.update(data, raw=True, metadata=metadata)
+
+    def _snapshot_can_wait(self) -> bool:
+        """Whether this display may show a pending snapshot and complete it later (in place).
+
+        Only an update sent while the cell runs is kept by an unattended run: nbclient (and so
+        papermill and ``nbconvert --execute``) records the messages of the cell it is running
+        and stops listening after the last one. Such a client cannot answer ``input()`` and
+        says so in its request (nbclient sets ``allow_stdin`` False); the frontends a person
+        reads (JupyterLab, Notebook, VS Code) allow it. So the snapshot waits only for a cell
+        run from a client that allows stdin, in a kernel with a running loop; anything else
+        (a comm callback, a terminal IPython, a script) gets the whole snapshot at once."""
+        import sys
+
+        kernelbase = sys.modules.get("ipykernel.kernelbase")
+        if kernelbase is None or not kernelbase.Kernel.initialized():
+            return False
+        try:
+            asyncio.get_running_loop()
+            parent = kernelbase.Kernel.instance().get_parent("shell") or {}
+        except (RuntimeError, AttributeError, TypeError):
+            return False
+        header = parent.get("header") or {}
+        content = parent.get("content") or {}
+        return header.get("msg_type") == "execute_request" and content.get("allow_stdin") is True
 
     def snapshot_bundle(self, limit: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(data, metadata)`` of the snapshot output (``pi_lab.widget.snapshot``): the read-only
@@ -585,13 +628,24 @@ class SessionWidget(anywidget.AnyWidget):
         itself (CSS, same output area) wherever the live viewer is drawn."""
         from IPython.display import display
 
-        data, metadata = self.snapshot_bundle()
+        from pi_lab.widget.snapshot import SNAPSHOT_LIMIT, SNAPSHOT_MIME, snapshot_bundle
+
+        # Building the whole snapshot here would hold back the live viewer's first rows by the
+        # same time (1.5 s on 10k entries): where a person reads the output, it is the text
+        # picture now and the rest once the viewer has drawn (_snapshot_can_wait).
+        wait = self._snapshot_can_wait()
+        data, metadata = snapshot_bundle(self.view.sm, text=self.fallback_text(), css=FALLBACK_CSS,
+                                         settings=self._view_settings(), limit=SNAPSHOT_LIMIT, pending=wait)
+        pending = bool(data[SNAPSHOT_MIME].get("pending"))
         # A display id: when the leaf moves, the snapshot is updated in place (_update_snapshot),
         # so a notebook saved after navigating shows where the reader left it.
         handle = display(data, raw=True, metadata=metadata, display_id=True)
         if handle is not None:
             self._snapshot_handles.append(handle)
             self._snapshot_leaf = self.view.sm.leaf_id
+            if pending:
+                self._snapshot_pending = True
+                self._schedule_snapshot(SNAPSHOT_IDLE_DELAY_S)
         bundle = self._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
         if data:

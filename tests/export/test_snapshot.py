@@ -188,3 +188,16 @@ def test_the_snapshot_follows_the_leaf_in_a_kernel(tmp_path):
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_the_same_session_and_leaf_give_the_same_snapshot_bytes(tmp_path):
+    """A kernel's second snapshot (or a second export in one process) is byte for byte the first:
+    the embedded timeline carried the process's walk counter (``serial``) and so differed."""
+    from pi_lab.export.data import export_data
+    from pi_lab.session import SessionManager
+
+    path = write_session(generated_session(11, 200), tmp_path / "gen.jsonl")
+    first = export_data(SessionManager.open(str(path), read_only=True))
+    second = export_data(SessionManager.open(str(path), read_only=True))
+    assert first == second
+    assert SessionWidget(str(path)).snapshot_bundle() == SessionWidget(str(path)).snapshot_bundle()
