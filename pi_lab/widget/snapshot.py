@@ -36,9 +36,10 @@ from __future__ import annotations
 import html
 import json
 import shlex
+from collections.abc import Generator
 from typing import Any
 
-__all__ = ["SNAPSHOT_MIME", "SNAPSHOT_LIMIT", "SNAPSHOT_MAX_ENTRIES", "snapshot_bundle"]
+__all__ = ["SNAPSHOT_MIME", "SNAPSHOT_LIMIT", "SNAPSHOT_MAX_ENTRIES", "snapshot_bundle", "snapshot_steps"]
 
 SNAPSHOT_MIME = "application/vnd.pi-lab.snapshot+json"
 SNAPSHOT_LIMIT = 2_000_000
@@ -68,6 +69,22 @@ def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None, limit
     rule that hides the snapshot beside a live viewer (``session_widget.FALLBACK_CSS``).
     ``pending``: the text picture and a note that the viewer follows, without building any
     export data (the output is completed in place by a later update of its display id)."""
+    steps = snapshot_steps(sm, text=text, css=css, settings=settings, limit=limit, max_entries=max_entries,
+                           pending=pending)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def snapshot_steps(sm: Any, *, text: str, css: str, settings: Any = None, limit: int = SNAPSHOT_LIMIT,
+                   max_entries: int = SNAPSHOT_MAX_ENTRIES,
+                   pending: bool = False) -> Generator[None, None, tuple[dict[str, Any], dict[str, Any]]]:
+    """:func:`snapshot_bundle` in steps: it yields between the tree part and each chunk (at
+    most ~0.5 s of work each on 10k entries) and returns the bundle, so a kernel completing a
+    pending snapshot can answer the viewer between steps. The session must not change while
+    it runs (the chunks are read from it lazily): a caller that sees it change starts again."""
     from pi_lab.export.data import SNAPSHOT_CHUNK, export_parts
     from pi_lab.export.html import ExportError, pack, viewer_script
 
@@ -87,11 +104,13 @@ def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None, limit
     complete = False
     if script is not None and entries <= max_entries and not pending:
         main, chunks = export_parts(sm, settings=settings, chunk=SNAPSHOT_CHUNK)
+        yield
         main_text = pack(main)
         used = len(main_text)
         if used <= limit:
             complete = True
             for chunk in chunks:
+                yield
                 piece = pack(chunk)
                 if used + len(piece) > limit:
                     complete = False

@@ -190,3 +190,55 @@ def test_the_viewers_requests_go_before_the_pending_snapshot(tmp_path, monkeypat
         w.close()
 
     asyncio.run(scenario())
+
+
+def test_the_pending_snapshot_is_built_in_steps_that_leave_room_for_the_viewer(tmp_path, monkeypatch):
+    """The completion runs one step per turn of the loop (the tree part, then each chunk), a
+    request in between is answered at once and does not restart it, and a leaf that moves
+    during the build drops it: the snapshot then shows the new leaf, never a mix."""
+    import asyncio
+
+    import pi_lab.widget.session_widget as sw
+
+    class Handle:
+        def __init__(self):
+            self.updates: list[dict] = []
+
+        def update(self, data, raw=False, metadata=None):
+            self.updates.append(data)
+
+    monkeypatch.setattr(sw, "SNAPSHOT_DELAY_S", 0.2)
+    path = _session(tmp_path)
+
+    async def scenario() -> None:
+        w = SessionWidget(str(path))
+        replies: list[dict] = []
+        w._send = lambda msg, buffers=None: replies.append(msg)
+        handle = Handle()
+        w._snapshot_handles.append(handle)
+        w._snapshot_pending = True
+        w._update_snapshot()
+        assert w._snapshot_build is not None and handle.updates == []  # one step so far
+        w._on_msg(w, {"kind": "request", "id": 1, "op": "hello", "args": {}}, [])
+        assert replies and w._snapshot_build is not None  # answered; the build goes on
+        turns = 0
+        while not handle.updates and turns < 100:
+            await asyncio.sleep(0)
+            turns += 1
+        assert 2 <= turns < 100  # the tree part, then one chunk per turn (400 entries: 2 chunks)
+        assert handle.updates[0] == w.snapshot_bundle()[0]
+        first_leaf = w.view.sm.leaf_id
+
+        # A new build, and the leaf moves under it.
+        w._snapshot_pending = True
+        w._update_snapshot()
+        other = next(e["id"] for e in w.view.sm.entries if e["id"] != first_leaf and e["type"] == "message")
+        w.view.sm.branch(other)
+        w.sync()
+        await asyncio.sleep(0.5)
+        assert len(handle.updates) == 2
+        assert handle.updates[1][SNAPSHOT_MIME]["leaf_id"] == other == w.view.sm.leaf_id
+        assert handle.updates[1] == w.snapshot_bundle()[0]
+        w.close()
+
+    asyncio.run(scenario())
