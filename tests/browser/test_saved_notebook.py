@@ -221,3 +221,14 @@ def test_beside_a_live_widget_the_snapshot_steps_aside(page, lab_server, saved, 
     assert page.locator("[data-pi-lab-mounted]").count() == 0
     assert page.locator(".jp-OutputArea .pi-lab").count() == 1
     page.screenshot(path=str(screenshot_dir / "saved-notebook-live.png"))
+    # The cell displayed a pending snapshot (a person's frontend: it allows stdin); once the
+    # viewer's requests stop, the kernel completes it in place, and a save now keeps it whole.
+    page.wait_for_function(
+        """() => {
+          const output = window.jupyterapp.shell.currentWidget.content.model.cells.get(0).outputs.get(0);
+          const info = output && output.data['application/vnd.pi-lab.snapshot+json'];
+          return info && !info.pending && info.complete === true
+            && String(output.data['text/html']).includes('class="pi-main"');
+        }""", timeout=60_000)
+    assert not snapshot_child.first.is_visible()
+    assert page.locator("[data-pi-lab-mounted]").count() == 0
