@@ -311,6 +311,10 @@ def test_opening_a_view_decides_each_entrys_facts_and_estimate_once(monkeypatch)
     gauge_module._last_compactions = None
     view.refresh_gauge()
     assert decided and max(decided.values()) == 1
+    # Rows estimate an entry only when its text is asked for (issue 11): none may be made twice.
+    assert not estimated or max(estimated.values()) == 1
+    view.rows.texts(0, len(view.rows.rows))
+    view.refresh_gauge()
     assert estimated and max(estimated.values()) == 1
     assert kept_unedited == []  # the gauge took every unedited estimate from the facts
 
