@@ -43,7 +43,7 @@ from pi_lab.server.listing import title_fields
 from pi_lab.session._json import dumps
 from pi_lab.widget.gauge import recorded_context_window, recorded_model
 from pi_lab.widget.detail import RAW_LIMIT, TEXT_LIMIT
-from pi_lab.view.columns import pack_blob
+from pi_lab.view.columns import TOKENS_MAX, pack_blob
 from pi_lab.view.rows import entry_flags
 from pi_lab.widget.kinds import FLAG_BITS, KIND_NAMES, entry_kind
 from pi_lab.widget.payload import SessionView, ViewSettings, entry_payload
@@ -414,7 +414,8 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None,
         columns["parent"].append(flat.parents[i])
         columns["category"].append(flat._categories[i])
         columns["kind"].append(entry_kind(entry))
-        columns["tokens"].append(min(rows._tokens(entry), 0xFFFFFFFF))
+        # Capped below the widget's "not estimated yet" value, which the shared row list shows blank.
+        columns["tokens"].append(min(rows._tokens(entry), TOKENS_MAX))
         columns["entry"].append(rows.entry_pos.get(entry_id, 0) if isinstance(entry_id, str) else 0)
         columns["flags"].append(entry_flags(rows.marks, entry, entry_id, label=flat.labels[i],
                                             on_active_path=flat.on_active_path[i]))
