@@ -43,6 +43,7 @@ from pi_lab.session.tail import FileReplaced, FileTail
 from pi_lab.view.actions import WRITE_ACTIONS
 from pi_lab.view.gauge import gauge_after_entries, recorded_model
 from pi_lab.view.payload import SessionView, ViewSettings, gauge_payload, kind_of
+from pi_lab.view.rows import RowState
 
 __all__ = ["SessionStore", "LoadedSession", "SharedView", "ViewKey", "NotASession", "FileTooLarge", "view_key"]
 
@@ -348,7 +349,9 @@ class SessionStore:
             shared = loaded.views.get(key)
             if shared is None:
                 filter_mode, search, folded = key
-                view = SessionView.open(loaded.sm, filter_mode=filter_mode, search=search, folded=folded)
+                # Not SessionView.open: its gauge has the default settings, and every answer
+                # here takes the gauge of the request's settings from ``gauge`` (kept per settings).
+                view = SessionView(loaded.sm, RowState(loaded.sm, filter_mode=filter_mode, search=search, folded=folded))
                 view.rows.version = next(_versions) * _VERSION_STRIDE
                 shared = loaded.views[key] = SharedView(view)
                 while len(loaded.views) > self.max_views:
