@@ -133,10 +133,10 @@ export class RestTransport implements Transport {
     }
     const body = this.body({ args });
     if (op === 'structure') {
-      const blob = await this.api.postBinary(['session', 'structure'], {
+      const blob = (await this.takeEarlyStructure()) ?? (await this.api.postBinary(['session', 'structure'], {
         ...body,
         selected_id: this.state.selected_id
-      });
+      }));
       const head = readHeader(blob);
       if (head && head.version !== this.version) {
         // Another viewer of the same layout moved it on: the next poll brings the whole state.
@@ -157,9 +157,59 @@ export class RestTransport implements Transport {
 
   /** Load (or reload) the session's state for the current layout. */
   async load(): Promise<SessionState> {
-    const state = await this.api.post<SessionState>(['session', 'state'], this.body());
-    this.applyState(state, true);
-    return state;
+    const body = this.body();
+    // The structure is asked for with the state, not after it: the server answers it as soon
+    // as the state's layout is made (the same layout, under the session's lock), so the first
+    // rows wait one round trip less. The core's first structure request takes it (see
+    // takeEarlyStructure) when nothing it depends on changed meanwhile.
+    const selected = this.state.selected_id;
+    const blob = this.api.postBinary(['session', 'structure'], { ...body, selected_id: selected });
+    blob.catch(() => undefined); // the state's answer says what went wrong
+    const early = { view: JSON.stringify(body.view), selected, blob, leaf: null as string | null };
+    this.earlyStructure = early;
+    try {
+      const state = await this.api.post<SessionState>(['session', 'state'], body);
+      early.leaf = state.leaf_id;
+      this.applyState(state, true);
+      return state;
+    } catch (error) {
+      if (this.earlyStructure === early) {
+        this.earlyStructure = null;
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The structure asked for with the last state, when it is the one the core would ask for
+   * now: same layout, same selection (or none then and the leaf now, which the server resolves
+   * to the same row whenever the leaf or one of its ancestors is shown), and of the version
+   * the state announced. Used once; null means ask again.
+   */
+  private async takeEarlyStructure(): Promise<ArrayBuffer | null> {
+    const early = this.earlyStructure;
+    this.earlyStructure = null;
+    if (!early || early.view !== JSON.stringify(this.body().view)) {
+      return null;
+    }
+    const now = this.state.selected_id;
+    if (now !== early.selected && !(early.selected === null && early.leaf !== null && now === early.leaf)) {
+      return null;
+    }
+    let blob: ArrayBuffer;
+    try {
+      blob = await early.blob;
+    } catch {
+      return null;
+    }
+    const head = readHeader(blob);
+    if (!head || head.version !== this.version) {
+      return null;
+    }
+    if (now !== early.selected && !(head.selected_row >= 0)) {
+      return null; // nothing of the leaf's path is shown: the server's answer depends on the id
+    }
+    return blob;
   }
 
   /** Ask the server whether the file changed; apply what it says. */
@@ -196,6 +246,7 @@ export class RestTransport implements Transport {
   }
 
   private async relayout(): Promise<void> {
+    this.earlyStructure = null;
     const token = ++this.layoutToken;
     try {
       const state = await this.api.post<SessionState>(['session', 'state'], this.body());
@@ -307,4 +358,10 @@ export class RestTransport implements Transport {
   private polling = false;
   private layoutToken = 0;
   private titleHint: string | null = null;
+  private earlyStructure: {
+    view: string;
+    selected: string | null;
+    blob: Promise<ArrayBuffer>;
+    leaf: string | null;
+  } | null = null;
 }
