@@ -48,6 +48,11 @@ export class SessionViewerPanel extends Widget {
     this.message.textContent = 'Loading the session…';
     this.host = element('div', 'jp-PiSessionView-host', this.node);
     this.host.hidden = true;
+    // The first read starts with the panel, not when JupyterLab attaches it: a large file's read
+    // on the server is what the first rows wait for. The viewer is mounted once attached.
+    this.attached = new Promise(resolve => (this.markAttached = resolve));
+    this.started = true;
+    this.readyPromise = this.reload();
   }
 
   /** The file, as the server names it. */
@@ -87,6 +92,7 @@ export class SessionViewerPanel extends Widget {
     this.loading = true;
     try {
       await this.transport.load();
+      await this.attached;
       this.showViewer();
     } catch (error) {
       this.showProblem(error);
@@ -108,10 +114,7 @@ export class SessionViewerPanel extends Widget {
 
   protected onAfterAttach(msg: Message): void {
     super.onAfterAttach(msg);
-    if (!this.started) {
-      this.started = true;
-      this.readyPromise = this.reload();
-    }
+    this.markAttached();
     this.resizeObserver = new ResizeObserver(() => this.fitViewer());
     this.resizeObserver.observe(this.node);
     this.schedulePoll();
@@ -254,4 +257,6 @@ export class SessionViewerPanel extends Widget {
   private followProblem = false;
   private lastState: SessionState | null = null;
   private readyPromise: Promise<void> = Promise.resolve();
+  private readonly attached: Promise<void>;
+  private markAttached: () => void = () => undefined;
 }

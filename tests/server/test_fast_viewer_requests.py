@@ -85,16 +85,56 @@ async function scenario(structureVersion: number, selectedRow: number) {
 """
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory) -> dict:
-    work = tmp_path_factory.mktemp("transport")
+# The viewer panel made as JupyterLab's document factory makes it, not yet attached; the few DOM
+# names Lumino and JupyterLab touch when their modules load are stand-ins (node has no DOM).
+PANEL_DRIVER = r"""
+class FakeElement {
+  children: FakeElement[] = []; attrs: Record<string, string> = {}; dataset: Record<string, string> = {};
+  style: Record<string, string> = {}; hidden = false; textContent = ''; className = ''; tabIndex = 0;
+  classList = { add: () => undefined, remove: () => undefined, toggle: () => false, contains: () => false };
+  constructor(readonly tagName: string) {}
+  appendChild(child: FakeElement) { this.children.push(child); return child; }
+  setAttribute(name: string, value: string) { this.attrs[name] = value; }
+  removeAttribute(name: string) { delete this.attrs[name]; }
+  getAttribute(name: string) { return this.attrs[name] ?? null; }
+  addEventListener() {} removeEventListener() {}
+}
+(globalThis as any).document = { createElement: (tag: string) => new FakeElement(tag), getElementById: () => null, addEventListener: () => undefined, body: new FakeElement('body'), visibilityState: 'visible' };
+(globalThis as any).window = globalThis;
+for (const name of ['DragEvent', 'MouseEvent', 'KeyboardEvent', 'PointerEvent', 'FocusEvent', 'UIEvent', 'WheelEvent', 'ClipboardEvent', 'InputEvent', 'HTMLDivElement', 'Node', 'Text', 'DocumentFragment', 'WebSocket']) { if (!(name in globalThis)) { (globalThis as any)[name] = class {}; } }
+(globalThis as any).Element = FakeElement; (globalThis as any).HTMLElement = FakeElement; (FakeElement.prototype as any).matches = () => false;
+Object.defineProperty(globalThis, 'navigator', { value: { userAgent: 'node', platform: 'Linux' }, configurable: true });
+const { SessionViewerPanel } = require('%(panel)s');
+const calls: string[] = [];
+const api: any = {
+  post: (parts: string[]) => { calls.push(parts.join('/')); return new Promise(() => undefined); },
+  postBinary: (parts: string[]) => { calls.push(parts.join('/')); return new Promise(() => undefined); }
+};
+new SessionViewerPanel(api, 's.jsonl');
+console.log(JSON.stringify(calls));
+"""
+
+
+def run_driver(work: Path, text: str) -> object:
     source = work / "driver.ts"
-    source.write_text(DRIVER % {"src": (ROOT / "src_frontend" / "labextension" / "restTransport").as_posix()})
+    source.write_text(text)
     bundle = work / "driver.cjs"
     subprocess.run([str(ESBUILD), str(source), "--bundle", "--platform=node", "--format=cjs", f"--outfile={bundle}",
                     "--log-level=error"], check=True, timeout=120, cwd=ROOT)
     run = subprocess.run([NODE, str(bundle)], capture_output=True, text=True, timeout=60, check=True)
-    return json.loads(run.stdout)
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> dict:
+    work = tmp_path_factory.mktemp("transport")
+    return run_driver(work, DRIVER % {"src": (ROOT / "src_frontend" / "labextension" / "restTransport").as_posix()})
+
+
+def test_the_panel_asks_for_the_session_when_it_is_made(tmp_path):
+    # Before: the first requests waited for JupyterLab to attach the panel to the page.
+    calls = run_driver(tmp_path, PANEL_DRIVER % {"panel": (ROOT / "src_frontend" / "labextension" / "viewerPanel").as_posix()})
+    assert calls == ["session/structure", "session/state"]
 
 
 def test_the_structure_is_asked_for_with_the_state_and_used_by_the_core(results):
