@@ -36,9 +36,8 @@ from typing import Any
 
 from pi_lab.errors import PiLabError
 from pi_lab.session.manager import SessionManager
-from pi_lab.session.migration import js_to_number
-from pi_lab.session.readonly import stable_uuid_factory_from_digest
-from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines, read_lines, validate_loaded
+from pi_lab.session.readonly import needs_stable_ids, session_from_loaded, stable_uuid_factory_from_digest
+from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines, read_lines
 from pi_lab.session.tail import FileReplaced, FileTail
 from pi_lab.view.actions import WRITE_ACTIONS
 from pi_lab.view.gauge import gauge_after_entries, recorded_model
@@ -153,18 +152,6 @@ def _first_line_problem(handle: Any) -> tuple[str | None, Any]:
     return None, None
 
 
-def _session_from_lines(result: Any, first_bytes: bytes, name: str, hasher: Any) -> Any:
-    """``session_from_bytes`` of the bytes ``read_lines`` read: the same header rule, cwd and
-    stable ids (from the SHA-256 of the bytes, when ``hasher`` hashed them)."""
-    validate_loaded(result, first_bytes, name, empty_ok=False)
-    header = result.entries[0]
-    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else "."
-    factory = stable_uuid_factory_from_digest(hasher.digest()) if hasher is not None else None
-    sm = SessionManager.in_memory(cwd, entries=result.entries, uuid_factory=factory)
-    sm.skipped_lines = list(result.skipped_lines)
-    return sm
-
-
 def _value_text(value: Any) -> str:
     """A field of the file in a message: a short string as written, anything else by its kind
     (the repr of a value nested 3,000 levels deep would recurse, a long one would flood the line)."""
@@ -266,8 +253,7 @@ class SessionStore:
             # The engine's chunked reader: a 200 MB file is never in memory as bytes and as
             # entries at once, and its bytes are hashed only for a format that needs ids made
             # (the rule of a read-only open: ids derived from the file's bytes).
-            version = first.get("version") if first is not None else None
-            hasher = hashlib.sha256() if first is None or (1.0 if version is None else js_to_number(version)) < 2 else None
+            hasher = hashlib.sha256() if needs_stable_ids(first) else None
             result, first_bytes = read_lines(handle, limit=st.st_size, hasher=hasher)
             handle.seek(0)
             head = handle.read(_HEAD_BYTES)
@@ -275,7 +261,8 @@ class SessionStore:
             handle.seek(consumed)
             tail = handle.read(result.size - consumed)
         try:
-            sm = _session_from_lines(result, first_bytes, os.path.basename(path), hasher)
+            factory = stable_uuid_factory_from_digest(hasher.digest()) if hasher is not None else None
+            sm = session_from_loaded(result, first_bytes, os.path.basename(path), factory)
         except InvalidSessionFile as error:
             raise NotASession(error.reason or "it is not a pi session") from None
         return LoadedSession(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pi_lab.session import paths as _paths
 from pi_lab.session.errors import SessionNotFound
 from pi_lab.session.ids import Clock, UuidFactory, iso_timestamp, utc_now, uuid7, validate_session_id
-from pi_lab.session.migration import CURRENT_VERSION, js_to_number
+from pi_lab.session.migration import CURRENT_VERSION
 from pi_lab.session.storage import (
     InvalidSessionFile,
     check_regular_file,
@@ -71,17 +71,14 @@ def open_read_only(
 ) -> SessionManager:
     """Read a session without writing it: no repair, no migration rewrite (in memory
     only, with ids derived from the file's bytes so every read gives the same ones)."""
-    from pi_lab.session.readonly import stable_uuid_factory_from_digest
+    from pi_lab.session.readonly import needs_stable_ids, stable_uuid_factory_from_digest
 
     try:
         check_regular_file(resolved)
     except FileNotFoundError:
         raise SessionNotFound(f"No session file at {resolved}") from None
     # Ids are only made for a version-1 file; hash its bytes (while reading) only then.
-    first = read_session_header(resolved)
-    version = first.get("version") if first is not None else None
-    needs_ids = first is None or (1.0 if version is None else js_to_number(version)) < 2
-    hasher = hashlib.sha256() if needs_ids else None
+    hasher = hashlib.sha256() if needs_stable_ids(read_session_header(resolved)) else None
     loaded = load_entries_from_file(resolved, repair=False, hasher=hasher)
     if loaded.invalid_reason or (not loaded.entries and loaded.skipped_lines):
         raise InvalidSessionFile(resolved, loaded.invalid_reason)

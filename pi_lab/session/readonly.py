@@ -16,10 +16,22 @@ import itertools
 import os
 from collections.abc import Callable
 
+from typing import Any
+
 from pi_lab.session.manager import SessionManager
+from pi_lab.session.migration import js_to_number
 from pi_lab.session.storage import InvalidSessionFile, parse_lines, validate_loaded
 
-__all__ = ["session_from_bytes", "stable_uuid_factory", "stable_uuid_factory_from_digest"]
+__all__ = ["session_from_bytes", "session_from_loaded", "needs_stable_ids", "stable_uuid_factory",
+           "stable_uuid_factory_from_digest"]
+
+
+def needs_stable_ids(first: dict[str, Any] | None) -> bool:
+    """Whether a read-only read must make entry ids (so hash the file's bytes while reading):
+    a file whose first header, as the discovery scan found it, is of format version 1, or which
+    has none the scan could see."""
+    version = first.get("version") if first is not None else None
+    return first is None or (1.0 if version is None else js_to_number(version)) < 2
 
 
 def stable_uuid_factory(seed: bytes) -> Callable[[], str]:
@@ -45,10 +57,17 @@ def session_from_bytes(data: bytes, path: str | os.PathLike[str] = "<bytes>") ->
     JSON object is not a session header. Unparsable lines are skipped and their numbers kept
     in ``skipped_lines``.
     """
-    loaded = parse_lines(data)
-    validate_loaded(loaded, data[:4], path, empty_ok=False)
+    return session_from_loaded(parse_lines(data), data[:4], path, stable_uuid_factory(data))
+
+
+def session_from_loaded(loaded: Any, first_bytes: bytes, path: str | os.PathLike[str],
+                        uuid_factory: Callable[[], str] | None) -> SessionManager:
+    """:func:`session_from_bytes` of lines already parsed (``storage.parse_lines`` or
+    ``read_lines``): the same header rule, cwd and skipped lines; ``uuid_factory`` makes the ids
+    a migration needs (None: the manager's own)."""
+    validate_loaded(loaded, first_bytes, path, empty_ok=False)
     header = loaded.entries[0]
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else "."
-    sm = SessionManager.in_memory(cwd, entries=loaded.entries, uuid_factory=stable_uuid_factory(data))
+    sm = SessionManager.in_memory(cwd, entries=loaded.entries, uuid_factory=uuid_factory)
     sm.skipped_lines = list(loaded.skipped_lines)
     return sm
