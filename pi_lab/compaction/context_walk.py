@@ -27,11 +27,10 @@ tests/corpus/test_corpus_engine.py).
 
 from __future__ import annotations
 
-import sys
 from itertools import repeat
 from typing import Any
 
-from pi_lab.compaction.tokens import calculate_context_tokens, estimate_tokens, usage_anchor
+from pi_lab.compaction.tokens import calculate_context_tokens, call_usage, estimate_tokens, usage_anchor
 from pi_lab.session.entries import Entry
 from pi_lab.session.projection import (
     _context_entries_of_path,
@@ -121,30 +120,6 @@ class MeasureCache:
         if found is None:
             found = self.edited[key] = measure(project_with_edit(entry, edit))
         return found
-
-
-_FLOAT_MAX = int(sys.float_info.max)
-
-
-def call_usage(message: Any) -> Any:
-    """``calculate_context_tokens(usage_anchor(message))`` for a message entry's message,
-    None when it is no valid usage anchor (not an assistant message, aborted, an error, no
-    positive total): what the provider measured for that call.
-
-    The message of a ``message`` entry is what the entry projects (or a copy with empty
-    content, the same usage), so this is also the anchor of the entry's :data:`Measure`."""
-    if message.__class__ is not dict or message.get("role") != "assistant":
-        return None
-    usage = message.get("usage")
-    if usage.__class__ is dict:
-        # Nearly every call: a positive integer total that a float holds, which is then the
-        # context tokens; anything else (no total, a float, a bool, a counter past the float
-        # range) takes the general rule.
-        total = usage.get("totalTokens")
-        if total.__class__ is int and 0 < total <= _FLOAT_MAX:
-            return None if message.get("stopReason") in ("aborted", "error") else total
-    usage = usage_anchor(message)
-    return calculate_context_tokens(usage) if usage is not None else None
 
 
 class PathContext:

@@ -224,6 +224,28 @@ def usage_anchor(message: Any) -> Any:
     return usage
 
 
+def call_usage(message: Any) -> Any:
+    """``calculate_context_tokens(usage_anchor(message))`` for a message entry's message,
+    None when it is no valid usage anchor (not an assistant message, aborted, an error, no
+    positive total): what the provider measured for that call.
+
+    Next to :func:`usage_anchor` because it is that rule with a shortcut for the common case:
+    a walk along a path (compaction/context_walk.py) asks it for every call."""
+    if message.__class__ is dict:
+        if message.get("role") != "assistant":
+            return None
+        usage = message.get("usage")
+        if usage.__class__ is dict:
+            # Nearly every call: a positive integer total that a float holds, which is then the
+            # context tokens; anything else (no total, a float, a bool, a counter past the float
+            # range, a message that is another mapping) takes the general rule.
+            total = usage.get("totalTokens")
+            if total.__class__ is int and 0 < total <= _FLOAT_MAX:
+                return None if message.get("stopReason") in ("aborted", "error") else total
+    usage = usage_anchor(message)
+    return calculate_context_tokens(usage) if usage is not None else None
+
+
 def get_last_assistant_usage(entries: Sequence[Mapping[str, Any]]) -> Any:
     """Usage of the last valid anchor among ``message`` session entries, or None."""
     for i in range(len(entries) - 1, -1, -1):

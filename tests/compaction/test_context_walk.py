@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -202,6 +203,7 @@ def _call(usage, stop="stop", role="assistant"):
     _call(None),
     _call([1, 2]),
     {"role": "assistant", "content": [], "usage": {"totalTokens": 7}},  # no stop reason
+    MappingProxyType({"role": "assistant", "content": [], "usage": {"totalTokens": 9}}),  # another mapping
     "not a message",
     None,
 ])
