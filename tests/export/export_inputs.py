@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import subprocess
 from pathlib import Path
 
 import orjson
@@ -132,3 +133,32 @@ def hostile_session() -> list[dict]:
               "message": {"role": "bashExecution", "command": h, "output": h, "exitCode": 1, "timestamp": 2}})
     e.append({"type": h, "id": "w1", "parentId": "k1", "timestamp": "2026-01-01T00:00:11Z", "data": h})
     return e
+
+
+ESBUILD = REPO / "node_modules" / ".bin" / "esbuild"
+
+
+def node_bundle(source: Path, out_dir: Path) -> Path:
+    """``source`` (a TypeScript checker beside the tests) bundled for node by the project's
+    esbuild; the test skips without node or the front-end toolchain."""
+    import pytest
+
+    if shutil.which("node") is None or not ESBUILD.exists():
+        pytest.skip("node and the front-end toolchain (jlpm install) are needed")
+    out = out_dir / "check.js"
+    subprocess.run([str(ESBUILD), str(source), "--bundle", "--platform=node", f"--outfile={out}",
+                    "--log-level=warning"], check=True, cwd=REPO, timeout=120)
+    return out
+
+
+def standard_sessions(tmp: Path, seeds: tuple[int, ...], count: int = 160) -> list[tuple[str, Path]]:
+    """(name, copy) of every real fixture, the worked example and generated sessions of
+    ``count`` entries for ``seeds``: the inputs the page-versus-kernel checks run over."""
+    from helpers import SEED_SECTION_14
+
+    found = [(p.name, copy_fixture(p, tmp)) for p in fixture_files()]
+    seed = [orjson.loads(line) for line in SEED_SECTION_14.strip().splitlines()]
+    found.append(("seed", write_session(seed, tmp / "seed.jsonl")))
+    for s in seeds:
+        found.append((f"generated-{s}", write_session(generated_session(s, count), tmp / f"gen{s}.jsonl")))
+    return found

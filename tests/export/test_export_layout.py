@@ -4,17 +4,14 @@ columns as Python's RowState for every filter mode, some searches and folds."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import orjson
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_inputs import REPO, copy_fixture, fixture_files, generated_session, write_session
-from helpers import SEED_SECTION_14
+from export_inputs import node_bundle, standard_sessions
 
 from pi_lab.export.data import export_data
 from pi_lab.export.html import pack
@@ -23,27 +20,16 @@ from pi_lab.session.navigation import FILTER_MODES
 from pi_lab.widget.kinds import FLAG
 from pi_lab.widget.rows import RowState
 
-ESBUILD = REPO / "node_modules" / ".bin" / "esbuild"
 COLUMNS = ("entry", "parent", "indent", "flags", "kind", "tokens", "gutter")
 
 
 @pytest.fixture(scope="module")
 def checker(tmp_path_factory) -> Path:
-    if shutil.which("node") is None or not ESBUILD.exists():
-        pytest.skip("node and the front-end toolchain (jlpm install) are needed")
-    out = tmp_path_factory.mktemp("layout") / "check.js"
-    subprocess.run([str(ESBUILD), str(Path(__file__).with_name("layout_check.ts")), "--bundle", "--platform=node",
-                    f"--outfile={out}", "--log-level=warning"], check=True, cwd=REPO, timeout=120)
-    return out
+    return node_bundle(Path(__file__).with_name("layout_check.ts"), tmp_path_factory.mktemp("layout"))
 
 
 def _sessions(tmp: Path) -> list[tuple[str, Path]]:
-    found = [(p.name, copy_fixture(p, tmp)) for p in fixture_files()]
-    seed = [orjson.loads(line) for line in SEED_SECTION_14.strip().splitlines()]
-    found.append(("seed", write_session(seed, tmp / "seed.jsonl")))
-    for s in (1, 2, 3, 4):
-        found.append((f"generated-{s}", write_session(generated_session(s), tmp / f"gen{s}.jsonl")))
-    return found
+    return standard_sessions(tmp, (1, 2, 3, 4))
 
 
 def _views(sm) -> list[dict]:

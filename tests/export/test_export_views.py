@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import orjson
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_inputs import REPO, copy_fixture, fixture_files, generated_session, write_session  # noqa: E402
-from helpers import SEED_SECTION_14  # noqa: E402
+from export_inputs import generated_session, node_bundle, standard_sessions, write_session  # noqa: E402
 
 from pi_lab.export.data import export_data  # noqa: E402
 from pi_lab.export.html import pack, pack7  # noqa: E402
@@ -27,25 +24,14 @@ from pi_lab.view.payload import RequestError, read_request  # noqa: E402
 from pi_lab.widget.gauge import recorded_context_window  # noqa: E402
 from pi_lab.widget.payload import SessionView, ViewSettings  # noqa: E402
 
-ESBUILD = REPO / "node_modules" / ".bin" / "esbuild"
-
 
 @pytest.fixture(scope="module")
 def checker(tmp_path_factory) -> Path:
-    if shutil.which("node") is None or not ESBUILD.exists():
-        pytest.skip("node and the front-end toolchain (jlpm install) are needed")
-    out = tmp_path_factory.mktemp("views") / "check.js"
-    subprocess.run([str(ESBUILD), str(Path(__file__).with_name("views_check.ts")), "--bundle", "--platform=node",
-                    f"--outfile={out}", "--log-level=warning"], check=True, cwd=REPO, timeout=120)
-    return out
+    return node_bundle(Path(__file__).with_name("views_check.ts"), tmp_path_factory.mktemp("views"))
 
 
 def _sessions(tmp: Path) -> list[tuple[str, Path]]:
-    found = [(p.name, copy_fixture(p, tmp)) for p in fixture_files()]
-    seed = [orjson.loads(line) for line in SEED_SECTION_14.strip().splitlines()]
-    found.append(("seed", write_session(seed, tmp / "seed.jsonl")))
-    for s in (1, 2, 3, 4, 5, 6):
-        found.append((f"generated-{s}", write_session(generated_session(s, 220), tmp / f"gen{s}.jsonl")))
+    found = standard_sessions(tmp, (1, 2, 3, 4, 5, 6), 220)
     found.append(("edits", write_session(_edits_session(), tmp / "edits.jsonl")))
     return found
 
