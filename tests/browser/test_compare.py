@@ -246,6 +246,9 @@ def test_every_control_by_keyboard(page, lab_server, open_lab, seed_file):
     set_a.focus()
     page.keyboard.press("Enter")
     expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='a']")).to_have_attribute("data-picked", "C1")
+    # The pick box is drawn again when the node's kind and text arrive: focus it after that,
+    # or the focused button is replaced and the focus falls back to the page.
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='a'] .pi-cmp-kind")).to_be_visible()
     # Tab order: A's pick, A =, B =, B = leaf, swap, the mode radio (one stop), compare again.
     order = []
     page.locator(f"{PANE} .pi-cmp-pick-id").focus()
