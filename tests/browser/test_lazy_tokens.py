@@ -15,6 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_widget import copy_session, kernel, kernel_json, run_notebook, write_notebook  # noqa: E402
 
 NO_ELLIPSIS = "() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')"
+ALL_TEXTS = ("() => { const rows = [...document.querySelectorAll('.pi-lab .pi-row')];"
+             " return rows.length > 0 && rows.every(e => e.dataset.id"
+             " && e.querySelector('.pi-row-text').textContent !== '…'); }")
 
 # pi's estimate of an entry's messages, made again without the view's fact table.
 EAGER = (
@@ -78,6 +81,11 @@ def test_row_estimates_arrive_with_the_texts_and_equal_the_eager_ones(page, lab_
     # A filter change keeps the estimates made (no blank estimate where a text is shown).
     page.locator(".pi-lab .pi-filter[data-mode='all']").click()
     page.wait_for_function("() => document.querySelector('.pi-lab .pi-filter.pi-on')?.dataset.mode === 'all'")
-    page.wait_for_function(NO_ELLIPSIS)
+    # The button turns on before the new structure is drawn: wait for the new row count, then
+    # for every drawn row to have its id and text (a row drawn before its text has no id yet).
+    expected = kernel_json(page, "len(__import__('pi_lab.session.navigation', fromlist=['x'])"
+                                 ".navigation_rows(w.session_manager, filter_mode='all'))")
+    page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/{expected})')")
+    page.wait_for_function(ALL_TEXTS)
     check_against_kernel(page)
     page.screenshot(path=str(screenshot_dir / "widget-lazy-tokens.png"))
