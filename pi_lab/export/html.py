@@ -226,7 +226,7 @@ def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | Non
     if isinstance(source, (str, os.PathLike)):
         # Checked before anything is read or built: the session itself must never be replaced.
         _refuse_to_overwrite(out, os.fspath(source))
-        sm = SessionManager.open(os.fspath(source), read_only=True)
+        sm = SessionManager.open(os.fspath(source), read_only=True, lazy=False)  # it embeds every body
         restore = None
     else:
         sm = source

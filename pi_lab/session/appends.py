@@ -19,6 +19,7 @@ from pi_lab.errors import ReadOnlySession
 from pi_lab.session import paths as _paths
 from pi_lab.session._json import NonObjectLine
 from pi_lab.session._text import js_trim
+from pi_lab.session.bodies import LazyEntry
 from pi_lab.session.entries import Entry
 from pi_lab.session.errors import EntryNotFound
 from pi_lab.session.ids import epoch_ms, iso_timestamp, new_entry_id, uuid7
@@ -36,6 +37,8 @@ _NEWLINES = re.compile(r"[\r\n]+")
 
 
 def _is_user_or_assistant(entry: Entry) -> bool:
+    if entry.__class__ is LazyEntry:  # a skeleton keeps its message's role
+        return entry.role in ("user", "assistant")
     if entry.get("type") != "message":
         return False
     message = entry.get("message")
@@ -116,9 +119,12 @@ class EntryAppends:
         self._leaf_id = entry_id
         if _is_user_or_assistant(entry):
             self._has_conversation = True
-        parent_path = self._branch_cache.get(previous_leaf) if isinstance(previous_leaf, str) else None
-        if parent_path is not None and entry.get("parentId") == previous_leaf:
-            self._cache_branch(entry_id, [*parent_path, entry])
+        if isinstance(previous_leaf, str) and entry.get("parentId") == previous_leaf:
+            parent_path = self._branch_cache.get(previous_leaf)
+            if parent_path is not None:
+                self._cache_branch(entry_id, [*parent_path, entry])
+            if previous_leaf in self._raw_paths:  # a lazy session's path of skeletons
+                self._raw_paths[entry_id] = [*self._raw_paths[previous_leaf], entry]
         try:
             self._persist_entry(entry, fd)
         except BaseException:
@@ -126,6 +132,7 @@ class EntryAppends:
             self._file_entries.pop()
             self._entries_cache = None
             self._branch_cache.pop(entry_id, None)
+            self._raw_paths.pop(entry_id, None)
             del self._by_id[entry_id]
             self._leaf_id = previous_leaf
             self._has_conversation = had_conversation
@@ -217,11 +224,13 @@ class EntryAppends:
             or not isinstance(replacement["content"], (str, list))
         ):
             raise ValueError("Context edit replacement must be null or contain string/array content")
-        target = self._by_id.get(target_id)
-        if target is None:
+        held = self._by_id.get(target_id)
+        if held is None:
             raise EntryNotFound(target_id)
-        if not any(e is target for e in self.get_branch()):
+        leaf = self.leaf_id
+        if not leaf or not any(e is held for e in self._raw_path(leaf)):
             raise ValueError(f"Entry {target_id} is not on the active branch")
+        target = self.get_entry(target_id)
         role = target.get("message", {}).get("role") if target.get("type") == "message" and isinstance(target.get("message"), dict) else None
         if not (target.get("type") == "custom_message" or role in _EDITABLE_MESSAGE_ROLES):
             raise ValueError(f"Entry {target_id} does not contribute editable model content")
@@ -314,6 +323,7 @@ class EntryAppends:
                 # if it fails, this manager is exactly as it was and the error says why.
                 written = rewrite_file(new_file, new_entries)
         self._file_entries = new_entries
+        self._bodies = None  # the new session's entries are dicts (copies)
         self._session_id = session_id
         self._rebuild_index()
         self.skipped_lines = []

@@ -72,7 +72,7 @@ class FileSync:
         # A rewrite (migration, empty-file header) is refused if another process wrote to the
         # file after it was read; it is read again then (its lines must not be lost).
         for attempt in range(3):
-            loaded = load_entries_from_file(resolved)
+            loaded = load_entries_from_file(resolved, lazy=self._lazy)
             try:
                 self._take_loaded(resolved, loaded)
                 return
@@ -92,6 +92,7 @@ class FileSync:
             return
         self._session_file = resolved
         self.skipped_lines = loaded.skipped_lines
+        self._bodies = loaded.bodies
         if self._adopt_checked(loaded.entries, resolved):
             self._note_write(rewrite_file(resolved, self._file_entries, expect))
         else:
@@ -372,7 +373,7 @@ class FileSync:
         added.extend(self.add_loaded_entries(after))
         self._entries_cache = None
         self._tree = None
-        self._branch_cache.clear()
+        self._clear_paths()
         if any(e.get("type") == "label" for e in self._file_entries[-(len(added) + count):]):
             self._rebuild_index()  # label order decides which label wins
         self._leaf_id = leaf if self._leaf_pinned else self._file_leaf()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from pi_lab.session.appends import _is_user_or_assistant
+from pi_lab.session.bodies import LazyEntry
 from pi_lab.session.entries import Entry
 from pi_lab.session.tree import UNSET, TreeNode, _child_sort_key, _late_parent
 
@@ -78,7 +79,8 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
     Only for the file pi writes: one header, first; a unique string id on every other line;
     every parent written before its children. ``None`` for anything else, and the caller
     takes the general path (``index_lines`` + ``build_tree``), which gives the same result
-    for the usual file (tests/session/test_lazy_loading.py compares both).
+    for the usual file (tests/session/test_lazy_index.py compares both). The lines may be
+    skeletons of a lazy load (:mod:`pi_lab.session.bodies`): no body is parsed here.
     """
     if not file_entries or file_entries[0].get("type") != "session":
         return None
@@ -86,19 +88,22 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
     nodes: dict[str, TreeNode] = {}
     roots: list[TreeNode] = []
     branching: list[TreeNode] = []
-    orphans = labels_seen = False
+    label_lines: list[Entry] = []
+    orphans = False
     entries = file_entries[1:]
     for entry in entries:
-        kind = entry.get("type")
-        entry_id = entry.get("id")
+        # A skeleton answers type, id and parentId from its own dict.
+        fields = entry.skeleton if entry.__class__ is LazyEntry else entry
+        kind = fields.get("type")
+        entry_id = fields.get("id")
         if kind == "session" or entry_id.__class__ is not str or entry_id in nodes:
             return None  # a second header, an odd or duplicated id: the general path
         if kind == "label":
-            labels_seen = True
+            label_lines.append(entry)
         node = TreeNode(entry)
         nodes[entry_id] = node
         by_id[entry_id] = entry
-        parent_id = entry.get("parentId")
+        parent_id = fields.get("parentId")
         if not parent_id or parent_id == entry_id:
             roots.append(node)
             continue
@@ -111,21 +116,31 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
         children.append(node)
         if len(children) == 2:
             branching.append(parent)
-    if orphans and any(_late_parent(r.entry, nodes) for r in roots):
+    if orphans and any(_late_parent(r._entry, nodes) for r in roots):
         return None  # a parent written after its child: the general build orders that case
     for parent in branching:
         parent.children.sort(key=_child_sort_key)
     labels: dict[str, str] = {}
     stamps: dict[str, Any] = {}
-    if labels_seen:
-        for entry in entries:
-            if entry.get("type") == "label":
-                apply_label(labels, stamps, entry)
-        for target, label in labels.items():
-            node = nodes.get(target)
-            if node is not None:
-                node.label = label
-                node.label_timestamp = stamps.get(target)
+    for entry in label_lines:
+        apply_label(labels, stamps, entry)
+    for target, label in labels.items():
+        node = nodes.get(target)
+        if node is not None:
+            node.label = label
+            node.label_timestamp = stamps.get(target)
     has_conversation = any(_is_user_or_assistant(e) for e in entries)
     leaf = entries[-1]["id"] if entries else None
     return IndexedLines(entries, by_id, leaf, has_conversation, labels, stamps, roots, nodes)
+
+
+def last_line_path(path: list[Any] | None, fused: IndexedLines | None) -> list[Any] | None:
+    """The leaf's branch as a lazy load's reader followed it (``BodyFile.last_path``), when it
+    is the one ``get_branch`` walks: the file took the one-walk path (unique ids, parents
+    first) and the path ends at the leaf (the last line went through the reader's path, not
+    an unfinished tail parsed apart)."""
+    if not path or fused is None or not isinstance(fused.leaf, str):
+        return None
+    if path[-1] is not fused.by_id.get(fused.leaf):
+        return None
+    return path

@@ -37,7 +37,8 @@ from pi_lab.session.changes import ChangeCursor, ChangeLog, Changes
 from pi_lab.session.appends import EntryAppends, _is_user_or_assistant
 from pi_lab.session.errors import EntryNotFound, SessionNotFound
 from pi_lab.session.file_sync import STALE_LINE_SECONDS, FileSync  # noqa: F401  (STALE_LINE_SECONDS: a re-export)
-from pi_lab.session.index import apply_label, index_and_tree, index_lines
+from pi_lab.session.bodies import BodyFile, LazyEntry, ResolvingIndex, ResolvingPath, resolve_all
+from pi_lab.session.index import apply_label, index_and_tree, index_lines, last_line_path
 from pi_lab.session.tail import FileTail
 from pi_lab.session.tree import (
     UNSET,
@@ -75,6 +76,7 @@ class SessionManager(EntryAppends, FileSync):
         new_id: str | None = None,
         parent_session: str | None = None,
         preloaded: list[Entry] | None = None,
+        lazy: bool | None = None,
     ):
         if new_id is not None:
             validate_session_id(new_id)
@@ -116,6 +118,12 @@ class SessionManager(EntryAppends, FileSync):
         self._entries_cache: list[Entry] | None = None
         self._branch_cache: dict[str, list[Entry]] = {}
         self._tree: tuple[list[TreeNode], dict[str, TreeNode]] | None = None
+        # Lazy bodies (pi_lab.session.bodies): the file message bodies are read back from, or
+        # None when every entry is a dict. The index, the entry list and the tree then hold
+        # skeletons for those lines; every method below hands out dicts (resolve).
+        self._lazy = lazy
+        self._bodies: BodyFile | None = None
+        self._raw_paths: dict[str, list[Any]] = {}  # lazy only: paths of skeletons, by leaf
         if persist and self._session_dir and not os.path.exists(self._session_dir):
             os.makedirs(self._session_dir, exist_ok=True)
         if session_file:
@@ -138,18 +146,22 @@ class SessionManager(EntryAppends, FileSync):
         uuid_factory: UuidFactory | None = None,
         clock: Clock | None = None,
         read_only: bool = False,
+        lazy: bool | None = None,
     ) -> SessionManager:
         """Open a session file (created lazily at the first message if it does not exist).
 
+        ``lazy`` keeps message bodies in the file until they are read (``None``: for files
+        of 8 MiB and more; see :mod:`pi_lab.session.bodies`). Every method returns the same
+        dicts either way; a lazy session holds a descriptor of the file while it lives.
         Raises :class:`InvalidSessionFile` for a non-empty file that is not a pi session.
         """
         resolved = _paths.resolve_path(str(path))
         if read_only:
             return _opening.open_read_only(cls, resolved, session_dir, cwd_override, uuid_factory=uuid_factory,
-                                           clock=clock)
+                                           clock=clock, lazy=lazy)
         cwd = cwd_override if cwd_override is not None else _opening.header_cwd(resolved)
         return cls(cwd, _opening.directory_of(resolved, session_dir), resolved, True, uuid_factory=uuid_factory,
-                   clock=clock)
+                   clock=clock, lazy=lazy)
 
     @classmethod
     def create(
@@ -255,8 +267,11 @@ class SessionManager(EntryAppends, FileSync):
         self._tree = (fused.roots, fused.nodes)
         self._changes.rebuilt()
         leaf = self.leaf_id
-        if leaf:
+        if leaf and self._bodies is None:
             self._cache_branch(leaf, get_branch(self._by_id, leaf))
+        elif leaf:  # a lazy session parses the branch when it is asked for; its path is known
+            path = last_line_path(self._bodies.last_path, fused)
+            self._raw_paths[leaf] = path if path is not None else get_branch(self._by_id, leaf)
         return migrated
 
     def _build_views(self) -> None:
@@ -270,7 +285,7 @@ class SessionManager(EntryAppends, FileSync):
         with collector_paused(len(entries), keep=True):
             self._tree = build_tree(entries, self._by_id, self._labels, self._label_timestamps)
             leaf = self.leaf_id
-            if leaf:
+            if leaf and self._bodies is None:
                 self._cache_branch(leaf, get_branch(self._by_id, leaf))
 
     def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
@@ -294,6 +309,7 @@ class SessionManager(EntryAppends, FileSync):
         if parent_session is not None:
             header["parentSession"] = parent_session
         self._file_entries = [header]
+        self._bodies = None
         self._rebuild_index()
         self._flushed = False
         self._consumed_bytes = self._known_size = self._line_count = 0
@@ -313,7 +329,7 @@ class SessionManager(EntryAppends, FileSync):
 
     def _rebuild_index(self) -> None:
         self._entries_cache = None
-        self._branch_cache = {}
+        self._clear_paths()
         self._tree = None
         (self._by_id, self._leaf_id, self._has_conversation, self._labels,
          self._label_timestamps) = index_lines(self._file_entries)
@@ -377,6 +393,8 @@ class SessionManager(EntryAppends, FileSync):
     @property
     def entries(self) -> list[Entry]:
         """Every entry (all branches) in file order, headers excluded. A fresh list."""
+        if self._bodies is not None:
+            return resolve_all(self._entries_view())
         return list(self._entries_view())
 
     def get_entries(self) -> list[Entry]:
@@ -385,19 +403,22 @@ class SessionManager(EntryAppends, FileSync):
     @property
     def file_entries(self) -> list[Entry]:
         """Every line as loaded, header included (a fresh list)."""
+        if self._bodies is not None:
+            return resolve_all(self._file_entries)
         return list(self._file_entries)
 
     def get_entry(self, entry_id: str) -> Entry | None:
-        return self._by_id.get(entry_id)
+        found = self._by_id.get(entry_id)
+        return found.resolve() if found.__class__ is LazyEntry else found
 
     def get_leaf_entry(self) -> Entry | None:
-        return self._by_id.get(self._leaf_id) if isinstance(self._leaf_id, str) else None
+        return self.get_entry(self._leaf_id) if isinstance(self._leaf_id, str) else None
 
     def get_entry_count(self) -> int:
         return len(self._by_id)
 
     def get_children(self, parent_id: str | None) -> list[Entry]:
-        return [e for e in self._by_id.values() if e.get("parentId") == parent_id]
+        return resolve_all([e for e in self._by_id.values() if e.get("parentId") == parent_id])
 
     def get_label(self, entry_id: str) -> str | None:
         return self._labels.get(entry_id)
@@ -428,9 +449,36 @@ class SessionManager(EntryAppends, FileSync):
             return []
         cached = self._branch_cache.get(target)
         if cached is None:
-            cached = get_branch(self._by_id, target)
+            if self._bodies is None:
+                cached = get_branch(self._by_id, target)
+            else:
+                raw = self._raw_paths.get(target)
+                cached = resolve_all(raw if raw is not None else get_branch(self._by_id, target))
             self._cache_branch(target, cached)
         return BranchPath(cached)
+
+    def _raw_path(self, target: str) -> list[Any]:
+        """The path to ``target`` as the engine holds it (skeletons of a lazy session)."""
+        if self._bodies is None:
+            return self.get_branch(target)
+        raw = self._raw_paths.get(target)
+        if raw is None:
+            raw = get_branch(self._by_id, target)
+            if len(self._raw_paths) >= 8:
+                del self._raw_paths[next(iter(self._raw_paths))]
+            self._raw_paths[target] = raw
+        return raw
+
+    def _clear_paths(self) -> None:
+        """Forget every cached path (the index was rebuilt or an id was replaced)."""
+        self._branch_cache = {}
+        self._raw_paths = {}
+
+    def _lookups(self) -> tuple[Any, Any]:
+        """(entry list, id index) for the pure path functions: dicts either way."""
+        if self._bodies is None:
+            return self._entries_view(), self._by_id
+        return ResolvingPath(self._entries_view()), ResolvingIndex(self._by_id)
 
     def _cache_branch(self, target: str, path: list[Entry]) -> None:
         # Paths never change when entries are appended (entries are immutable and an id's
@@ -453,6 +501,36 @@ class SessionManager(EntryAppends, FileSync):
             self._tree = build_tree(self._entries_view(), self._by_id, self._labels, self._label_timestamps)
         return list(self._tree[0])
 
+    @property
+    def lazy_bodies(self) -> bool:
+        """Whether message bodies are read from the file when first used (``lazy`` at open)."""
+        return self._bodies is not None
+
+    def load_bodies(self) -> None:
+        """Read every body still in the file into memory: from here on the session is as if
+        opened with ``lazy=False`` (one dict per entry, for as long as the session lives).
+
+        For a caller about to read every entry anyway, and that keys caches by entry
+        identity (the views do): a lazy session may parse a let-go body again as a new dict."""
+        if self._bodies is None:
+            return
+        old = self._file_entries
+        with collector_paused(len(old), keep=True):
+            loaded = resolve_all(old)
+            now = {id(before): after for before, after in zip(old, loaded) if before is not after}
+            self._file_entries = loaded
+            by_id = self._by_id
+            for key, value in by_id.items():
+                if value.__class__ is LazyEntry:
+                    by_id[key] = now[id(value)]
+            if self._tree is not None:
+                for node in self._tree[1].values():
+                    if node._entry.__class__ is LazyEntry:
+                        node._entry = now[id(node._entry)]
+        self._entries_cache = None
+        self._clear_paths()  # cached paths may hold other dicts of the same lines
+        self._bodies = None
+
     def _entries_view(self) -> list[Entry]:
         """The cached entry list itself (callers inside the engine never mutate it)."""
         if self._entries_cache is None:
@@ -465,16 +543,25 @@ class SessionManager(EntryAppends, FileSync):
 
     def build_context_entries(self, leaf_id: Any = ...) -> list[Entry]:
         leaf = self._leaf_id if leaf_id is ... else leaf_id
-        return build_context_entries(self._entries_view(), leaf, self._by_id)
+        return build_context_entries(*self._lookups_for(leaf))
 
     def build_session_projection(self, leaf_id: Any = ...) -> SessionProjection:
         """What the model sees at the leaf (or at ``leaf_id``), with each message's source."""
         if leaf_id is ...:
             if self._leaf_id is UNSET:
                 # The last line had no id: pi then projects from the last entry.
-                return build_session_projection(self._entries_view(), UNSET, self._by_id)
+                entries, by_id = self._lookups()
+                return build_session_projection(entries, UNSET, by_id)
+            leaf = self.leaf_id
+            if self._bodies is not None and leaf:
+                # Read back from the leaf: only the kept region's bodies are parsed.
+                return project_path(ResolvingPath(self._raw_path(leaf)))
             return project_path(self.get_branch())
-        return build_session_projection(self._entries_view(), leaf_id, self._by_id)
+        return build_session_projection(*self._lookups_for(leaf_id))
+
+    def _lookups_for(self, leaf: Any) -> tuple[Any, Any, Any]:
+        entries, by_id = self._lookups()
+        return entries, leaf, by_id
 
     def build_session_context(self, leaf_id: Any = ...) -> SessionContext:
         return self.build_session_projection(leaf_id).context()
@@ -540,7 +627,7 @@ class SessionManager(EntryAppends, FileSync):
             entry_id = entry.get("id")
             duplicate = entry_id.__class__ is str and entry_id in self._by_id
             if duplicate:
-                self._branch_cache.clear()  # a duplicate id replaces an indexed entry
+                self._clear_paths()  # a duplicate id replaces an indexed entry
             self._index_entry(entry)
             added.append(entry)
             self._grow_tree(entry, duplicate)
@@ -558,7 +645,7 @@ class SessionManager(EntryAppends, FileSync):
             return
         roots, nodes = self._tree
         entry_id = entry.get("id")
-        waiting = any(r.entry.get("parentId") == entry_id for r in roots) if entry_id else False
+        waiting = any(r._entry.get("parentId") == entry_id for r in roots) if entry_id else False
         if duplicate or waiting or entry_id.__class__ is not str:
             self._tree = None
             return
@@ -567,8 +654,8 @@ class SessionManager(EntryAppends, FileSync):
             target_id = entry.get("targetId")
             target = nodes.get(target_id) if target_id.__class__ is str else None
             if target is not None:
-                target.label = self._labels.get(target.entry.get("id"))
-                target.label_timestamp = self._label_timestamps.get(target.entry.get("id"))
+                target.label = self._labels.get(target_id)
+                target.label_timestamp = self._label_timestamps.get(target_id)
 
     # ------------------------------------------------------------------ change feed
 

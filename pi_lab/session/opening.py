@@ -68,6 +68,7 @@ def open_read_only(
     *,
     uuid_factory: UuidFactory | None,
     clock: Clock | None,
+    lazy: bool | None = None,
 ) -> SessionManager:
     """Read a session without writing it: no repair, no migration rewrite (in memory
     only, with ids derived from the file's bytes so every read gives the same ones)."""
@@ -79,7 +80,7 @@ def open_read_only(
         raise SessionNotFound(f"No session file at {resolved}") from None
     # Ids are only made for a version-1 file; hash its bytes (while reading) only then.
     hasher = hashlib.sha256() if needs_stable_ids(read_session_header(resolved)) else None
-    loaded = load_entries_from_file(resolved, repair=False, hasher=hasher)
+    loaded = load_entries_from_file(resolved, repair=False, hasher=hasher, lazy=lazy)
     if loaded.invalid_reason or (not loaded.entries and loaded.skipped_lines):
         raise InvalidSessionFile(resolved, loaded.invalid_reason)
     if not loaded.entries:
@@ -94,6 +95,8 @@ def open_read_only(
     sm._session_file = resolved
     sm.skipped_lines = list(loaded.skipped_lines)
     sm._loaded_version = loaded.entries[0].get("version")
+    sm._lazy = lazy
+    sm._bodies = loaded.bodies
     sm._pending_rewrite = sm._adopt_checked(loaded.entries, resolved)
     sm._uuid_factory = uuid_factory  # stable ids only for the migration of this read
     sm._flushed = True

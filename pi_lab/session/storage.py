@@ -14,6 +14,7 @@ import orjson
 
 from pi_lab.errors import NotARegularFile, PiLabError
 from pi_lab.session._gc import collector_paused
+from pi_lab.session.bodies import bodies_for
 from pi_lab.session._json import NonObjectLine, dumps_line, loads_object
 from pi_lab.session._text import safe_repr
 
@@ -91,6 +92,7 @@ class LoadResult:
     tail_parsed: bool = False  # the unterminated last line gave an entry
     tail_skipped: bool = False  # the unterminated last line was counted in skipped_lines
     lines: int = 0  # lines in the consumed bytes (line numbers continue from here)
+    bodies: Any = None  # the BodyFile of the entries kept as skeletons (a lazy load), or None
 
 
 def _decode_and_parse(raw: bytes) -> Entry | None:
@@ -120,7 +122,7 @@ def parse_lines(data: bytes, first_line_number: int = 1, *, complete_only: bool 
     """
     entries: list[Entry] = []
     skipped: list[int] = []
-    consumed, number = _parse_into(data, 0, first_line_number, complete_only, entries, skipped)
+    consumed, number = _parse_into(data, 0, first_line_number, complete_only, entries, skipped, None, 0)
     ends_with_newline = len(data) == 0 or data.endswith(b"\n")
     result = LoadResult(entries, skipped, None, ends_with_newline, consumed)
     # The lines walked over, counted by the walk itself: a reader that continues the line
@@ -130,10 +132,15 @@ def parse_lines(data: bytes, first_line_number: int = 1, *, complete_only: bool 
 
 
 def _parse_into(
-    data: bytes, start: int, number: int, complete_only: bool, entries: list[Entry], skipped: list[int]
+    data: bytes, start: int, number: int, complete_only: bool, entries: list[Entry], skipped: list[int],
+    keep: Any, base: int,
 ) -> tuple[int, int]:
     """The walk of :func:`parse_lines` from offset ``start`` (line ``number``), appending to
-    the caller's lists; returns (offset after the last line taken, the next line number)."""
+    the caller's lists; returns (offset after the last line taken, the next line number).
+
+    ``keep`` (a :meth:`BodyFile.keep`, or ``None``) is given each line orjson parsed
+    straight from the bytes, with the line's file offset (``base`` is that of ``data[0]``)
+    and length, and returns what to keep: the entry or its skeleton."""
     length = len(data)
     find = data.find
     loads = orjson.loads
@@ -154,6 +161,9 @@ def _parse_into(
                     entry = loads(view[start:end_of_line])
                 except orjson.JSONDecodeError:
                     entry = None
+                else:
+                    if keep is not None:
+                        entry = keep(entry, base + start, end_of_line - start)
             if entry is None and start < end_of_line:
                 raw = data[start:end_of_line]
                 if raw.strip():
@@ -201,7 +211,7 @@ TAIL_SETTLE_SECONDS = 0.02
 
 
 def load_entries_from_file(
-    path: str | os.PathLike[str], *, repair: bool = True, hasher: Any = None
+    path: str | os.PathLike[str], *, repair: bool = True, hasher: Any = None, lazy: bool | None = False
 ) -> LoadResult:
     """Load every line of a session file (``loadEntriesFromFile``), repairing its tail.
 
@@ -211,7 +221,9 @@ def load_entries_from_file(
     stayed the same across two reads: a line that is still growing belongs to a writer in
     the middle of it, so it is left out (``consumed_bytes`` stops before it) for a later
     :meth:`SessionManager.refresh`. With ``repair=False`` nothing is ever written and the
-    unterminated line is parsed as pi would (``tail_start`` marks it).
+    unterminated line is parsed as pi would (``tail_start`` marks it). ``lazy`` keeps
+    message lines as skeletons whose bodies are read back on demand (:mod:`.bodies`;
+    ``None``: for large files); ``result.bodies`` is then their file.
     Raises :class:`NotARegularFile` for a FIFO, device or directory (never opened).
     """
     p = Path(path).expanduser()
@@ -220,7 +232,10 @@ def load_entries_from_file(
     except FileNotFoundError:
         return LoadResult([])
     with open(p, "rb") as handle:
-        result, first_bytes = _read_in_chunks(handle, hasher)
+        bodies = bodies_for(handle, str(p), lazy)
+        result, first_bytes = _read_in_chunks(handle, hasher, bodies=bodies)
+        if bodies is not None:
+            result.bodies = bodies.finish()
         has_content = bool(result.entries or result.skipped_lines)
         problem = _header_problem(result.entries, first_bytes) if has_content else None
         if result.entries and problem:
@@ -276,7 +291,8 @@ def read_lines(handle: Any, *, limit: int | None = None, hasher: Any = None) -> 
     return _read_in_chunks(handle, hasher, limit)
 
 
-def _read_in_chunks(handle: Any, hasher: Any = None, limit: int | None = None) -> tuple[LoadResult, bytes]:
+def _read_in_chunks(handle: Any, hasher: Any = None, limit: int | None = None,
+                    bodies: Any = None) -> tuple[LoadResult, bytes]:
     """Parse an open file a chunk at a time, so a 200 MB session never sits in memory twice
     (bytes and objects); a line cut by a chunk boundary is completed by the next chunk.
 
@@ -285,6 +301,10 @@ def _read_in_chunks(handle: Any, hasher: Any = None, limit: int | None = None) -
     st = os.fstat(handle.fileno())
     entries: list[Entry] = []
     skipped: list[int] = []
+    keep = None
+    if bodies is not None:  # a lazy load: the BodyFile turns lines of the list into skeletons
+        bodies.begin(entries)
+        keep = bodies.keep
     line_number = 1
     pending = b""
     first_bytes = b""
@@ -309,8 +329,10 @@ def _read_in_chunks(handle: Any, hasher: Any = None, limit: int | None = None) -
                 pending += chunk  # a line longer than a chunk: keep gathering it
                 continue
             start = cut + 1
-            _, line_number = _parse_into(pending + chunk[:start], 0, line_number, True, entries, skipped)
-        consumed, line_number = _parse_into(chunk, start, line_number, True, entries, skipped)
+            _, line_number = _parse_into(pending + chunk[:start], 0, line_number, True, entries, skipped,
+                                         keep, size - len(chunk) - len(pending))
+        consumed, line_number = _parse_into(chunk, start, line_number, True, entries, skipped, keep,
+                                            size - len(chunk))
         pending = chunk[consumed:]
     tail_parsed = tail_skipped = False
     if pending:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import repeat
-from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lab.session._gc import collector_paused
+from pi_lab.session.bodies import LazyEntry
 from pi_lab.session.entries import Entry
 from pi_lab.session.ids import parse_iso_ms
 
@@ -49,15 +49,34 @@ class BranchPath(list):
         return bool(self) and self[-1] is self.leaf
 
 
-@dataclass(eq=False, slots=True)
 class TreeNode:
-    entry: Entry
-    children: list[TreeNode] = field(default_factory=list)
-    label: str | None = None
-    label_timestamp: str | None = None
+    """One entry of :func:`get_tree`: its entry, children (by timestamp) and label.
+
+    The node holds what the manager holds for the entry: the dict, or for a lazily read
+    file the entry's skeleton (:mod:`pi_lab.session.bodies`), whose body ``entry`` parses on
+    first use; the tree itself is built from skeletons without parsing any body.
+    """
+
+    __slots__ = ("_entry", "children", "label", "label_timestamp")
+
+    def __init__(self, entry: Entry, children: list[TreeNode] | None = None, label: str | None = None,
+                 label_timestamp: str | None = None):
+        self._entry = entry
+        self.children = [] if children is None else children
+        self.label = label
+        self.label_timestamp = label_timestamp
+
+    @property
+    def entry(self) -> Entry:
+        entry = self._entry
+        return entry if entry.__class__ is not LazyEntry else entry.resolve()
+
+    @entry.setter
+    def entry(self, value: Entry) -> None:
+        self._entry = value
 
     def __repr__(self) -> str:
-        return f"TreeNode({self.entry.get('type')} {self.entry.get('id')!r}, {len(self.children)} children)"
+        return f"TreeNode({self._entry.get('type')} {self._entry.get('id')!r}, {len(self.children)} children)"
 
 
 def get_branch(by_id: Mapping[str, Entry], from_id: str | None) -> list[Entry]:
@@ -85,15 +104,17 @@ def get_branch(by_id: Mapping[str, Entry], from_id: str | None) -> list[Entry]:
 
 def _guarded_branch(by_id: Mapping[str, Entry], from_id: str) -> list[Entry]:
     """The walk for hand-edited files with a parentId cycle: stop at the first repeat."""
+    # The ids looked up, not the objects found: a lazy session's index may parse an entry
+    # again on each lookup (pi_lab.session.bodies), and one key is always one entry.
     entry = by_id.get(from_id)
     path: list[Entry] = []
-    seen: set[int] = set()
-    while entry is not None and id(entry) not in seen:
-        seen.add(id(entry))
+    seen = {from_id}
+    while entry is not None:
         path.append(entry)
         parent_id = entry.get("parentId")
-        if not parent_id or parent_id.__class__ is not str:
+        if not parent_id or parent_id.__class__ is not str or parent_id in seen:
             break
+        seen.add(parent_id)
         entry = by_id.get(parent_id)
     path.reverse()
     return path
@@ -115,11 +136,11 @@ def build_session_path(entries: list[Entry], leaf_id: Any = UNSET, by_id: Mappin
             if chain is not None:
                 return chain
         by_id = index_by_id(entries)
-    start = by_id.get(leaf_id) if isinstance(leaf_id, str) and leaf_id else None
-    if start is None:
-        if not entries:
-            return []
-        start = entries[-1]
+    if isinstance(leaf_id, str) and leaf_id and by_id.get(leaf_id) is not None:
+        return get_branch(by_id, leaf_id)
+    if not entries:
+        return []
+    start = entries[-1]
     start_id = start.get("id")
     if start_id.__class__ is str and by_id.get(start_id) is start:
         return get_branch(by_id, start_id)
@@ -185,7 +206,7 @@ def get_tree(
 
 def attach_node(roots: list[TreeNode], nodes: dict[str, TreeNode], node: TreeNode) -> None:
     """Add one appended entry's node to a built tree (its parent is already there)."""
-    entry = node.entry
+    entry = node._entry
     parent_id = entry.get("parentId")
     parent = nodes.get(parent_id) if parent_id.__class__ is str and parent_id != entry.get("id") else None
     if parent is None:
@@ -195,7 +216,7 @@ def attach_node(roots: list[TreeNode], nodes: dict[str, TreeNode], node: TreeNod
         key = _sort_key(entry)
         # Appends are normally the newest sibling; otherwise keep the stable timestamp order.
         position = len(children)
-        while position > 0 and _sort_key(children[position - 1].entry) > key:
+        while position > 0 and _sort_key(children[position - 1]._entry) > key:
             position -= 1
         children.insert(position, node)
     entry_id = entry.get("id")
@@ -233,7 +254,7 @@ def build_tree(
         roots: list[TreeNode] = []
         late_parent = False  # a parent written after its child: only then can there be a cycle
         for i, node in enumerate(ordered):
-            entry = node.entry
+            entry = node._entry
             parent_id = entry.get("parentId")
             parent = nodes.get(parent_id) if parent_id.__class__ is str else None
             if parent is None or parent_id == entry.get("id"):
@@ -246,13 +267,13 @@ def build_tree(
             cyclic = find_cycles(by_id if by_id is not None else index_by_id(entries))
             if cyclic:
                 for node in ordered:
-                    if node.entry.get("id").__class__ is str and node.entry.get("id") in cyclic:
-                        parent_id = node.entry.get("parentId")
+                    if node._entry.get("id").__class__ is str and node._entry.get("id") in cyclic:
+                        parent_id = node._entry.get("parentId")
                         parent = nodes.get(parent_id) if parent_id.__class__ is str else None
                         if parent is not None and node in parent.children:
                             parent.children.remove(node)
                         roots.append(node)
-                roots.sort(key=lambda n: position.get(n.entry.get("id"), -1) if n.entry.get("id").__class__ is str else -1)
+                roots.sort(key=lambda n: position.get(n._entry.get("id"), -1) if n._entry.get("id").__class__ is str else -1)
         for node in ordered:
             if len(node.children) > 1:
                 node.children.sort(key=_child_sort_key)
@@ -293,7 +314,7 @@ def _build_tree_in_file_order(
         children.append(node)
         if len(children) == 2:
             branching.append(parent)
-    if orphans and any(_late_parent(r.entry, nodes) for r in roots):
+    if orphans and any(_late_parent(r._entry, nodes) for r in roots):
         return None  # a parent written after its child
     for parent in branching:
         parent.children.sort(key=_child_sort_key)
@@ -306,7 +327,7 @@ def _late_parent(entry: Entry, nodes: Mapping[str, TreeNode]) -> bool:
 
 
 def _child_sort_key(node: TreeNode) -> float:
-    return _sort_key(node.entry)
+    return _sort_key(node._entry)
 
 
 def find_cycles(by_id: Mapping[str, Entry]) -> set[str]:

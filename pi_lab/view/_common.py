@@ -16,13 +16,23 @@ from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every mod
 
 
 def manager_of(sm: Any) -> Any:
-    """The SessionManager behind ``sm`` (a manager, or an object with ``session_manager``)."""
+    """The SessionManager behind ``sm`` (a manager, or an object with ``session_manager``),
+    with every body in memory (:func:`with_bodies`)."""
     if hasattr(sm, "get_branch") and hasattr(sm, "get_entry"):
-        return sm
+        return with_bodies(sm)
     inner = getattr(sm, "session_manager", None)
     if inner is not None and hasattr(inner, "get_branch") and hasattr(inner, "get_entry"):
-        return inner
+        return with_bodies(inner)
     raise ViewError(f"expected a SessionManager (or an AgentSession), not {type(sm).__name__}")
+
+
+def with_bodies(sm: Any) -> Any:
+    """``sm``, its bodies read into memory if it was opened lazily: the views read every
+    entry (row facts, search, gauge) and key their caches by entry identity, which needs one
+    dict per entry for the session's life (SessionManager.load_bodies)."""
+    if getattr(sm, "lazy_bodies", False):
+        sm.load_bodies()
+    return sm
 
 
 def _where(sm: Any) -> str | None:

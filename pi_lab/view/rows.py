@@ -43,6 +43,7 @@ from pi_lab.session.navigation import (
 from pi_lab.session._text import field_text
 from pi_lab.session.projection import project_path
 from pi_lab.session.tree import TreeNode
+from pi_lab.view._common import with_bodies
 from pi_lab.view.columns import TOKENS_MAX, TOKENS_UNKNOWN, GutterTable, RowColumns, TokenColumn, encode_structure, row_values
 from pi_lab.view.context import ContextMarks, context_marks, facts_tokens, share_facts
 from pi_lab.view.kinds import FLAG, FLAG_BITS, KIND, KIND_NAMES, is_error_entry
@@ -262,7 +263,7 @@ class RowState:
     ):
         if filter_mode not in FILTER_MODES:
             raise ValueError(f"unknown filter mode {filter_mode!r}")
-        self.sm = sm
+        self.sm = with_bodies(sm)
         self.filter_mode = filter_mode
         self.search = search
         self.folded: frozenset[str] = frozenset(folded)

@@ -81,7 +81,9 @@ def _session_manager_and_agent(source: Any, writable: bool = False, **agent_opti
     if isinstance(source, (str, os.PathLike)):
         # Inspection never writes the user's file (no migration or repair on disk); writing
         # is asked for with writable=True or the viewer's "allow writes".
-        source = SessionManager.open(source, read_only=not writable)
+        # Bodies are read eagerly: the view's first build (row facts, gauge, search) reads
+        # every entry's body anyway, and one parse costs less than a skeleton plus a re-read.
+        source = SessionManager.open(source, read_only=not writable, lazy=False)
     if hasattr(source, "session_manager") and hasattr(source, "navigate_tree"):
         return source.session_manager, source
     if not hasattr(source, "get_branch"):

@@ -142,6 +142,7 @@ def dump(path: str | os.PathLike[str], inplace: bool = False, keeps=DEFAULT_KEEP
         if sm is None:
             return out
         branch = sm.get_branch()
+        out["lazyBodies"] = getattr(sm, "lazy_bodies", False)  # pi_lab only (not compared with pi)
         out["header"] = sm.get_header()
         out["entries"] = sm.get_entries()
         if sm.leaf_id is not None or sm._leaf_id is None:
