@@ -155,6 +155,7 @@ class BodyFile:
         self._stack: list[tuple[int, str, int, int]] = []
         self._top_id: Any = None  # the id of the latest line (the top of the path)
         self._where: dict[str, int] | None = None  # each id's place, once a line needs it
+        self._where_upto = 0  # the lines _where covers
         # After the load: the root-to-last-line path as the reader followed it (the lines'
         # entries and skeletons), for the manager's branch of the leaf (index.last_line_path).
         self.last_path: list[Any] | None = None
@@ -190,8 +191,6 @@ class BodyFile:
             self._branch_off(parent)  # not a child of the line before it
         self._stack.append((index, entry_id, offset, length))
         self._top_id = entry_id
-        if self._where is not None:
-            self._where[entry_id] = index
         return entry
 
     def _branch_off(self, parent: Any) -> None:
@@ -204,14 +203,9 @@ class BodyFile:
                 while len(stack) > depth + 1:  # back up to the branch point (the usual case)
                     self._let_body_go(stack.pop())
                 return
-            # A line continuing an older branch: its path is looked up through every id.
-            where = self._where
-            if where is None:
-                where = self._where = {}
-                for place, line in enumerate(self._entries):
-                    line_id = line.get("id") if line.__class__ is dict or line.__class__ is LazyEntry else None
-                    if line_id.__class__ is str:
-                        where[line_id] = place
+            # A line continuing an older branch: its path is looked up through every id read
+            # so far (lines the loader parsed another way included).
+            where = self._where_now()
             at = where.get(parent)
             if at is not None:
                 path = self._ancestors(at)
@@ -227,6 +221,19 @@ class BodyFile:
         for item in stack:  # a new root
             self._let_body_go(item)
         stack.clear()
+
+    def _where_now(self) -> dict[str, int]:
+        """Each id's place in the loader's list, brought up to date (built at the first need)."""
+        if self._where is None:
+            self._where = {}
+        where, entries = self._where, self._entries
+        for place in range(self._where_upto, len(entries)):
+            line = entries[place]
+            line_id = line.get("id") if line.__class__ is dict or line.__class__ is LazyEntry else None
+            if line_id.__class__ is str:
+                where[line_id] = place
+        self._where_upto = len(entries)
+        return where
 
     def _depth_of(self, entry_id: str) -> int | None:
         """Where ``entry_id`` is on the path, looking back from the top in growing windows

@@ -143,4 +143,9 @@ def last_line_path(path: list[Any] | None, fused: IndexedLines | None) -> list[A
         return None
     if path[-1] is not fused.by_id.get(fused.leaf):
         return None
+    # The walk stops at an entry whose parent is not indexed; so must the path (the reader
+    # links each line to the line before it on the path, or starts a path at a root).
+    parent = path[0].get("parentId")
+    if parent and parent.__class__ is str and parent in fused.by_id and parent != path[0].get("id"):
+        return None
     return path

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from pi_lab.session import SessionManager
 from pi_lab.session import bodies as bodies_module
 from pi_lab.session.bodies import LazyEntry, SessionFileChanged
+from pi_lab.session.tree import get_branch
 
 HEADER = {"type": "session", "version": 3, "id": "sess", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
 REPO = Path(__file__).resolve().parents[2]
@@ -202,6 +203,9 @@ def _check_alike(path: str, data: bytes, usual: bool) -> None:
     if usual and data.endswith(b"\n"):  # (an unfinished last line is parsed apart: no branch left)
         assert lazy.lazy_bodies and _stubs(lazy), "the left branch's messages stay in the file"
         assert all(stub.body is None for stub in _stubs(lazy))  # nothing parsed back yet
+    if lazy.leaf_id:  # the leaf's path as the reader followed it is the one the walk finds
+        walked = get_branch(lazy._by_id, lazy.leaf_id)
+        assert [e.get("id") for e in lazy._raw_path(lazy.leaf_id)] == [e.get("id") for e in walked]
     assert answers(lazy) == answers(eager)
     # The same answers a second time (bodies now parsed, or parsed again after the budget).
     assert answers(lazy) == answers(eager)
@@ -247,6 +251,7 @@ def test_appends_while_bodies_are_unparsed(tmp_path_factory, session, ops):
     assert answers(lazy) == answers(eager)
     assert Path(lazy_path).read_bytes() == Path(eager_path).read_bytes()  # the same lines written
     reopened = SessionManager.open(lazy_path, read_only=True, lazy=True)
+    _check_alike(lazy_path, Path(lazy_path).read_bytes(), False)
     assert answers(reopened) == answers(SessionManager.open(eager_path, read_only=True, lazy=False))
 
 
@@ -437,3 +442,22 @@ def test_the_views_read_a_lazy_session_with_its_bodies_in_memory(tmp_path):
     lazy_again = SessionManager.open(path, read_only=True, lazy=True)
     assert context_timeline(lazy_again) == context_timeline(eager)
     assert not lazy_again.lazy_bodies
+
+
+def test_a_branch_continued_from_a_line_parsed_apart_keeps_its_path(tmp_path):
+    """Lines with invalid UTF-8 are parsed by the slower reader, not the lazy one; a later line
+    continuing from such a line must still find its whole path (found by the property tests:
+    the reader's id lookup once missed lines parsed apart after it was built)."""
+    lines = [json.dumps(HEADER).encode()]
+    parent = None
+    for n in range(1, 8):
+        raw = json.dumps(_message(f"x{n}", parent, n, "user", "BAD" if n in (3, 6) else f"t{n}" * 40)).encode()
+        lines.append(raw.replace(b"BAD", b"B\xffD"))
+        parent = f"x{n}"
+    lines.append(json.dumps(_message("y1", "x1", 8, "user", "other branch " * 40)).encode())
+    lines.append(json.dumps(_message("y2", "x6", 9, "user", "back to x6 " * 40)).encode())
+    path = _write(tmp_path, b"\n".join(lines) + b"\n")
+    lazy = SessionManager.open(path, read_only=True, lazy=True)
+    assert lazy.lazy_bodies
+    assert [e["id"] for e in lazy.get_branch()] == ["x1", "x2", "x3", "x4", "x5", "x6", "y2"]
+    assert answers(lazy) == answers(SessionManager.open(path, read_only=True, lazy=False))
