@@ -277,6 +277,9 @@ export class ComparePane {
   }
 
   private drawPicks(): void {
+    // A pick box is drawn anew (its node's name arrives after the pick): a keyboard user on
+    // its button keeps the focus there, instead of it falling back to the page.
+    const focused = this.focusedPick();
     for (const side of ['a', 'b'] as const) {
       const box = this.pickBoxes[side];
       clear(box);
@@ -298,7 +301,21 @@ export class ComparePane {
         }
       }
     }
+    if (focused) {
+      this.pickBoxes[focused].querySelector<HTMLElement>('.pi-cmp-pick-id')?.focus();
+    }
     this.drawSelection();
+  }
+
+  /** The side whose pick box holds the focus, if one does. */
+  private focusedPick(): Side | null {
+    const active = this.root.ownerDocument.activeElement;
+    for (const side of ['a', 'b'] as const) {
+      if (active && this.pickBoxes[side].contains(active)) {
+        return side;
+      }
+    }
+    return null;
   }
 
   private drawSelection(): void {

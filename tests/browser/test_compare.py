@@ -236,6 +236,28 @@ def test_unrelated_roots_are_said_in_the_pane(page, lab_server, open_lab):
     expect(page.locator(f"{PANE} .pi-cmp-stats")).to_contain_text("no usage recorded")
 
 
+def test_a_focused_pick_keeps_the_focus_when_its_name_arrives(page, lab_server, open_lab, seed_file, screenshot_dir):
+    open_widget(page, lab_server, open_lab, seed_file, "compare_focus.ipynb")
+    # The kernel names a pick slowly, so that the box is drawn again while its button has focus.
+    kernel(page, "import time as _t\nfrom pi_lab.view import payload as _p\n"
+                 "_named = _p.READ_OPS['compare_node']\n"
+                 "_p.READ_OPS['compare_node'] = lambda view, a: (_t.sleep(1.5), _named(view, a))[1]\n")
+    try:
+        set_a = page.locator(f"{PANE} .pi-cmp-set[data-side='a']")
+        expect(set_a).to_have_attribute("title", "pick the selected entry (C1) as A")
+        set_a.focus()
+        page.keyboard.press("Enter")
+        pick = page.locator(f"{PANE} .pi-cmp-pick[data-side='a'] .pi-cmp-pick-id")
+        pick.focus()
+        expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='a'] .pi-cmp-kind")).to_be_visible()  # redrawn
+        expect(pick).to_be_focused()
+        page.locator(PANE).screenshot(path=str(screenshot_dir / "compare-pick-focus.png"))
+        page.keyboard.press("Tab")
+        expect(set_a).to_be_focused()  # the tab order goes on from the pick
+    finally:
+        kernel(page, "_p.READ_OPS['compare_node'] = _named")
+
+
 def test_every_control_by_keyboard(page, lab_server, open_lab, seed_file):
     open_widget(page, lab_server, open_lab, seed_file, "compare_keys.ipynb")
     # The leaf C1 is selected on open: pick it as A with the keyboard.
