@@ -124,7 +124,7 @@ class EntryAppends:
             if parent_path is not None:
                 self._cache_branch(entry_id, [*parent_path, entry])
             if previous_leaf in self._raw_paths:  # a lazy session's path of skeletons
-                self._raw_paths[entry_id] = [*self._raw_paths[previous_leaf], entry]
+                self._cache_raw_path(entry_id, [*self._raw_paths[previous_leaf], entry])
         try:
             self._persist_entry(entry, fd)
         except BaseException:

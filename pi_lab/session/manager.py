@@ -52,6 +52,17 @@ from pi_lab.session.tree import (
 
 __all__ = ["SessionManager", "SessionNotFound", "EntryNotFound"]
 
+_PATHS_KEPT = 8  # cached root-to-entry paths (per kind: dicts, a lazy session's skeletons)
+
+
+def _remember(cache: dict[str, list[Any]], target: str, path: list[Any]) -> None:
+    """Keep ``path`` as the newest of at most _PATHS_KEPT in ``cache``."""
+    if target in cache:
+        del cache[target]
+    elif len(cache) >= _PATHS_KEPT:
+        del cache[next(iter(cache))]
+    cache[target] = path
+
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
 
@@ -271,7 +282,7 @@ class SessionManager(EntryAppends, FileSync):
             self._cache_branch(leaf, get_branch(self._by_id, leaf))
         elif leaf:  # a lazy session parses the branch when it is asked for; its path is known
             path = last_line_path(self._bodies.last_path, fused)
-            self._raw_paths[leaf] = path if path is not None else get_branch(self._by_id, leaf)
+            self._cache_raw_path(leaf, path if path is not None else get_branch(self._by_id, leaf))
         return migrated
 
     def _build_views(self) -> None:
@@ -452,8 +463,7 @@ class SessionManager(EntryAppends, FileSync):
             if self._bodies is None:
                 cached = get_branch(self._by_id, target)
             else:
-                raw = self._raw_paths.get(target)
-                cached = resolve_all(raw if raw is not None else get_branch(self._by_id, target))
+                cached = resolve_all(self._raw_path(target))
             self._cache_branch(target, cached)
         return BranchPath(cached)
 
@@ -464,9 +474,7 @@ class SessionManager(EntryAppends, FileSync):
         raw = self._raw_paths.get(target)
         if raw is None:
             raw = get_branch(self._by_id, target)
-            if len(self._raw_paths) >= 8:
-                del self._raw_paths[next(iter(self._raw_paths))]
-            self._raw_paths[target] = raw
+            self._cache_raw_path(target, raw)
         return raw
 
     def _clear_paths(self) -> None:
@@ -484,12 +492,11 @@ class SessionManager(EntryAppends, FileSync):
         # Paths never change when entries are appended (entries are immutable and an id's
         # path only depends on its ancestors), so the cache survives appends; it is cleared
         # whenever the index is rebuilt or a re-read line replaces an existing id.
-        cache = self._branch_cache
-        if target in cache:
-            del cache[target]
-        elif len(cache) >= 8:
-            del cache[next(iter(cache))]
-        cache[target] = path
+        _remember(self._branch_cache, target, path)
+
+    def _cache_raw_path(self, target: str, path: list[Any]) -> None:
+        """:meth:`_cache_branch` for a lazy session's paths of skeletons."""
+        _remember(self._raw_paths, target, path)
 
     def get_tree(self) -> list[TreeNode]:
         """Every entry as a tree node (roots in file order, children by timestamp).
@@ -542,8 +549,8 @@ class SessionManager(EntryAppends, FileSync):
         return find_cycles(self._by_id)
 
     def build_context_entries(self, leaf_id: Any = ...) -> list[Entry]:
-        leaf = self._leaf_id if leaf_id is ... else leaf_id
-        return build_context_entries(*self._lookups_for(leaf))
+        entries, by_id = self._lookups()
+        return build_context_entries(entries, self._leaf_id if leaf_id is ... else leaf_id, by_id)
 
     def build_session_projection(self, leaf_id: Any = ...) -> SessionProjection:
         """What the model sees at the leaf (or at ``leaf_id``), with each message's source."""
@@ -557,11 +564,8 @@ class SessionManager(EntryAppends, FileSync):
                 # Read back from the leaf: only the kept region's bodies are parsed.
                 return project_path(ResolvingPath(self._raw_path(leaf)))
             return project_path(self.get_branch())
-        return build_session_projection(*self._lookups_for(leaf_id))
-
-    def _lookups_for(self, leaf: Any) -> tuple[Any, Any, Any]:
         entries, by_id = self._lookups()
-        return entries, leaf, by_id
+        return build_session_projection(entries, leaf_id, by_id)
 
     def build_session_context(self, leaf_id: Any = ...) -> SessionContext:
         return self.build_session_projection(leaf_id).context()

@@ -95,7 +95,6 @@ def open_read_only(
     sm._session_file = resolved
     sm.skipped_lines = list(loaded.skipped_lines)
     sm._loaded_version = loaded.entries[0].get("version")
-    sm._lazy = lazy
     sm._bodies = loaded.bodies
     sm._pending_rewrite = sm._adopt_checked(loaded.entries, resolved)
     sm._uuid_factory = uuid_factory  # stable ids only for the migration of this read

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from pi_lab.session import SessionManager
 from pi_lab.session import bodies as bodies_module
 from pi_lab.session.bodies import LazyEntry, SessionFileChanged
 from pi_lab.session.tree import get_branch
+from session.conformance import answers, tree_rows
 
 HEADER = {"type": "session", "version": 3, "id": "sess", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
 REPO = Path(__file__).resolve().parents[2]
@@ -134,47 +136,6 @@ def sessions(draw):
     return b"\n".join(lines) + tail, usual
 
 
-def _tree_rows(roots) -> list:
-    rows, stack = [], [(node, -1) for node in reversed(roots)]
-    while stack:
-        node, parent = stack.pop()
-        rows.append((node.entry, parent, node.label, node.label_timestamp, len(node.children)))
-        here = len(rows) - 1
-        stack.extend((child, here) for child in reversed(node.children))
-    return rows
-
-
-def answers(sm: SessionManager) -> dict:
-    """Every query of the conformance contract, at every entry."""
-    ids = [e.get("id") for e in sm.entries if isinstance(e.get("id"), str)]
-    context = sm.build_session_context()
-    projection = sm.build_session_projection()
-    return {
-        "entries": sm.get_entries(),
-        "entries_property": sm.entries,
-        "file_entries": sm.file_entries,
-        "header": sm.get_header(),
-        "entry": {i: sm.get_entry(i) for i in ids},
-        "leaf": sm.leaf_id,
-        "leaf_entry": sm.get_leaf_entry(),
-        "count": sm.get_entry_count(),
-        "tree": _tree_rows(sm.get_tree()),
-        "branch": sm.get_branch(),
-        "branches": {i: sm.get_branch(i) for i in ids},
-        "children": {i: sm.get_children(i) for i in [None, *ids]},
-        "labels": (sm.labels, list(sm.labels), {i: (sm.get_label(i), sm.get_label_timestamp(i)) for i in ids}),
-        "name": sm.get_session_name(),
-        "context": (context.messages, context.thinking_level, context.model),
-        "projection": ([(p.source, p.messages) for p in projection.entries], projection.messages),
-        "context_entries": sm.build_context_entries(),
-        "contexts": {i: sm.build_session_context(i).messages for i in ids},
-        "context_entries_at": {i: sm.build_context_entries(i) for i in ids},
-        "none_leaf": sm.build_session_context(None).messages,
-        "cycles": sm.find_cycles(),
-        "skipped": sm.skipped_lines,
-    }
-
-
 def _write(directory: Path, data: bytes) -> str:
     path = directory / "s.jsonl"
     path.write_bytes(data)
@@ -210,7 +171,7 @@ def _check_alike(path: str, data: bytes, usual: bool) -> None:
     # The same answers a second time (bodies now parsed, or parsed again after the budget).
     assert answers(lazy) == answers(eager)
     # Nothing handed out is a skeleton.
-    handed = [*lazy.get_entries(), *lazy.file_entries, *lazy.get_branch(), *(row[0] for row in _tree_rows(lazy.get_tree())),
+    handed = [*lazy.get_entries(), *lazy.file_entries, *lazy.get_branch(), *(row[0] for row in tree_rows(lazy.get_tree())),
               *(p.source for p in lazy.build_session_projection().entries)]
     assert not any(isinstance(e, LazyEntry) for e in handed)
 
@@ -341,12 +302,28 @@ def test_lazy_is_decided_by_size_and_format(tmp_path, monkeypatch):
 def test_a_dropped_lazy_session_frees_its_file_and_entries(tmp_path):
     path, left = _big_session(tmp_path)
     before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    skeletons = []
     for _ in range(20):
         sm = SessionManager.open(path, read_only=True, lazy=True)
         sm.get_entry(left[0])  # a parsed body on the budget queue
+        skeletons.append(weakref.ref(_stubs(sm)[0]))
         del sm
+    # Freed by reference counting alone: the loader froze them, so a cycle would keep them.
+    assert all(ref() is None for ref in skeletons)
     if before is not None:
         assert len(os.listdir("/proc/self/fd")) <= before + 1
+
+
+def test_appends_to_a_lazy_session_keep_a_bounded_number_of_paths(tmp_path):
+    path, _ = _big_session(tmp_path)
+    sm = SessionManager.open(path, lazy=True, uuid_factory=Ids(), clock=Clock())
+    assert sm.lazy_bodies
+    for n in range(20):
+        sm.build_session_context()  # the projection at the leaf reads the leaf's path
+        sm.append_message({"role": "user", "content": f"more {n}", "timestamp": n})
+    assert 1 <= len(sm._raw_paths) <= 8
+    assert sm.build_session_context().messages == SessionManager.open(
+        path, read_only=True, lazy=False).build_session_context().messages
 
 
 _MEMORY_SCRIPT = r"""

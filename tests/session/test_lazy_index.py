@@ -19,6 +19,7 @@ from pi_lab.session import index as index_module
 from pi_lab.session import manager as manager_module
 from pi_lab.session.index import index_and_tree, index_lines
 from pi_lab.session.tree import build_tree
+from session.conformance import answers, tree_rows
 
 HEADER = {"type": "session", "version": 3, "id": "sess", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"}
 IDS = [f"e{i}" for i in range(12)]
@@ -68,49 +69,6 @@ def sessions(draw):
     return lines
 
 
-def _tree_rows(roots):
-    """The tree as (entry object id, parent row, label, label time) in pre-order, iteratively."""
-    rows = []
-    stack = [(node, -1) for node in reversed(roots)]
-    while stack:
-        node, parent = stack.pop()
-        rows.append((id(node.entry), parent, node.label, node.label_timestamp))
-        here = len(rows) - 1
-        stack.extend((child, here) for child in reversed(node.children))
-    return rows
-
-
-def _answers(sm: SessionManager) -> dict:
-    ids = [e.get("id") for e in sm.entries if isinstance(e.get("id"), str)]
-    context = sm.build_session_context()
-    return {
-        "entries": sm.get_entries(),
-        "entry": {i: sm.get_entry(i) for i in ids},
-        "leaf": sm.leaf_id,
-        "leaf_entry": sm.get_leaf_entry(),
-        "count": sm.get_entry_count(),
-        "tree": [(row[1], row[2], row[3]) for row in _tree_rows(sm.get_tree())],
-        "tree_entries": [n.entry for n in _flat(sm.get_tree())],
-        "branch": sm.get_branch(),
-        "branches": {i: sm.get_branch(i) for i in ids},
-        "children": {i: sm.get_children(i) for i in [None, *ids]},
-        "labels": (sm.labels, list(sm.labels), {i: sm.get_label_timestamp(i) for i in ids}),
-        "name": sm.get_session_name(),
-        "context": (context.messages, context.thinking_level, context.model),
-        "context_entries": sm.build_context_entries(),
-        "cycles": sm.find_cycles(),
-    }
-
-
-def _flat(roots):
-    out, stack = [], list(reversed(roots))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        stack.extend(reversed(node.children))
-    return out
-
-
 def _write(tmp_path_factory, lines) -> str:
     path = tmp_path_factory.mktemp("idx") / "s.jsonl"
     path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
@@ -128,7 +86,7 @@ def test_one_walk_answers_every_query_as_the_general_path(tmp_path_factory, line
         general = SessionManager.open(path, read_only=True)
     finally:
         manager_module.index_and_tree = original
-    assert _answers(fast) == _answers(general)
+    assert answers(fast) == answers(general)
     assert list(fast._by_id) == list(general._by_id)  # same insertion order too
 
 
@@ -146,7 +104,7 @@ def test_index_and_tree_equals_index_lines_and_build_tree(lines):
     assert (fused.leaf, fused.has_conversation) == (leaf, conversation)
     assert list(fused.labels.items()) == list(labels.items())
     assert list(fused.label_timestamps.items()) == list(stamps.items())
-    assert _tree_rows(fused.roots) == _tree_rows(roots)
+    assert tree_rows(fused.roots, key=id) == tree_rows(roots, key=id)
     assert {k: id(v.entry) for k, v in fused.nodes.items()} == {k: id(v.entry) for k, v in nodes.items()}
 
 
