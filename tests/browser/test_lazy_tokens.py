@@ -12,9 +12,17 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_widget import copy_session, kernel, kernel_json, run_notebook, write_notebook  # noqa: E402
+from test_widget import (  # noqa: E402
+    NO_ELLIPSIS,
+    choose_filter,
+    copy_session,
+    kernel,
+    kernel_json,
+    run_notebook,
+    widget_cell,
+    write_notebook,
+)
 
-NO_ELLIPSIS = "() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')"
 ALL_TEXTS = ("() => { const rows = [...document.querySelectorAll('.pi-lab .pi-row')];"
              " return rows.length > 0 && rows.every(e => e.dataset.id"
              " && e.querySelector('.pi-row-text').textContent !== '…'); }")
@@ -55,11 +63,7 @@ def known_count(page) -> list[int]:
 def test_row_estimates_arrive_with_the_texts_and_equal_the_eager_ones(page, lab_server, open_lab, fixtures_dir,
                                                                        screenshot_dir):
     session = copy_session(lab_server, fixtures_dir / "large-session.jsonl")
-    name = write_notebook(lab_server, "lazy_tokens.ipynb", [
-        "from pi_lab.widget import SessionWidget\n"
-        f"w = SessionWidget({str(session)!r}, follow=False)\n"
-        "w",
-    ])
+    name = write_notebook(lab_server, "lazy_tokens.ipynb", [widget_cell(session, "follow=False")])
     run_notebook(page, open_lab, name)
     page.wait_for_function(NO_ELLIPSIS)
     kernel(page, EAGER)
@@ -79,13 +83,8 @@ def test_row_estimates_arrive_with_the_texts_and_equal_the_eager_ones(page, lab_
     page.wait_for_function(NO_ELLIPSIS)
     assert check_against_kernel(page)
     # A filter change keeps the estimates made (no blank estimate where a text is shown).
-    page.locator(".pi-lab .pi-filter[data-mode='all']").click()
-    page.wait_for_function("() => document.querySelector('.pi-lab .pi-filter.pi-on')?.dataset.mode === 'all'")
-    # The button turns on before the new structure is drawn: wait for the new row count, then
-    # for every drawn row to have its id and text (a row drawn before its text has no id yet).
-    expected = kernel_json(page, "len(__import__('pi_lab.session.navigation', fromlist=['x'])"
-                                 ".navigation_rows(w.session_manager, filter_mode='all'))")
-    page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/{expected})')")
+    choose_filter(page, "all")
+    # Then every drawn row has its id and text (a row drawn before its text has no id yet).
     page.wait_for_function(ALL_TEXTS)
     check_against_kernel(page)
     page.screenshot(path=str(screenshot_dir / "widget-lazy-tokens.png"))

@@ -71,6 +71,26 @@ def run_notebook(page, open_lab, name: str) -> None:
     page.locator(".pi-lab .pi-row").first.wait_for(timeout=60_000)
 
 
+def widget_cell(path: Path, *options: str) -> str:
+    """The cell that shows a SessionWidget on `path` (writable where the test needs to act)."""
+    args = ", ".join([repr(str(path)), *options])
+    return f"from pi_lab.widget import SessionWidget\nw = SessionWidget({args})\nw"
+
+
+NO_ELLIPSIS = "() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')"
+"""Every drawn row has its text (a row whose text has not arrived shows an ellipsis)."""
+
+
+def choose_filter(page, mode: str) -> None:
+    """Click a filter and wait until the kernel's row count for it is the one shown (the button
+    turns on before the new structure is drawn)."""
+    page.locator(f".pi-lab .pi-filter[data-mode='{mode}']").click()
+    page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-filter.pi-on')?.dataset.mode === '{mode}'")
+    expected = kernel_json(page, "len(__import__('pi_lab.session.navigation', fromlist=['x'])"
+                                 f".navigation_rows(w.session_manager, filter_mode={mode!r}))")
+    page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/{expected})')")
+
+
 def copy_session(lab_server, source: Path, name: str | None = None) -> Path:
     target = lab_server.root_dir / (name or f"{secrets.token_hex(4)}_{source.name}")
     shutil.copyfile(source, target)
@@ -139,15 +159,11 @@ def test_real_fixture_rows_match_and_clicking_a_node_moves_the_leaf(
     page, lab_server, open_lab, fixtures_dir, screenshot_dir
 ):
     session = copy_session(lab_server, fixtures_dir / "public-twkrash-branching.jsonl")
-    name = write_notebook(lab_server, "branching.ipynb", [
-        "from pi_lab.widget import SessionWidget\n"
-        f"w = SessionWidget({str(session)!r}, filter_mode='all')\n"
-        "w",
-    ])
+    name = write_notebook(lab_server, "branching.ipynb", [widget_cell(session, "filter_mode='all'")])
     run_notebook(page, open_lab, name)
     engine = kernel_json(page, "[[r.entry_id, r.text, r.indent] for r in w.view.rows.rows]")
     expect(page.locator(".pi-lab .pi-row")).to_have_count(len(engine))
-    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    page.wait_for_function(NO_ELLIPSIS)
     shown = page.eval_on_selector_all(".pi-lab .pi-row", "els => els.map(e => e.dataset.id)")
     assert shown == [row[0] for row in engine]
     page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '[entry of an unknown type]')")
@@ -209,17 +225,10 @@ def test_navigation_with_summary_and_compaction_append_entries(page, lab_server,
 
 def test_search_and_filters(page, lab_server, open_lab, fixtures_dir, screenshot_dir):
     session = copy_session(lab_server, fixtures_dir / "large-session.jsonl")
-    name = write_notebook(lab_server, "filters.ipynb", [
-        "from pi_lab.widget import SessionWidget\n"
-        f"w = SessionWidget({str(session)!r})\n"
-        "w",
-    ])
+    name = write_notebook(lab_server, "filters.ipynb", [widget_cell(session)])
     run_notebook(page, open_lab, name)
     for mode in ("user-only", "no-tools", "all", "default"):
-        page.locator(f".pi-lab .pi-filter[data-mode='{mode}']").click()
-        page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-filter.pi-on')?.dataset.mode === '{mode}'")
-        expected = kernel_json(page, f"len(__import__('pi_lab.session.navigation', fromlist=['x']).navigation_rows(w.session_manager, filter_mode={mode!r}))")
-        page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/{expected})')")
+        choose_filter(page, mode)
         if mode == "user-only":
             kinds = page.eval_on_selector_all(".pi-lab .pi-row", "els => els.map(e => e.dataset.kind)")
             assert set(kinds) == {"user"}
@@ -227,7 +236,7 @@ def test_search_and_filters(page, lab_server, open_lab, fixtures_dir, screenshot
     expected = kernel_json(page, "[r.entry_id for r in __import__('pi_lab.session.navigation', fromlist=['x']).navigation_rows(w.session_manager, search='mode')]")
     page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/{len(expected)})')")
     assert kernel_json(page, "w.search") == "mode"
-    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    page.wait_for_function(NO_ELLIPSIS)
     # pi matches the search against role, label and message text (not only the row's text).
     shown = page.eval_on_selector_all(".pi-lab .pi-row", "els => els.map(e => e.dataset.id)")
     assert shown == expected[: len(shown)] and shown
@@ -260,7 +269,7 @@ def test_script_and_html_injection_stay_inert_text(page, lab_server, open_lab, s
         "w",
     ])
     run_notebook(page, open_lab, name)
-    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    page.wait_for_function(NO_ELLIPSIS)
     texts = visible_row_texts(page)
     assert any("<script>window.__piPwned = 'script'</script>" in t for t in texts)
     for entry_id in ("u1", "a1", "t1"):
@@ -371,7 +380,7 @@ def test_hundred_thousand_entry_session_opens(page, lab_server, open_lab, repo_r
     page.keyboard.press("End")
     page.keyboard.press("Home")
     page.keyboard.press("PageDown")
-    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    page.wait_for_function(NO_ELLIPSIS)
     selected = page.locator(".pi-lab .pi-row.pi-selected").get_attribute("data-id")
     expect(page.locator(".pi-lab .pi-detail-id")).to_have_text(selected)
     page.locator(".pi-lab .pi-tab", has_text="What the model sees").click()
@@ -537,12 +546,6 @@ def rough_file(lab_server) -> Path:
     return path
 
 
-def widget_cell(path: Path, *options: str) -> str:
-    """The cell that shows a SessionWidget on `path` (writable where the test needs to act)."""
-    args = ", ".join([repr(str(path)), *options])
-    return f"from pi_lab.widget import SessionWidget\nw = SessionWidget({args})\nw"
-
-
 FOCUS_IN_DIALOG = "() => !!document.activeElement && !!document.activeElement.closest('.pi-lab .pi-dialog')"
 FOCUS_ON_TREE = "() => document.activeElement?.classList.contains('pi-rows')"
 
@@ -605,7 +608,7 @@ def test_every_dialog_is_keyboard_modal(page, lab_server, open_lab, rough_file, 
 def test_rows_stay_one_line_and_bidi_controls_cannot_reverse_them(page, lab_server, open_lab, rough_file, screenshot_dir):
     name = write_notebook(lab_server, "rough-rows.ipynb", [widget_cell(rough_file, "filter_mode='all'")])
     run_notebook(page, open_lab, name)
-    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    page.wait_for_function(NO_ELLIPSIS)
     # The label of three lines is one line in its row: every row is 22 px and they do not overlap.
     label = page.locator(".pi-lab .pi-row[data-id='A7'] .pi-row-label")
     expect(label).to_contain_text("first line↵second line↵third 🚀 ⟨RLO⟩abc")
