@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SessionManager", "AgentSession", "SessionWidget", "open"]
+__all__ = ["SessionManager", "AgentSession", "SessionWidget", "open", "open_session"]
 
 # Public names resolve lazily so that `import pi_lab.session` (or the CLI) does not pull in
 # Jupyter or widget dependencies it does not need.
@@ -24,6 +24,15 @@ def open(path: str, **options: Any) -> Any:  # noqa: A001  (pi_lab.open mirrors 
     from pi_lab.widget import open_session
 
     return open_session(path, **options)
+
+
+def open_session(path: str, **options: Any) -> Any:
+    """Open any agent's session file read-only (a :class:`~pi_lab.session.protocol.ReadableSession`).
+
+    The agent is recognised from the file's content: ``.agent`` says which. Nothing is written."""
+    from pi_lab.formats import open_session as _open_session
+
+    return _open_session(path, **options)
 
 
 def __getattr__(name: str) -> Any:

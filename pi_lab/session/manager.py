@@ -74,6 +74,9 @@ class SessionManager(EntryAppends, FileSync):
     cut from, ``clock`` replaces "now" (a UTC ``datetime``); both make runs reproducible.
     """
 
+    #: The agent that writes this format (``pi_lab.session.protocol.ReadableSession``).
+    agent = "pi"
+
     def __init__(
         self,
         cwd: str,
