@@ -53,6 +53,28 @@ def _one_line(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+class _Printable:
+    """The output stream, writing text it cannot encode with escapes instead of failing.
+
+    Session text may hold lone surrogates (pi writes a JSON escape such as ``\\ud83d`` when it
+    cuts an emoji in half): they are printed as that escape, the way pi_lab shows them
+    elsewhere (error lines, the corpus tables); so is any character a non-UTF-8 terminal
+    lacks. Everything else is the stream's own (flush, encoding, ...)."""
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except UnicodeEncodeError:  # nothing was written: the text is encoded before any byte goes out
+            encoding = getattr(self._stream, "encoding", None) or "utf-8"
+            return self._stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _internal_error(error: BaseException) -> str:
     """One line for a bug: the exception and the innermost frame of pi_lab where it happened."""
     from pi_lab.errors import where_it_failed
@@ -112,7 +134,7 @@ def _resolve_leaf(sm: Any, leaf: str | None) -> str | None:
 
 
 def _cmd_tree(args: argparse.Namespace, out: TextIO) -> int:
-    from pi_lab.cli_render import render_rows
+    from pi_lab.cli_render import iter_rendered_rows
     from pi_lab.session.flatten import flatten_tree, initial_selection, visible_rows
 
     sm = load_session(args.file)
@@ -120,8 +142,10 @@ def _cmd_tree(args: argparse.Namespace, out: TextIO) -> int:
     flat = flatten_tree(sm.get_tree(), leaf)
     rows = visible_rows(flat, filter_mode=args.filter, search=args.search or "")
     selected = initial_selection(rows, flat, leaf)
-    lines = render_rows(rows, selected, filter_mode=args.filter, show_label_times=args.label_times)
-    out.write("\n".join(lines) + "\n")
+    # Each line is written as it is made: the text of a deep tree (every row indented by its
+    # depth) is many times the size of its rows and is never held whole.
+    for line in iter_rendered_rows(rows, selected, filter_mode=args.filter, show_label_times=args.label_times):
+        out.write(line + "\n")
     return 0
 
 
@@ -259,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pi_lab.errors import PiLabError
     from pi_lab.session import InvalidSessionFile
 
-    out = sys.stdout
+    out: Any = _Printable(sys.stdout)
     log_lines = _LogLines()
     quiet = not os.environ.get("PI_LAB_DEBUG") and not logging.getLogger().handlers
     if quiet:  # a program that configured logging itself keeps its own handlers and tracebacks

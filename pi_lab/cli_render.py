@@ -5,7 +5,7 @@ widget's text snapshot; the rows themselves come from :mod:`pi_lab.session.flatt
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from pi_lab.session._text import field_text
@@ -13,6 +13,7 @@ from pi_lab.session.display import _display_text, format_label_time
 from pi_lab.session.flatten import NavRow
 
 __all__ = [
+    "iter_rendered_rows",
     "render_row",
     "render_rows",
     "status_line",
@@ -24,23 +25,32 @@ _STATUS_LABELS = {"no-tools": " [no-tools]", "user-only": " [user]", "labeled-on
 
 
 def _prefix(row: NavRow) -> str:
+    """The indentation of ``row``: per level, its gutter (``│`` or blank; the first gutter
+    given for a level wins), else the connector on the last level, else blank.
+
+    Built from the gutters (a few) and runs of blank levels repeated at C speed: a row of a
+    deep tree has thousands of levels, and a walk over levels x gutters made ``pi-lab tree``
+    of a 100k-entry session quadratic."""
     levels = row.indent
     if levels <= 0:
         return ""
-    gutters = row.gutters
-    connector = row.show_connector and not row.is_virtual_root_child
+    drawn: dict[int, bool] = {}
+    for position, show in row.gutters:
+        if 0 <= position < levels and position not in drawn:
+            drawn[position] = show
     pieces: list[str] = []
-    for level in range(levels):
-        for position, show in gutters:
-            if position == level:
-                pieces.append("│  " if show else "   ")
-                break
-        else:
-            if connector and level == levels - 1:
-                glyph = "⊞" if row.folded else ("⊟" if row.foldable else "─")
-                pieces.append(("└" if row.is_last else "├") + glyph + " ")
-            else:
-                pieces.append("   ")
+    at = 0
+    for position in sorted(drawn):
+        pieces.append("   " * (position - at))
+        pieces.append("│  " if drawn[position] else "   ")
+        at = position + 1
+    last = levels - 1
+    if row.show_connector and not row.is_virtual_root_child and last not in drawn:
+        glyph = "⊞" if row.folded else ("⊟" if row.foldable else "─")
+        pieces.append("   " * (last - at))
+        pieces.append(("└" if row.is_last else "├") + glyph + " ")
+    else:
+        pieces.append("   " * (levels - at))
     return "".join(pieces)
 
 
@@ -106,12 +116,27 @@ def render_rows(
     home: str | None = None,
 ) -> list[str]:
     """The list as pi draws it: the rows (all, or a window) and the status line."""
+    return list(iter_rendered_rows(rows, selected_index, filter_mode=filter_mode, show_label_times=show_label_times,
+                                   window=window, now=now, home=home))
+
+
+def iter_rendered_rows(
+    rows: Sequence[NavRow],
+    selected_index: int,
+    *,
+    filter_mode: str = "default",
+    show_label_times: bool = False,
+    window: int | None = None,
+    now: datetime | None = None,
+    home: str | None = None,
+) -> Iterator[str]:
+    """:func:`render_rows` one line at a time (``pi-lab tree`` writes each as it comes: the
+    text of a deep 100k-entry tree is far larger than its rows)."""
     if not rows:
-        return ["  No entries found", status_line(0, rows, filter_mode, show_label_times)]
+        yield "  No entries found"
+        yield status_line(0, rows, filter_mode, show_label_times)
+        return
     start, end = (0, len(rows)) if window is None else window_range(selected_index, len(rows), window)
-    lines = [
-        render_row(rows[r], selected=r == selected_index, show_label_times=show_label_times, now=now, home=home)
-        for r in range(start, end)
-    ]
-    lines.append(status_line(selected_index, rows, filter_mode, show_label_times))
-    return lines
+    for r in range(start, end):
+        yield render_row(rows[r], selected=r == selected_index, show_label_times=show_label_times, now=now, home=home)
+    yield status_line(selected_index, rows, filter_mode, show_label_times)

@@ -192,3 +192,117 @@ def test_a_fifo_is_one_line_on_stderr_not_a_hang(tmp_path, command):
 def test_an_os_error_is_one_line_not_a_traceback(capsys, tmp_path):
     code, out, err = run(capsys, "tree", str(tmp_path / ("x" * 5000 + ".jsonl")))
     assert code == 1 and out == "" and err.count("\n") == 1 and err.startswith("pi-lab: ")
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 21: lone surrogates, and the tree of a deep session
+
+
+def _write_session(path, entries):
+    import orjson
+
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
+    return path
+
+
+def test_a_lone_surrogate_is_printed_as_its_escape(capsys, tmp_path):
+    """pi writes `\\ud83d` itself when it cuts an emoji in half; `tree` and `context` ended with
+    `internal error: UnicodeEncodeError`."""
+    from helpers import header
+
+    line = (b'{"type":"message","id":"u1","parentId":null,"timestamp":"2026-07-29T09:00:01.000Z",'
+            b'"message":{"role":"user","content":"cut \\ud83d here","timestamp":1}}\n')
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_write_session(tmp_path / "h.jsonl", [header()]).read_bytes() + line)
+    for command in ("tree", "context"):
+        code, out, err = run(capsys, command, str(path))
+        assert code == 0 and err == "", err
+        assert "cut \\ud83d here" in out
+
+
+def _comb(path, n):
+    """A chain of ``n`` entries with a side branch at every fourth: rows indented ever deeper,
+    with a gutter per branch point above them."""
+    from helpers import asst_msg, header, msg, user_msg
+
+    entries = [header()]
+    parent = None
+    for i in range(n):
+        entries.append(msg(f"s{i}", parent, user_msg(f"q{i}") if i % 2 == 0 else asst_msg(f"a{i}")))
+        if i % 4 == 3:
+            entries.append(msg(f"x{i}", f"s{i}", user_msg(f"side {i}")))
+        parent = f"s{i}"
+    return _write_session(path, entries)
+
+
+def _tree_work(capsys, path):
+    import pi_lab.cli_render as cli_render
+    from session.work_counts import lines_run
+
+    work, code = lines_run(cli_render, lambda: main(["tree", str(path)]))
+    out = capsys.readouterr().out
+    assert code == 0
+    return work, out
+
+
+def test_tree_work_grows_with_its_output_not_faster(capsys, tmp_path):
+    """Issue 21: `pi-lab tree` on the 100k bench session took 124.6 s: each row's indentation
+    walked levels x gutters. Counted in Python lines run per character printed (no clock):
+    the same for a tree twice as deep (it doubled before)."""
+    small_work, small_out = _tree_work(capsys, _comb(tmp_path / "a.jsonl", 200))
+    large_work, large_out = _tree_work(capsys, _comb(tmp_path / "b.jsonl", 400))
+    assert max(map(len, large_out.splitlines())) > 600  # hundreds of levels deep
+    small, large = small_work / len(small_out), large_work / len(large_out)
+    assert large < 1.2 * small and large < 3, (small, large)
+
+
+def test_tree_rows_are_drawn_as_before_with_the_gutters_per_level(capsys, tmp_path):
+    """The indentation built from the gutters equals the level-by-level rule it replaced."""
+    from pi_lab.cli_render import _prefix
+    from pi_lab.session import SessionManager
+    from pi_lab.session.flatten import flatten_tree, visible_rows
+
+    def by_levels(row):  # the rule, one level at a time (tree-and-context.md §13.4)
+        pieces = []
+        connector = row.show_connector and not row.is_virtual_root_child
+        for level in range(row.indent):
+            for position, show in row.gutters:
+                if position == level:
+                    pieces.append("│  " if show else "   ")
+                    break
+            else:
+                if connector and level == row.indent - 1:
+                    glyph = "⊞" if row.folded else ("⊟" if row.foldable else "─")
+                    pieces.append(("└" if row.is_last else "├") + glyph + " ")
+                else:
+                    pieces.append("   ")
+        return "".join(pieces)
+
+    sm = SessionManager.open(_comb(tmp_path / "c.jsonl", 60), read_only=True)
+    for leaf in (sm.leaf_id, "x31", "s10"):
+        flat = flatten_tree(sm.get_tree(), leaf)
+        for mode in ("default", "all", "user-only"):
+            rows = visible_rows(flat, filter_mode=mode)
+            assert rows and [_prefix(r) for r in rows] == [by_levels(r) for r in rows]
+
+
+def test_tree_writes_each_row_as_it_is_made(tmp_path, monkeypatch):
+    """The text of a deep tree is many times its rows (76 MB for the 100k bench session): it
+    is written line by line, never joined whole in memory first."""
+    import sys
+
+    writes = []
+
+    class Recorder:
+        encoding = "utf-8"
+
+        def write(self, text):
+            writes.append(len(text))
+            return len(text)
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Recorder())
+    assert main(["tree", str(_comb(tmp_path / "d.jsonl", 200))]) == 0
+    assert len(writes) > 200 and max(writes) < 1000
