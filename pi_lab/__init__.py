@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SessionManager", "AgentSession", "SessionWidget", "open", "open_session"]
+__all__ = ["SessionManager", "AgentSession", "SessionWidget", "open", "open_session", "replay"]
 
 # Public names resolve lazily so that `import pi_lab.session` (or the CLI) does not pull in
 # Jupyter or widget dependencies it does not need.
@@ -33,6 +33,13 @@ def open_session(path: str, **options: Any) -> Any:
     from pi_lab.formats import open_session as _open_session
 
     return _open_session(path, **options)
+
+
+def replay(session: Any, **settings: Any) -> Any:
+    """Replay a session's path under other compaction settings (see :mod:`pi_lab.compaction.replay`)."""
+    from pi_lab.compaction.replay import replay as _replay
+
+    return _replay(session, **settings)
 
 
 def __getattr__(name: str) -> Any:
