@@ -49,6 +49,7 @@ from pi_lab.view.actions import WRITE_ACTIONS, ActionRefused, run_action
 from pi_lab.view.gauge import gauge_after_entries, recorded_context_window, recorded_model
 from pi_lab.widget.jobs import JobQueue
 from pi_lab.widget.live import LiveFeed, follow_file, guard_kernel_parent
+from pi_lab.widget.sendable import keep_logs_sendable, sendable
 from pi_lab.view.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 
 __all__ = ["SessionWidget", "open_session"]
@@ -73,6 +74,7 @@ SNAPSHOT_DELAY_S = 5.0
 # widget): building it holds the kernel for a second or two on a large session.
 SNAPSHOT_AFTER_REQUEST_S = 0.5
 SNAPSHOT_IDLE_DELAY_S = 2.0
+keep_logs_sendable()
 
 
 def _session_manager_and_agent(source: Any, writable: bool = False, **agent_options: Any) -> tuple[Any, Any]:
@@ -378,6 +380,14 @@ class SessionWidget(anywidget.AnyWidget):
             except RequestError as error:
                 self._reply_error(request_id, str(error))
 
+    # The comm's state (at open, in updates) and its custom messages (replies, deltas, events)
+    # carry session text, which jupyter_client cannot pack with a lone surrogate (sendable.py).
+    def get_state(self, key: Any = None) -> dict[str, Any]:
+        return sendable(super().get_state(key))
+
+    def send(self, content: Any, buffers: Any = None) -> None:
+        super().send(sendable(content), buffers)
+
     def _reply(self, request_id: Any, result: Any, buffers: list[bytes] | None = None) -> None:
         self.send({"kind": "response", "id": request_id, "ok": True, "result": result}, buffers)
 
@@ -560,7 +570,7 @@ class SessionWidget(anywidget.AnyWidget):
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle  # (data, metadata) or data
         if isinstance(data, dict):
-            data["text/plain"] = self.fallback_text()
+            data["text/plain"] = sendable(self.fallback_text())
         return bundle
 
     @t.observe("leaf_id")

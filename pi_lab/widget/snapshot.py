@@ -39,6 +39,8 @@ import shlex
 from collections.abc import Generator
 from typing import Any
 
+from pi_lab.widget.sendable import sendable
+
 __all__ = ["SNAPSHOT_MIME", "SNAPSHOT_LIMIT", "SNAPSHOT_MAX_ENTRIES", "snapshot_bundle", "snapshot_steps"]
 
 SNAPSHOT_MIME = "application/vnd.pi-lab.snapshot+json"
@@ -156,5 +158,6 @@ def snapshot_steps(sm: Any, *, text: str, css: str, settings: Any = None, limit:
         # Last: when it runs, everything it reads is already parsed.
         parts.append(f"<script>{script}</script>")
     parts.append("</div>")
-    data = {"text/plain": text, "text/html": "".join(parts), SNAPSHOT_MIME: info}
+    # The text picture and the note carry session text and the file name: sendable as UTF-8.
+    data = sendable({"text/plain": text, "text/html": "".join(parts), SNAPSHOT_MIME: info})
     return data, {"pi_lab": {"fallback": True, "snapshot": True}}
