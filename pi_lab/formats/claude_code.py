@@ -1,0 +1,879 @@
+"""Claude Code session files, read by Claude Code's own rules, behind the session protocol.
+
+A Claude Code session (``~/.claude/projects/<project>/<session id>.jsonl``) is, like pi's, an
+append-only JSONL tree (``uuid`` / ``parentUuid``). This module maps its lines onto pi-v3-shaped
+entry dicts and holds them in :class:`ClaudeCodeSession`, a read-only ``SessionManager``: every
+view that reads pi's manager reads a Claude Code session unchanged, and pi's pure projection
+(``project_path``) gives what the model saw by Claude Code's rules, because each rule is
+expressed with an entry kind pi already projects:
+
+* one streamed response (several assistant lines sharing ``message.id`` and ``requestId``,
+  chained by ``parentUuid``) is ONE assistant message entry whose id is the last line's uuid;
+* ``tool_result`` blocks become ``toolResult`` messages (one entry each, chained);
+* ``compact_boundary`` + the ``isCompactSummary`` user line become one ``compaction`` entry
+  attached to ``logicalParentUuid`` with no kept region: the model sees the summary and what
+  follows, nothing before;
+* ``microcompact_boundary`` adds ``context_edit`` entries that show each cleared tool result
+  as cleared from that point on;
+* a sub-agent run (``subagents/agent-<id>.jsonl`` or ``isSidechain`` lines) hangs under the
+  assistant entry whose ``Task``/``Agent`` tool call started it, behind an empty ``compaction``
+  entry, so its context starts fresh;
+* every other line (progress, snapshots, other system lines, titles, modes, unknown types) is a
+  ``custom`` entry: shown in the tree, never in the context.
+
+docs/formats.md gives each rule with its source. Nothing here writes: the file is read once,
+with ``O_RDONLY``, and every write method raises :class:`ClaudeCodeReadOnly`.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from pi_lab.errors import ReadOnlySession
+from pi_lab.session.ids import parse_iso_ms
+from pi_lab.session.manager import SessionManager
+from pi_lab.session.storage import check_regular_file
+
+__all__ = [
+    "ClaudeCodeSession",
+    "ClaudeCodeReadOnly",
+    "open_claude_code",
+    "convert_lines",
+    "read_lines",
+    "CLEARED_TOOL_RESULT",
+    "SUBAGENT_START",
+]
+
+Entry = dict[str, Any]
+
+#: What Claude Code's microcompaction puts in place of a cleared tool result's content. The file
+#: does not record the text; it is the placeholder public descriptions of Claude Code quote.
+CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
+
+#: ``details.claudeCode`` of the empty compaction entry a sub-agent's context starts at.
+SUBAGENT_START = "subagent-start"
+
+#: ``customType`` prefix of every line kept as a ``custom`` entry.
+CUSTOM_PREFIX = "claude-code:"
+
+_STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length",
+                 "pause_turn": "stop", "refusal": "stop"}
+_AGENT_TOOLS = frozenset({"Task", "Agent"})
+
+
+class ClaudeCodeReadOnly(ReadOnlySession):
+    """A write was asked of a Claude Code session; Claude Code files are never written."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, action: str = "append"):
+        super().__init__(path, action)
+        where = self.path or "this Claude Code session"
+        self.args = (f"{where}: cannot {action}: Claude Code files are never written by pi_lab "
+                     "(export the branch to a new pi session instead)",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+# ---------------------------------------------------------------------------- reading lines
+
+
+def read_lines(data: bytes) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
+    """The JSON objects of ``data`` with their 1-based line numbers, and the numbers of the
+    lines skipped (not JSON, not an object, or a half-written last line). Blank lines are
+    neither."""
+    parsed: list[tuple[int, dict[str, Any]]] = []
+    skipped: list[int] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            skipped.append(number)
+            continue
+        if value.__class__ is dict:
+            parsed.append((number, value))
+        else:
+            skipped.append(number)
+    return parsed, skipped
+
+
+def _read_file(path: str) -> bytes:
+    # O_RDONLY and nothing else: reading never changes the file (not even its atime on noatime
+    # mounts; the tests compare bytes and mtime).
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------- content
+
+
+def _s(value: Any) -> str | None:
+    return value if value.__class__ is str else None
+
+
+def _ms(timestamp: Any) -> Any:
+    value = parse_iso_ms(timestamp)
+    return value if value == value else 0  # NaN (no or bad timestamp) → 0, as a number
+
+
+def _text_of(content: Any) -> str:
+    """The plain text of Anthropic content (a string or text blocks)."""
+    if content.__class__ is str:
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+                         and b.get("text").__class__ is str)
+    return ""
+
+
+def _image_block(block: dict[str, Any]) -> dict[str, Any]:
+    source = block.get("source")
+    if isinstance(source, dict) and source.get("type") == "base64":
+        return {"type": "image", "data": source.get("data") if _s(source.get("data")) else "",
+                "mimeType": source.get("media_type") if _s(source.get("media_type")) else "image/png"}
+    # A URL or file image: the file holds no bytes to show.
+    where = source.get("url") if isinstance(source, dict) else None
+    return {"type": "text", "text": f"[image: {where}]" if _s(where) else "[image]"}
+
+
+def _user_blocks(content: Any) -> Any:
+    """pi user/toolResult content of Anthropic user content (not tool_result blocks)."""
+    if content.__class__ is str:
+        return content
+    if not isinstance(content, list):
+        return []
+    out: list[Any] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "image":
+            out.append(_image_block(block))
+        elif kind == "text":
+            out.append({"type": "text", "text": block.get("text") if _s(block.get("text")) is not None else ""})
+        else:
+            # A block pi has no kind for (document, search result...): kept, shown as its JSON.
+            out.append({"type": "text", "text": orjson.dumps(block, option=orjson.OPT_NON_STR_KEYS).decode()})
+    return out
+
+
+def _assistant_blocks(content: Any) -> list[Any]:
+    if content.__class__ is str:
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return []
+    out: list[Any] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            out.append({"type": "text", "text": block.get("text") if _s(block.get("text")) is not None else ""})
+        elif kind == "thinking":
+            thinking: dict[str, Any] = {"type": "thinking",
+                                        "thinking": block.get("thinking") if _s(block.get("thinking")) is not None else ""}
+            if _s(block.get("signature")):
+                thinking["thinkingSignature"] = block["signature"]
+            out.append(thinking)
+        elif kind == "redacted_thinking":
+            out.append({"type": "thinking", "thinking": "", "redacted": True})
+        elif kind in ("tool_use", "server_tool_use"):
+            arguments = block.get("input")
+            out.append({"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
+                        "arguments": arguments if isinstance(arguments, dict) else {}})
+        else:
+            out.append({"type": "text", "text": orjson.dumps(block, option=orjson.OPT_NON_STR_KEYS).decode()})
+    return out
+
+
+def _int(value: Any) -> int:
+    return value if value.__class__ is int and value >= 0 else 0
+
+
+def pi_usage(usage: Any) -> dict[str, Any]:
+    """pi's usage fields from an Anthropic usage object. ``totalTokens`` is what the request
+    carried (input + cache read + cache write), the measured context; cost is not known."""
+    usage = usage if isinstance(usage, dict) else {}
+    inp, out = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    read, write = _int(usage.get("cache_read_input_tokens")), _int(usage.get("cache_creation_input_tokens"))
+    return {"input": inp, "output": out, "cacheRead": read, "cacheWrite": write, "totalTokens": inp + read + write,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+
+
+def _usage_total(usage: Any) -> int:
+    usage = usage if isinstance(usage, dict) else {}
+    return sum(_int(usage.get(k)) for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                                             "cache_creation_input_tokens"))
+
+
+def _others(line: dict[str, Any]) -> dict[str, Any]:
+    """The line's fields pi has no key for (everything but its message)."""
+    return {k: v for k, v in line.items() if k != "message"}
+
+
+# ---------------------------------------------------------------------------- conversion
+
+
+class _Converter:
+    """Lines of one file (or several: a main file and its sub-agents) → pi-shaped entries.
+
+    ``owner`` maps every uuid the lines hold to the entry that now stands for it (a merged
+    response, a compaction, the last entry of a split user line), so a ``parentUuid`` naming
+    any of them resolves; ``parentId`` values are resolved once, at the end."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.owner: dict[str, Entry] = {}
+        self.raw_parent: dict[int, Any] = {}  # id(entry) → the parentUuid as written
+        self.tool_calls: dict[str, Entry] = {}  # tool_use id → assistant entry
+        self.tool_names: dict[str, Any] = {}
+        self.tool_results: dict[str, list[Entry]] = {}  # tool_use id → toolResult entries
+        self.leaf_candidates: list[tuple[float, int, Entry]] = []
+        self.session_name: str | None = None
+        self.legacy_summary: str | None = None
+        self.first_line: dict[str, Any] | None = None
+        self._taken: set[str] = set()
+        self._order = 0
+        self._prefix = ""
+        self._last: Entry | None = None  # the last entry with a uuid (where uuid-less lines hang)
+
+    # -- ids
+
+    def _new_id(self, wanted: str | None, fallback: str) -> str:
+        candidate = wanted if wanted is not None else fallback
+        if self._prefix and wanted is not None and candidate in self._taken:
+            candidate = f"{self._prefix}{wanted}"
+        n = 1
+        base = candidate
+        while candidate in self._taken:
+            n += 1
+            candidate = f"{base}#{n}"
+        self._taken.add(candidate)
+        return candidate
+
+    def _add(self, entry: Entry, raw_parent: Any, uuid: str | None) -> Entry:
+        self.entries.append(entry)
+        self.raw_parent[id(entry)] = raw_parent
+        if uuid is not None:
+            self.owner[uuid] = entry
+            self._last = entry
+        return entry
+
+    def _resolve(self, raw: Any) -> Entry | None:
+        return self.owner.get(raw) if raw.__class__ is str else None
+
+    # -- one file
+
+    def convert(self, lines: Iterable[tuple[int, dict[str, Any]]], *, file_tag: str = "", prefix: str = "") -> list[Entry]:
+        """Convert one file's lines; returns the entries it added (file order)."""
+        start = len(self.entries)
+        self._prefix = prefix
+        self._last = None
+        for number, line in lines:
+            if self.first_line is None and not file_tag:
+                self.first_line = line
+            self._line(number, line, file_tag)
+        return self.entries[start:]
+
+    def _line(self, number: int, line: dict[str, Any], file_tag: str) -> None:
+        kind = line.get("type")
+        uuid = _s(line.get("uuid"))
+        message = line.get("message")
+        where = {"line": number, **({"file": file_tag} if file_tag else {})}
+        if kind == "assistant" and isinstance(message, dict):
+            self._assistant(line, uuid, message, where)
+        elif kind == "user" and isinstance(message, dict):
+            self._user(line, uuid, message, where)
+        elif kind == "system" and line.get("subtype") == "compact_boundary":
+            self._compact_boundary(line, uuid, where)
+        elif kind == "system" and line.get("subtype") == "microcompact_boundary":
+            self._microcompact(line, uuid, where)
+        else:
+            self._custom(line, uuid, where)
+
+    def _position(self, line: dict[str, Any], uuid: str | None, number: int) -> tuple[str, Any]:
+        return self._new_id(uuid, f"{self._prefix}line-{number}"), line.get("parentUuid")
+
+    def _assistant(self, line: dict[str, Any], uuid: str | None, message: dict[str, Any], where: dict[str, Any]) -> None:
+        key = (_s(message.get("id")), _s(line.get("requestId")))
+        blocks = _assistant_blocks(message.get("content"))
+        parent = self._streamed_parent(line.get("parentUuid"), key)
+        if parent is not None:
+            self._merge(parent, line, uuid, message, blocks, where)
+            return
+        entry_id, raw_parent = self._position(line, uuid, where["line"])
+        pi_message: dict[str, Any] = {
+            "role": "assistant", "content": blocks, "api": "anthropic-messages", "provider": "anthropic",
+            "model": message.get("model") if _s(message.get("model")) else "",
+        }
+        if key[0]:
+            pi_message["responseId"] = key[0]
+        pi_message["usage"] = pi_usage(message.get("usage"))
+        pi_message["stopReason"] = self._stop_reason(line, message)
+        if line.get("isApiErrorMessage") is True:
+            pi_message["errorMessage"] = _text_of(message.get("content"))
+        pi_message["timestamp"] = _ms(line.get("timestamp"))
+        entry = {"type": "message", "id": entry_id, "parentId": None, "timestamp": line.get("timestamp"),
+                 "message": pi_message,
+                 "claudeCode": {**_others(line), "lines": [where], "uuids": [uuid] if uuid else [],
+                                "usageTotal": _usage_total(message.get("usage"))}}
+        self._add(entry, raw_parent, uuid)
+        self._note_calls(entry, blocks)
+        self._candidate(line, entry)
+
+    def _stop_reason(self, line: dict[str, Any], message: dict[str, Any]) -> str:
+        if line.get("isApiErrorMessage") is True:
+            return "error"
+        reason = message.get("stop_reason")
+        return _STOP_REASONS.get(reason, "stop") if reason.__class__ is str else "stop"
+
+    def _streamed_parent(self, raw_parent: Any, key: tuple[str | None, str | None]) -> Entry | None:
+        """The assistant entry this line continues: its parent (through progress lines) is an
+        assistant entry of the same response (``message.id`` and ``requestId``)."""
+        if key[0] is None:
+            return None
+        entry = self._resolve(raw_parent)
+        for _ in range(64):  # progress lines between two blocks of one response
+            if entry is None:
+                return None
+            if entry.get("type") == "message":
+                break
+            if entry.get("type") != "custom" or entry.get("customType") != CUSTOM_PREFIX + "progress":
+                return None
+            entry = self._resolve(self.raw_parent.get(id(entry)))
+        else:
+            return None
+        message = entry["message"]
+        if message.get("role") != "assistant":
+            return None
+        cc = entry["claudeCode"]
+        return entry if (message.get("responseId"), cc.get("requestId")) == key else None
+
+    def _merge(self, entry: Entry, line: dict[str, Any], uuid: str | None, message: dict[str, Any],
+               blocks: list[Any], where: dict[str, Any]) -> None:
+        pi_message = entry["message"]
+        pi_message["content"].extend(blocks)
+        cc = entry["claudeCode"]
+        total = _usage_total(message.get("usage"))
+        # The lines of one response repeat its usage; the largest (the final count of output
+        # tokens) is the call's, as ccusage keeps it.
+        if total >= cc.get("usageTotal", 0):
+            pi_message["usage"] = pi_usage(message.get("usage"))
+            cc["usageTotal"] = total
+        if message.get("stop_reason").__class__ is str or line.get("isApiErrorMessage") is True:
+            pi_message["stopReason"] = self._stop_reason(line, message)
+        cc["lines"].append(where)
+        if uuid:
+            cc["uuids"].append(uuid)
+            # Children attach to the last line's uuid; every other uuid still resolves here.
+            self._taken.discard(entry["id"])
+            entry["id"] = self._new_id(uuid, entry["id"])
+            self.owner[uuid] = entry
+            self._last = entry
+        entry["timestamp"] = line.get("timestamp", entry.get("timestamp"))
+        self._note_calls(entry, blocks)
+        self._candidate(line, entry)
+
+    def _note_calls(self, entry: Entry, blocks: list[Any]) -> None:
+        for block in blocks:
+            if block.get("type") == "toolCall" and _s(block.get("id")):
+                self.tool_calls[block["id"]] = entry
+                self.tool_names[block["id"]] = block.get("name")
+
+    def _candidate(self, line: dict[str, Any], entry: Entry) -> None:
+        if line.get("isSidechain") is True or self._prefix:
+            return
+        ms = parse_iso_ms(line.get("timestamp"))
+        self._order += 1
+        self.leaf_candidates.append((ms if ms == ms else float("-inf"), self._order, entry))
+
+    def _user(self, line: dict[str, Any], uuid: str | None, message: dict[str, Any], where: dict[str, Any]) -> None:
+        content = message.get("content")
+        if line.get("isCompactSummary") is True:
+            self._compact_summary(line, uuid, where)
+            return
+        raw_parent = line.get("parentUuid")
+        timestamp = _ms(line.get("timestamp"))
+        messages: list[dict[str, Any]] = []
+        rest: list[Any] = []
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    call_id = block.get("tool_use_id")
+                    result: dict[str, Any] = {
+                        "role": "toolResult", "toolCallId": call_id,
+                        "toolName": self.tool_names.get(call_id) if _s(call_id) else None,
+                        "content": _user_blocks(block.get("content")),
+                        "isError": block.get("is_error") is True, "timestamp": timestamp,
+                    }
+                    if result["content"].__class__ is str:
+                        result["content"] = [{"type": "text", "text": result["content"]}]
+                    if result["toolName"] is None:
+                        result["toolName"] = ""
+                    messages.append(result)
+                else:
+                    rest.append(block)
+            if rest or not messages:
+                messages.append({"role": "user", "content": _user_blocks(rest), "timestamp": timestamp})
+        else:
+            messages.append({"role": "user", "content": _user_blocks(content), "timestamp": timestamp})
+        # pi holds one message per entry: a line with several becomes a chain, and its uuid
+        # goes to the last one (where the next line attaches).
+        previous_raw: Any = raw_parent
+        last_index = len(messages) - 1
+        for index, pi_message in enumerate(messages):
+            if index == last_index:
+                entry_id = self._new_id(uuid, f"{self._prefix}line-{where['line']}")
+            else:
+                entry_id = self._new_id(None, f"{uuid or self._prefix + 'line-' + str(where['line'])}:{index}")
+            entry = {"type": "message", "id": entry_id, "parentId": None, "timestamp": line.get("timestamp"),
+                     "message": pi_message, "claudeCode": {**_others(line), "lines": [where]}}
+            if index < last_index:
+                entry["claudeCode"]["part"] = index
+            self._add(entry, previous_raw, uuid if index == last_index else None)
+            self.owner.setdefault(entry_id, entry)
+            previous_raw = entry_id
+            if pi_message["role"] == "toolResult" and _s(pi_message.get("toolCallId")):
+                self.tool_results.setdefault(pi_message["toolCallId"], []).append(entry)
+        self._candidate(line, self.entries[-1])
+
+    def _compact_boundary(self, line: dict[str, Any], uuid: str | None, where: dict[str, Any]) -> None:
+        meta = line.get("compactMetadata") if isinstance(line.get("compactMetadata"), dict) else {}
+        logical = line.get("logicalParentUuid")
+        raw_parent = logical if logical.__class__ is str else line.get("parentUuid")
+        entry_id, _ = self._position(line, uuid, where["line"])
+        pre = meta.get("preTokens")
+        entry = {"type": "compaction", "id": entry_id, "parentId": None, "timestamp": line.get("timestamp"),
+                 "summary": "", "firstKeptEntryId": None,
+                 "tokensBefore": pre if pre.__class__ in (int, float) else 0,
+                 "details": {"claudeCode": "compact_boundary", "trigger": meta.get("trigger")},
+                 "claudeCode": {**_others(line), "lines": [where], "uuids": [uuid] if uuid else []}}
+        self._add(entry, raw_parent, uuid)
+
+    def _compact_summary(self, line: dict[str, Any], uuid: str | None, where: dict[str, Any]) -> None:
+        """The summary line after a boundary joins its compaction entry (the model sees the
+        summary as the first message after it); without a boundary it is one itself."""
+        text = _text_of(line["message"].get("content"))
+        boundary = self._resolve(line.get("parentUuid"))
+        if boundary is not None and boundary.get("type") == "compaction" and not boundary["summary"] \
+                and boundary["details"].get("claudeCode") == "compact_boundary":
+            boundary["summary"] = text
+            cc = boundary["claudeCode"]
+            cc["lines"].append(where)
+            cc["summaryLine"] = _others(line)
+            if uuid:
+                cc["uuids"].append(uuid)
+                self._taken.discard(boundary["id"])
+                boundary["id"] = self._new_id(uuid, boundary["id"])
+                self.owner[uuid] = boundary
+                self._last = boundary
+            self._candidate(line, boundary)
+            return
+        entry_id, raw_parent = self._position(line, uuid, where["line"])
+        entry = {"type": "compaction", "id": entry_id, "parentId": None, "timestamp": line.get("timestamp"),
+                 "summary": text, "firstKeptEntryId": None, "tokensBefore": 0,
+                 "details": {"claudeCode": "compact_summary"},
+                 "claudeCode": {**_others(line), "lines": [where], "uuids": [uuid] if uuid else []}}
+        self._add(entry, raw_parent, uuid)
+        self._candidate(line, entry)
+
+    def _microcompact(self, line: dict[str, Any], uuid: str | None, where: dict[str, Any]) -> None:
+        """The boundary line as a custom entry, preceded by one context_edit per cleared tool
+        result: from here on (and only on paths through here) each shows as cleared."""
+        meta = line.get("microcompactMetadata")
+        cleared = meta.get("compactedToolIds") if isinstance(meta, dict) else None
+        raw_parent = line.get("parentUuid")
+        previous_raw: Any = raw_parent
+        for index, call_id in enumerate(cleared if isinstance(cleared, list) else []):
+            if not _s(call_id):
+                continue
+            for target in self.tool_results.get(call_id, []):
+                edit_id = self._new_id(None, f"{uuid or self._prefix + 'line-' + str(where['line'])}:clear-{index}")
+                edit = {"type": "context_edit", "id": edit_id, "parentId": None, "timestamp": line.get("timestamp"),
+                        "targetId": target["id"], "replacement": {"content": CLEARED_TOOL_RESULT},
+                        "claudeCode": {"lines": [where], "microcompactOf": call_id}}
+                self._add(edit, previous_raw, None)
+                self.owner.setdefault(edit_id, edit)
+                previous_raw = edit_id
+        self._custom(line, uuid, where, raw_parent=previous_raw)
+
+    def _custom(self, line: dict[str, Any], uuid: str | None, where: dict[str, Any], raw_parent: Any = ...) -> None:
+        kind = line.get("type")
+        name = kind if kind.__class__ is str else "unknown"
+        if name == "system" and _s(line.get("subtype")):
+            name = f"system/{line['subtype']}"
+        if kind == "custom-title" and _s(line.get("customTitle")):
+            self.session_name = line["customTitle"]
+        elif kind == "summary" and _s(line.get("summary")):
+            self.legacy_summary = line["summary"]
+        if raw_parent is ...:
+            raw_parent = line.get("parentUuid") if "parentUuid" in line else self._anchor(line)
+        entry_id = self._new_id(uuid, f"{self._prefix}line-{where['line']}")
+        timestamp = line.get("timestamp")
+        if timestamp is None and isinstance(line.get("snapshot"), dict):
+            timestamp = line["snapshot"].get("timestamp")
+        entry = {"type": "custom", "id": entry_id, "parentId": None, "timestamp": timestamp,
+                 "customType": CUSTOM_PREFIX + name, "data": line, "claudeCode": {"lines": [where]}}
+        self._add(entry, raw_parent, uuid)
+        self.owner.setdefault(entry_id, entry)
+
+    def _anchor(self, line: dict[str, Any]) -> Any:
+        """Where a line without a tree position hangs: the message it names (a snapshot's
+        ``messageId``, a summary's ``leafUuid``) when this file holds it, else the entry
+        before it in the file (None at the top)."""
+        for key in ("messageId", "leafUuid"):
+            named = line.get(key)
+            if named.__class__ is str and named in self.owner:
+                return named
+        return self._last["id"] if self._last is not None else None
+
+    # -- finishing
+
+    def resolve_parents(self) -> None:
+        for entry in self.entries:
+            raw = self.raw_parent.get(id(entry))
+            target = self._resolve(raw)
+            if target is not None and target is not entry:
+                entry["parentId"] = target["id"]
+            else:
+                entry["parentId"] = raw if raw.__class__ is str and target is None else None
+
+    def leaf(self) -> str | None:
+        if self.leaf_candidates:
+            # Claude Code resumes from the latest user/assistant line by timestamp; the later
+            # line in the file wins a tie.
+            best = max(self.leaf_candidates, key=lambda c: (c[0], c[1]))
+            return best[2]["id"]
+        return self.entries[-1]["id"] if self.entries else None
+
+
+# ---------------------------------------------------------------------------- sub-agents
+
+
+def _subagent_files(path: str) -> list[str]:
+    """``<project>/<session id>/subagents/**/agent-*.jsonl`` beside the session file."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    folder = os.path.join(os.path.dirname(path), stem, "subagents")
+    if not os.path.isdir(folder):
+        return []
+    found = glob.glob(os.path.join(glob.escape(folder), "**", "agent-*.jsonl"), recursive=True)
+    return sorted(f for f in found if os.path.isfile(f))
+
+
+def _agent_links(conv: _Converter) -> dict[str, str]:
+    """agent id → the tool_use id of the call that started it, from the main file's lines:
+    a tool result's ``toolUseResult.agentId`` or top-level ``agentId``, and ``agent_progress``
+    progress lines (``parentToolUseID``, ``data.agentId``)."""
+    links: dict[str, str] = {}
+    for entry in conv.entries:
+        cc = entry.get("claudeCode") or {}
+        if entry.get("type") == "message" and entry["message"].get("role") == "toolResult":
+            call_id = entry["message"].get("toolCallId")
+            result = cc.get("toolUseResult")
+            agent = result.get("agentId") if isinstance(result, dict) else None
+            if not _s(agent) and cc.get("isSidechain") is not True:
+                agent = cc.get("agentId")
+            if _s(agent) and _s(call_id) and call_id in conv.tool_calls:
+                links.setdefault(agent, call_id)
+        elif entry.get("type") == "custom" and entry.get("customType") == CUSTOM_PREFIX + "progress":
+            data = entry["data"].get("data")
+            call_id = entry["data"].get("parentToolUseID")
+            if isinstance(data, dict) and data.get("type") == "agent_progress" and _s(data.get("agentId")) \
+                    and _s(call_id):
+                links.setdefault(data["agentId"], call_id)
+    return links
+
+
+def _start_entry(conv: _Converter, call_entry: Entry | None, agent: str | None, call_id: str | None,
+                 timestamp: Any, source: str) -> Entry:
+    """The empty compaction a sub-agent's context starts at (pi's projection starts a fresh
+    context only at a compaction; this one adds a message of no text and 0 tokens)."""
+    entry_id = conv._new_id(None, f"subagent-{agent or call_id or len(conv.entries)}")
+    entry = {"type": "compaction", "id": entry_id, "parentId": call_entry["id"] if call_entry else None,
+             "timestamp": timestamp, "summary": "", "firstKeptEntryId": None, "tokensBefore": 0,
+             "details": {"claudeCode": SUBAGENT_START, "agentId": agent, "toolCallId": call_id, "source": source},
+             "claudeCode": {"synthetic": SUBAGENT_START, "agentId": agent, "toolCallId": call_id}}
+    conv.entries.append(entry)
+    conv.raw_parent[id(entry)] = call_entry["id"] if call_entry else None
+    conv.owner.setdefault(entry_id, entry)
+    return entry
+
+
+def _root_of(conv: _Converter, entry: Entry, within: set[int]) -> Entry:
+    """The first entry of ``entry``'s chain among the entries in ``within`` (ids of dicts)."""
+    seen = 0
+    current = entry
+    while seen < len(within) + 1:
+        parent = conv._resolve(conv.raw_parent.get(id(current)))
+        if parent is None or id(parent) not in within or parent is current:
+            return current
+        current = parent
+        seen += 1
+    return current
+
+
+def _attach_runs(conv: _Converter, run: list[Entry], call_id: str | None, agent: str | None, source: str) -> None:
+    """Hang the roots of ``run`` (one sub-agent's entries) under a start entry below the
+    assistant entry holding tool call ``call_id``."""
+    if not run:
+        return
+    members = {id(e) for e in run}
+    call_entry = conv.tool_calls.get(call_id) if call_id else None
+    start = _start_entry(conv, call_entry, agent, call_id, run[0].get("timestamp"), source)
+    for entry in run:
+        if _root_of(conv, entry, members) is entry:
+            conv.raw_parent[id(entry)] = start["id"]
+
+
+def _sidechains(conv: _Converter, links: dict[str, str]) -> None:
+    """Older files: sub-agent lines (``isSidechain``) in the main file, each run a chain from a
+    root. A run is linked to its call by an ``agentId`` its lines carry, else by its first
+    prompt equal to a Task/Agent call's ``prompt``; a run with no match stays a root."""
+    side = [e for e in conv.entries if (e.get("claudeCode") or {}).get("isSidechain") is True
+            or (e.get("type") == "custom" and isinstance(e.get("data"), dict) and e["data"].get("isSidechain") is True)]
+    if not side:
+        return
+    members = {id(e) for e in side}
+    runs: dict[int, list[Entry]] = {}
+    roots: dict[int, Entry] = {}
+    for entry in side:
+        root = _root_of(conv, entry, members)
+        runs.setdefault(id(root), []).append(entry)
+        roots[id(root)] = root
+    prompts: dict[str, str] = {}
+    for call_id, holder in conv.tool_calls.items():
+        for block in holder["message"]["content"]:
+            if block.get("type") == "toolCall" and block.get("id") == call_id and block.get("name") in _AGENT_TOOLS:
+                prompt = block.get("arguments", {}).get("prompt")
+                if _s(prompt):
+                    prompts.setdefault(prompt, call_id)
+    used: set[str] = set()
+    for key, run in runs.items():
+        root = roots[key]
+        agent = next((e["claudeCode"].get("agentId") for e in run if _s((e.get("claudeCode") or {}).get("agentId"))), None)
+        call_id = links.get(agent) if agent else None
+        if call_id is None and root.get("type") == "message":
+            text = _text_of(root["message"].get("content"))
+            call_id = prompts.get(text)
+        if call_id is None or call_id in used:
+            continue
+        used.add(call_id)
+        _attach_runs(conv, run, call_id, agent, "sidechain")
+
+
+def _load_subagents(conv: _Converter, path: str, links: dict[str, str], skipped: dict[str, list[int]]) -> list[str]:
+    files = _subagent_files(path)
+    for file in files:
+        name = os.path.basename(file)[: -len(".jsonl")]
+        agent = name[len("agent-"):]
+        meta_path = file[: -len(".jsonl")] + ".meta.json"
+        call_id = links.get(agent)
+        if os.path.isfile(meta_path):
+            try:
+                meta = orjson.loads(_read_file(meta_path))
+            except (orjson.JSONDecodeError, OSError):
+                meta = None
+            if isinstance(meta, dict) and _s(meta.get("toolUseId")):
+                call_id = meta["toolUseId"]
+        try:
+            data = _read_file(file)
+        except OSError:
+            continue
+        lines, bad = read_lines(data)
+        tag = os.path.relpath(file, os.path.dirname(path))
+        if bad:
+            skipped[tag] = bad
+        run = conv.convert(lines, file_tag=tag, prefix=f"{agent}:")
+        if call_id is not None and call_id not in conv.tool_calls:
+            call_id = None
+        _attach_runs(conv, run, call_id, agent, "subagent-file")
+    return files
+
+
+# ---------------------------------------------------------------------------- the session
+
+
+def convert_lines(lines: list[tuple[int, dict[str, Any]]]) -> tuple[list[Entry], str | None, _Converter]:
+    """Entries (file order, parents resolved) and the leaf for one file's parsed lines, without
+    sub-agent files (for tests and the corpus)."""
+    conv = _Converter()
+    conv.convert(lines)
+    _sidechains(conv, _agent_links(conv))
+    conv.resolve_parents()
+    return conv.entries, conv.leaf(), conv
+
+
+class ClaudeCodeSession(SessionManager):
+    """A Claude Code session as pi_lab's read-only session (``ReadableSession``).
+
+    Entries are pi-shaped dicts (``id`` = the line's ``uuid``); each keeps what pi has no key
+    for under ``"claudeCode"``. ``skipped_lines`` numbers the main file's unreadable lines,
+    ``skipped_subagent_lines`` those of each sub-agent file. Nothing is ever written."""
+
+    agent = "claude-code"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cc_path: str | None = None
+        self.skipped_subagent_lines: dict[str, list[int]] = {}
+        self.subagent_files: list[str] = []
+        self._cc_name: str | None = None
+        self._cc_aliases: dict[str, str] = {}
+        self._cc_read: tuple[int, int] | None = None
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *, subagents: bool = True) -> ClaudeCodeSession:
+        resolved = os.path.abspath(os.fspath(path))
+        check_regular_file(resolved)
+        data = _read_file(resolved)
+        lines, skipped = read_lines(data)
+        conv = _Converter()
+        conv.convert(lines)
+        links = _agent_links(conv)
+        _sidechains(conv, links)
+        skipped_sub: dict[str, list[int]] = {}
+        files = _load_subagents(conv, resolved, links, skipped_sub) if subagents else []
+        conv.resolve_parents()
+        first = conv.first_line or {}
+        cwd = next((line.get("cwd") for _, line in lines if _s(line.get("cwd"))), None) or "."
+        session_id = next((line.get("sessionId") for _, line in lines if _s(line.get("sessionId"))), None) \
+            or os.path.splitext(os.path.basename(resolved))[0]
+        first_ts = next((e.get("timestamp") for e in conv.entries if _s(e.get("timestamp"))), None)
+        header = {"type": "session", "version": 3, "id": session_id, "timestamp": first_ts or "", "cwd": cwd,
+                  "claudeCode": {"version": first.get("version"), "gitBranch": first.get("gitBranch")}}
+        sm = cls(cwd, os.path.dirname(resolved), None, False, preloaded=[header, *conv.entries])
+        sm._read_only = True
+        sm._cc_path = resolved
+        sm.skipped_lines = skipped
+        sm.skipped_subagent_lines = skipped_sub
+        sm.subagent_files = files
+        sm._cc_name = conv.session_name or conv.legacy_summary
+        sm._cc_aliases = {raw: entry["id"] for raw, entry in conv.owner.items() if raw != entry["id"]}
+        st = os.stat(resolved)
+        sm._cc_read = (st.st_size, st.st_mtime_ns)
+        leaf = conv.leaf()
+        sm._leaf_id = leaf
+        sm._leaf_pinned = True
+        return sm
+
+    # -- protocol answers that differ from pi's
+
+    @property
+    def session_file(self) -> str | None:
+        return self._cc_path
+
+    @property
+    def session_name(self) -> str | None:
+        return self._cc_name
+
+    def get_session_name(self) -> str | None:
+        return self._cc_name
+
+    def resolve_id(self, entry_id: str) -> str | None:
+        """The entry id standing for ``entry_id``: itself, or the merged entry an earlier line
+        of a streamed response (or a compaction's boundary line) belongs to."""
+        if entry_id in self._by_id:
+            return entry_id
+        return self._cc_aliases.get(entry_id)
+
+    def get_entry(self, entry_id: str) -> Entry | None:
+        found = super().get_entry(entry_id)
+        if found is None and entry_id.__class__ is str and entry_id in self._cc_aliases:
+            return super().get_entry(self._cc_aliases[entry_id])
+        return found
+
+    def get_branch(self, from_id: str | None = None) -> list[Entry]:
+        if from_id is not None and from_id not in self._by_id and from_id in self._cc_aliases:
+            from_id = self._cc_aliases[from_id]
+        return super().get_branch(from_id)
+
+    def build_session_projection(self, leaf_id: Any = ...):  # type: ignore[no-untyped-def]
+        if leaf_id.__class__ is str and leaf_id not in self._by_id and leaf_id in self._cc_aliases:
+            leaf_id = self._cc_aliases[leaf_id]
+        return super().build_session_projection(leaf_id)
+
+    def branch(self, branch_from_id: str) -> None:
+        """Move the leaf in memory (navigating); the file is not touched."""
+        super().branch(self.resolve_id(branch_from_id) or branch_from_id)
+
+    # -- every write is refused
+
+    def _refuse(self, action: str) -> None:
+        raise ClaudeCodeReadOnly(self._cc_path, action)
+
+    def _append(self, entry: Entry) -> str:
+        self._refuse(f"append a {entry.get('type')} entry")
+        raise AssertionError  # unreachable
+
+    def branch_with_summary(self, *args: Any, **kwargs: Any) -> str:
+        self._refuse("append a branch summary")
+        raise AssertionError
+
+    def make_writable(self) -> None:
+        self._refuse("make it writable")
+
+    def write_plan(self) -> str:
+        return f"{self._cc_path}: a Claude Code session; pi_lab never writes it."
+
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        self._refuse("fork it in place")
+        raise AssertionError
+
+    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
+        if getattr(self, "_cc_path", None) is not None:
+            self._refuse("start a new session in it")
+        return super().new_session(id=id, parent_session=parent_session)
+
+    def refresh(self) -> list[Entry]:
+        """Lines Claude Code appended since the read: the file is read again whole (Claude
+        Code's merges and compactions may reshape entries already read) and the entries not
+        seen before are returned; the leaf stays where it was unless it was never moved."""
+        if self._cc_path is None:
+            return []
+        st = os.stat(self._cc_path)
+        if self._cc_read == (st.st_size, st.st_mtime_ns):
+            return []
+        fresh = ClaudeCodeSession.from_file(self._cc_path, subagents=bool(self.subagent_files))
+        before = set(self._by_id)
+        leaf, pinned = self._leaf_id, self._leaf_pinned
+        self._file_entries = fresh._file_entries
+        self._rebuild_index()
+        self.skipped_lines = fresh.skipped_lines
+        self.skipped_subagent_lines = fresh.skipped_subagent_lines
+        self._cc_aliases = fresh._cc_aliases
+        self._cc_name = fresh._cc_name
+        self._cc_read = fresh._cc_read
+        self._leaf_id = leaf if pinned and leaf in self._by_id else fresh._leaf_id
+        self._leaf_pinned = True
+        return [e for e in self._entries_view() if e.get("id") not in before]
+
+    def __repr__(self) -> str:
+        return f"<ClaudeCodeSession {self._session_id} {len(self._by_id)} entries, leaf {self._leaf_id!r}, {self._cc_path}>"
+
+
+def open_claude_code(path: str | os.PathLike[str], *, subagents: bool = True, **options: Any) -> ClaudeCodeSession:
+    """Open a Claude Code session file read-only (``pi_lab.open_session`` calls this).
+
+    ``subagents`` reads ``<session id>/subagents/agent-*.jsonl`` beside the file. Options of
+    pi's reader that mean nothing here (``lazy``, ``read_only``) are accepted and ignored."""
+    unknown = set(options) - {"lazy", "read_only", "session_dir", "cwd_override", "uuid_factory", "clock"}
+    if unknown:
+        raise TypeError(f"open_claude_code() got unexpected options: {', '.join(sorted(unknown))}")
+    if options.get("read_only") is False:
+        raise ClaudeCodeReadOnly(os.fspath(path), "open it for writing")
+    return ClaudeCodeSession.from_file(path, subagents=subagents)
