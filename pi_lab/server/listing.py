@@ -1,8 +1,10 @@
 """The Pi Sessions panel: every session under pi's sessions folder, grouped by project, searchable.
 
 pi keeps one folder per working directory (``--home-ann-proj--``, session-format.md §1) and
-summarises each file as a ``SessionInfo`` (§10). A project is shown by the ``cwd`` its sessions'
-headers name, since the folder name cannot be decoded unambiguously.
+summarises each file as a ``SessionInfo`` (§10). A session is listed under the ``cwd`` its own
+header names (:func:`group_title`), since the folder name cannot be decoded unambiguously and a
+folder may hold sessions copied from elsewhere; its date is pi's ``modified``, except that a time
+in 1970 is not taken for one (``_FileIndex._activity``).
 
 Each file is read once into a :class:`_FileIndex`, keyed by its path and checked against its
 device, inode, size and modification time. A file that only grew (pi appends) is read from where
@@ -120,6 +122,7 @@ class _FileIndex:
         self.message_count = 0
         self.first_message = ""
         self.latest = 0.0
+        self.created_ms = float("nan")  # the header's time, when it is a usable one (_usable_ms)
         self.chunks: list[_Chunk] = []
 
     # ------------------------------------------------------------------ reading
@@ -206,6 +209,7 @@ class _FileIndex:
                 self.not_session = True
                 return
             self.header = entry
+            self.created_ms = _usable_ms(parse_iso_ms(entry.get("timestamp")))
             return
         kind = entry.get("type")
         if kind == "session_info":
@@ -221,14 +225,22 @@ class _FileIndex:
                 builder.add(text.lower().encode("utf-8", "surrogatepass"), where)
                 if not self.first_message and message.get("role") == "user":
                     self.first_message = text[:_TITLE_CHARS]
-            stamp = message.get("timestamp")
-            if isinstance(stamp, float) or (isinstance(stamp, int) and not isinstance(stamp, bool)
-                                            and _MIN_MS <= stamp <= _MAX_MS):
-                activity = float(stamp)  # an int past the range (10**400) has no float: no date
-            else:
-                activity = parse_iso_ms(entry.get("timestamp"))
-            if activity == activity and activity > self.latest and _MIN_MS <= activity <= _MAX_MS:
+            activity = self._activity(message.get("timestamp"), entry.get("timestamp"))
+            if activity > self.latest:
                 self.latest = activity
+
+    @staticmethod
+    def _activity(stamp: Any, entry_time: Any) -> float:
+        """When a user or assistant message happened, as pi's selector takes it (the message's
+        numeric ``timestamp``, else its entry's ISO time), with one difference: a time in 1970
+        (a fixture's ``"timestamp": 7``, seconds taken for milliseconds) is no time of activity,
+        and the entry's own time is taken instead, where pi lists the session as last changed
+        on 1970-01-01. 0 when neither is a usable time."""
+        # (compared before float(): an int past the range, 10**400, has no float)
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and _FIRST_MS <= stamp <= _MAX_MS:
+            return float(stamp)
+        activity = _usable_ms(parse_iso_ms(entry_time))
+        return activity if activity == activity else 0.0
 
     # ------------------------------------------------------------------ answers
 
@@ -236,9 +248,9 @@ class _FileIndex:
         if self.header is None or self.not_session:
             return None
         header = self.header
-        created_ms = parse_iso_ms(header.get("timestamp"))
-        if not _MIN_MS <= created_ms <= _MAX_MS:
-            created_ms = float("nan")  # NaN (unparsable) or a time no date can show: unknown
+        created_ms = self.created_ms
+        # pi's order (buildSessionInfo): the latest activity, else the header's time, else the
+        # file's mtime; a time in 1970 or before is no time here (see _activity).
         if self.latest > 0:
             modified_ms = self.latest
         elif created_ms == created_ms:
@@ -342,11 +354,20 @@ class _ChunkBuilder:
         self._close()
 
 
-# The times a datetime can hold (years 1 to 9999). A message timestamp outside (1e308, 2**63:
+# The last time a datetime can hold (year 9999). A message timestamp past it (1e308, 2**63:
 # JavaScript's Date would call it Invalid Date from 8.64e15 on) is not a time of activity.
-_MIN_MS = (datetime(1, 1, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1000
 _MAX_MS = (datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
            - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1000
+
+
+# 1971-01-01: a time before it is a counter or seconds read as milliseconds, not a date.
+_FIRST_MS = 365 * 86_400_000
+
+
+def _usable_ms(ms: float) -> float:
+    """``ms`` when it is a time after 1970 that a date can show, else NaN (unknown): an
+    unparsable time, 0 or a time in 1970 (a hand edit, a test fixture) says nothing of when."""
+    return ms if _FIRST_MS <= ms <= _MAX_MS else float("nan")
 
 
 def _to_datetime(ms: float) -> datetime:
@@ -422,6 +443,19 @@ def snippet(text: str, terms: list[str]) -> dict[str, Any]:
     return {"parts": parts}
 
 
+NO_FOLDER_TITLE = "(sessions folder)"
+
+
+def group_title(cwd: str, folder: str) -> str:
+    """The group a session is listed in, which is also its title: the working directory its
+    own header names (pi's session selector shows each session's cwd), else its folder in the
+    sessions folder. Grouping by the title itself means no two groups ever share one, and the
+    listing and its search results put a session in the same group (a group named after its
+    newest session's cwd, as before, changed its name with the search and put sessions recorded
+    elsewhere and copied into one folder under another project's name)."""
+    return cwd or folder or NO_FOLDER_TITLE
+
+
 class SessionListing:
     """Lists a sessions folder; safe to call from several worker threads."""
 
@@ -451,7 +485,8 @@ class SessionListing:
                 "text_bytes": sum(i.text_bytes() for i in indexes)}
 
     def list(self, sessions_dir: str, query: str = "", limit: int = 2000) -> dict[str, Any]:
-        """``{"folder", "exists", "groups": [{"dir", "cwd", "newest", "sessions": [...]}], ...}``,
+        """``{"folder", "exists", "groups": [{"title", "cwd", "dir", "newest", "sessions": [...]}], ...}``
+        (one group per :func:`group_title`),
         newest first, keeping sessions whose text contains every word of ``query``; with a query,
         each session carries ``hits``: how many messages match and a few snippets."""
         result: dict[str, Any] = {"folder": sessions_dir, "exists": os.path.isdir(sessions_dir), "groups": [],
@@ -461,7 +496,6 @@ class SessionListing:
         base = os.path.realpath(sessions_dir)
         terms = search_tokens(query) if query else []
         groups: dict[str, list[dict[str, Any]]] = {}
-        cwds: dict[str, str] = {}
         seen: set[str] = set()
         total = 0
         for directory, relative in self._folders(base):
@@ -491,7 +525,6 @@ class SessionListing:
                     if info is None:
                         continue
                     total += 1
-                    cwds.setdefault(relative, info.cwd)  # newest first below; any header is a fair name
                     hits = None
                     if terms:
                         meta = " ".join([info.name or "", info.first_message, info.cwd, str(info.id)]).lower()
@@ -502,16 +535,19 @@ class SessionListing:
                 row = self._row(info, relative, name, st)
                 if hits is not None:
                     row["hits"] = hits
-                groups.setdefault(relative, []).append(row)
+                groups.setdefault(group_title(info.cwd, relative), []).append(row)
         with self._lock:
             for path in [p for p in self._cache if inside(p, base) and p not in seen]:
                 del self._cache[path]
         ordered = []
-        for relative, sessions in groups.items():
+        for title, sessions in groups.items():
             sessions.sort(key=lambda s: s["modified_ms"], reverse=True)
-            newest = sessions[0]
-            ordered.append({"dir": relative, "cwd": newest["cwd"] or cwds.get(relative, ""),
-                            "newest": newest["modified_ms"], "sessions": sessions})
+            folders = {s["dir"] for s in sessions}
+            # The panel titles a group by ``cwd``, else by ``dir``: both are set so that it shows
+            # ``title``. ``dir`` is the folder when all the group's sessions are in one.
+            cwd = title if any(s["cwd"] == title for s in sessions) else ""
+            ordered.append({"title": title, "cwd": cwd, "newest": sessions[0]["modified_ms"],
+                            "dir": folders.pop() if len(folders) == 1 else "", "sessions": sessions})
         ordered.sort(key=lambda g: g["newest"], reverse=True)
         shown = 0
         for group in ordered:
@@ -571,6 +607,7 @@ class SessionListing:
         return {
             "location": location,
             "file": name,
+            "dir": relative,
             "id": info.id,
             "name": info.name,
             "title": session_title(info.name, info.first_message),
