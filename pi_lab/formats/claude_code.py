@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import glob
 import os
+from datetime import datetime, timedelta, timezone
 from collections.abc import Iterable
 from typing import Any
 
@@ -126,8 +127,35 @@ def _s(value: Any) -> str | None:
     return value if value.__class__ is str else None
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_last_parsed: list[Any] = [None, float("nan")]
+
+
+def _parse_ms(timestamp: Any) -> Any:
+    """``parse_iso_ms`` (JavaScript's ``Date.parse``) with a fast path for the form Claude Code
+    writes (``2026-01-31T14:00:00.000Z``) and the last answer remembered: each line asks twice."""
+    if timestamp.__class__ is not str:
+        return float("nan")
+    if timestamp == _last_parsed[0]:
+        return _last_parsed[1]
+    value: Any = None
+    if len(timestamp) == 24 and timestamp[23] == "Z" and timestamp[19] == "." and timestamp[10] == "T":
+        try:
+            moment = datetime.fromisoformat(timestamp[:23]).replace(tzinfo=timezone.utc)
+            value = (moment - _EPOCH) // _ONE_MS
+        except ValueError:
+            value = None
+    if value is None:
+        value = parse_iso_ms(timestamp)
+    _last_parsed[0], _last_parsed[1] = timestamp, value
+    return value
+
+
+_ONE_MS = timedelta(milliseconds=1)
+
+
 def _ms(timestamp: Any) -> Any:
-    value = parse_iso_ms(timestamp)
+    value = _parse_ms(timestamp)
     return value if value == value else 0  # NaN (no or bad timestamp) → 0, as a number
 
 
@@ -398,7 +426,7 @@ class _Converter:
     def _candidate(self, line: dict[str, Any], entry: Entry) -> None:
         if line.get("isSidechain") is True or self._prefix:
             return
-        ms = parse_iso_ms(line.get("timestamp"))
+        ms = _parse_ms(line.get("timestamp"))
         self._order += 1
         self.leaf_candidates.append((ms if ms == ms else float("-inf"), self._order, entry))
 
@@ -600,7 +628,7 @@ def _agent_links(conv: _Converter) -> dict[str, str]:
 
 
 def _start_entry(conv: _Converter, call_entry: Entry | None, agent: str | None, call_id: str | None,
-                 timestamp: Any, source: str) -> Entry:
+                 timestamp: Any, source: str, before: Entry) -> Entry:
     """The empty compaction a sub-agent's context starts at (pi's projection starts a fresh
     context only at a compaction; this one adds a message of no text and 0 tokens)."""
     entry_id = conv._new_id(None, f"subagent-{agent or call_id or len(conv.entries)}")
@@ -608,7 +636,10 @@ def _start_entry(conv: _Converter, call_entry: Entry | None, agent: str | None, 
              "timestamp": timestamp, "summary": "", "firstKeptEntryId": None, "tokensBefore": 0,
              "details": {"claudeCode": SUBAGENT_START, "agentId": agent, "toolCallId": call_id, "source": source},
              "claudeCode": {"synthetic": SUBAGENT_START, "agentId": agent, "toolCallId": call_id}}
-    conv.entries.append(entry)
+    # Before the run's first entry, so that parents precede children in file order (the
+    # engine's one-pass index takes that shape; a later parent sends it down the general path).
+    at = next((i for i in range(len(conv.entries) - 1, -1, -1) if conv.entries[i] is before), len(conv.entries))
+    conv.entries.insert(at, entry)
     conv.raw_parent[id(entry)] = call_entry["id"] if call_entry else None
     conv.owner.setdefault(entry_id, entry)
     return entry
@@ -634,7 +665,7 @@ def _attach_runs(conv: _Converter, run: list[Entry], call_id: str | None, agent:
         return
     members = {id(e) for e in run}
     call_entry = conv.tool_calls.get(call_id) if call_id else None
-    start = _start_entry(conv, call_entry, agent, call_id, run[0].get("timestamp"), source)
+    start = _start_entry(conv, call_entry, agent, call_id, run[0].get("timestamp"), source, run[0])
     for entry in run:
         if _root_of(conv, entry, members) is entry:
             conv.raw_parent[id(entry)] = start["id"]

@@ -317,6 +317,11 @@ def test_a_subagent_file_is_a_folded_subtree_under_its_task_call_with_its_own_co
     start = next(e for e in session.get_entries() if e["type"] == "compaction")
     assert start["details"]["claudeCode"] == SUBAGENT_START
     assert start["parentId"] == "agent-002"  # the assistant entry with the Task call
+    # Parents precede children in the entry list (the engine's one-pass index needs that shape).
+    order = [e["id"] for e in session.get_entries()]
+    assert order.index(start["id"]) == order.index("sidechain-001") - 1
+    from pi_lab.session.index import index_and_tree
+    assert index_and_tree(session.file_entries) is not None
     assert session.leaf_id == "agent-004"  # the main conversation, not the sub-agent
     assert [r.entry["id"] for r in session.get_tree()] == ["agent-001"]
     messages = session.build_session_context("sidechain-004").messages
