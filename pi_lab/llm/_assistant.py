@@ -6,8 +6,10 @@ the same shape and key order everywhere (session-format.md §6.4):
     role, content, api, provider, model, [responseId], usage, stopReason, [errorMessage], timestamp
 
 Given the API key (`secret`), the builder also keeps it out of the message: streamed text and
-thinking go through a `StreamRedactor` before they are stored or emitted, and every string of
-the finished (or failed) message is redacted once more before it is handed out.
+thinking go through a `StreamRedactor` before they are stored or emitted (the tail it holds back
+comes out as one more delta when the block ends, `end_block`, or before the final event,
+`release`), and every string of the finished (or failed) message is redacted once more before it
+is handed out.
 """
 
 from __future__ import annotations
@@ -104,6 +106,25 @@ class AssistantBuilder:
         self.content[index]["thinking"] += delta
         return ThinkingDelta(index, delta)
 
+    def end_block(self, index: int) -> list[TextDelta | ThinkingDelta]:
+        """The text or thinking block at `index` is complete: the delta of what its redactor
+        still held back (nothing when it held nothing)."""
+        redactor = self._redactors.pop(index, None)
+        rest = redactor.flush() if redactor is not None else ""
+        if not rest:
+            return []
+        block = self.content[index]
+        if block.get("type") == "text":
+            block["text"] += rest
+            return [TextDelta(index, rest)]
+        block["thinking"] += rest
+        return [ThinkingDelta(index, rest)]
+
+    def release(self) -> list[TextDelta | ThinkingDelta]:
+        """End every block still streaming; called before the final event, so the deltas add up
+        to the finished message."""
+        return [event for index in list(self._redactors) for event in self.end_block(index)]
+
     def append_signature(self, index: int, delta: str) -> None:
         block = self.content[index]
         block["thinkingSignature"] = block.get("thinkingSignature", "") + delta
@@ -170,11 +191,7 @@ class AssistantBuilder:
 
     def _seal(self) -> None:
         """Release held-back text, redact every provider string once more, fix the key order."""
-        for index, redactor in self._redactors.items():
-            block = self.content[index]
-            field = "text" if block.get("type") == "text" else "thinking"
-            block[field] += redactor.flush()
-        self._redactors.clear()
+        self.release()  # a caller that did not release first still gets the whole text
         redact_tree(self.message, self.secret)
         self._reorder()
 

@@ -1,13 +1,14 @@
 """Streaming HTTP plumbing shared by the provider clients: cancellation, SSE, failure texts.
 
-A request either yields SSE events or raises one of three exceptions, each carrying the text
+A request either yields SSE events or raises one of these exceptions, each carrying the text
 that becomes the assistant message's `errorMessage`:
 
 * `HttpStatusFailure` — the server answered with a status ≥ 400 (text formatted per provider);
 * `TransportFailure` — no connection, a timeout, or the connection dropped mid-stream; the
   texts contain words (`Connection error`, `timed out`, `terminated`) that
   `is_retryable_assistant_error` accepts, as pi's own transport errors do;
-* `Cancelled` (protocol.py) — the caller's cancel flag was set.
+* `Cancelled` (protocol.py) — the caller's cancel flag was set;
+* any other `ProviderFailure` — the request cannot be sent as it is (a header HTTP cannot carry).
 
 Every call has two limits of its own besides httpx's socket timeouts: an overall `deadline`
 and an `idle_timeout` between events. Keep-alives (SSE comments, Anthropic `ping` events) do not
@@ -27,6 +28,7 @@ import email.utils
 import math
 import os
 import re
+import weakref
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -37,6 +39,7 @@ import orjson
 from pi_lab.errors import PiLabError
 
 from ._assistant import AssistantBuilder, Clock, now_ms
+from .keys import InvalidApiKey, clean_api_key, hold_key
 from .protocol import Cancel, Cancelled, CompleteFromStream, Context, StreamEvent
 from .redact import redact
 
@@ -62,6 +65,10 @@ class KeyedClient(CompleteFromStream):
 
     A key given as an argument is used for every model; the environment variable only for
     models of the client's own provider, so a key never leaks to another provider's server.
+    Either is stripped of surrounding whitespace and checked (`keys.clean_api_key`): a bad
+    argument raises `InvalidApiKey` here, a bad environment variable ends the message with that
+    error when a request needs it. While the client holds a key, the httpx and httpcore loggers
+    redact it (`keys.hold_key`); `close()`, or the client being collected, gives that back.
     """
 
     provider = ""
@@ -70,7 +77,9 @@ class KeyedClient(CompleteFromStream):
     def __init__(self, api_key: str | None, base_url: str | None, headers: dict[str, str] | None,
                  timeout: httpx.Timeout, clock: Clock | None, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
                  deadline: float | None = DEFAULT_DEADLINE) -> None:
-        self._api_key = api_key
+        self._api_key = clean_api_key(api_key, "the api_key argument")
+        # Not a method of self: the finalizer must not keep the client alive.
+        self._log_guard = weakref.finalize(self, hold_key(self._api_key))
         self.base_url = base_url
         self._headers = dict(headers or {})
         self.timeout = timeout
@@ -83,12 +92,18 @@ class KeyedClient(CompleteFromStream):
         source = "given" if self._api_key else f"from {self.env_key}" if os.environ.get(self.env_key) else "none"
         return f"{type(self).__name__}(base_url={self.base_url!r}, api_key=<{source}>)"
 
+    def close(self) -> None:
+        """Stop redacting this client's key in the httpx/httpcore logs (requests still work,
+        and hold their key in the logs while they run)."""
+        self._log_guard()
+
     def _resolve_key(self, model: Any) -> str | None:
+        """The key for `model`, or None; `InvalidApiKey` for an unusable environment variable."""
         if self._api_key:
             return self._api_key
         if model.provider != self.provider:
             return None
-        return os.environ.get(self.env_key) or None
+        return clean_api_key(os.environ.get(self.env_key), self.env_key)
 
     async def stream(
         self,
@@ -108,7 +123,11 @@ class KeyedClient(CompleteFromStream):
         """
         builder = AssistantBuilder(model, self._clock())
         yield builder.start()
-        key = self._resolve_key(model)
+        try:
+            key = self._resolve_key(model)
+        except InvalidApiKey as exc:
+            yield builder.fail(str(exc))  # like any provider error: the agent shows it on the message
+            return
         request = self._request(
             model, context, key, tools=tools, reasoning=reasoning, session_id=session_id,
             max_tokens=max_tokens, cache_retention=cache_retention,
@@ -117,11 +136,16 @@ class KeyedClient(CompleteFromStream):
             yield builder.fail(request)
             return
         url, headers, body = request
-        async for event in stream_reply(
-            builder, self._reader(builder, model), url, headers=headers, body=body, cancel=cancel,
-            timeout=self.timeout, secret=key, limits=(self.idle_timeout, self.deadline), clock=self._clock,
-        ):
-            yield event
+        # A key from the environment is held in the logs for the request; an argument already is.
+        release = hold_key(key)
+        try:
+            async for event in stream_reply(
+                builder, self._reader(builder, model), url, headers=headers, body=body, cancel=cancel,
+                timeout=self.timeout, secret=key, limits=(self.idle_timeout, self.deadline), clock=self._clock,
+            ):
+                yield event
+        finally:
+            release()
 
     def _request(
         self, model: Any, context: Context, key: str | None, **options: Any
@@ -250,7 +274,13 @@ async def post_sse(
 ) -> AsyncIterator[SseEvent]:
     """POST `body` as JSON and yield the server-sent events of the streamed answer."""
     async with httpx.AsyncClient(timeout=timeout) as http:
-        request = http.build_request("POST", url, headers=headers, content=orjson.dumps(body))
+        try:
+            request = http.build_request("POST", url, headers=headers, content=orjson.dumps(body))
+        except UnicodeEncodeError as exc:
+            # A header (the key is checked before; this is one of the caller's `headers`) that
+            # HTTP cannot carry. Never quote it: `exc.object` is the whole value.
+            raise ProviderFailure(f"Cannot send the request: a header value has a non-ASCII character "
+                                  f"(U+{ord(exc.object[exc.start]):04X})") from None
         try:
             response = await race(http.send(request, stream=True), cancel, limits)
         except httpx.TimeoutException as exc:
@@ -307,6 +337,7 @@ async def stream_reply(
     """
     builder.secret = secret
     timer = Limits(*limits) if limits is not None else None
+    failure: dict[str, Any] | None = None  # the arguments of `builder.fail`, when it failed
     try:
         events = post_sse(url, headers=headers, body=body, cancel=cancel, timeout=timeout, limits=timer)
         async with contextlib.aclosing(events):
@@ -318,15 +349,20 @@ async def stream_reply(
                 if reader.done:
                     break
     except Cancelled:
-        yield builder.fail("Request was aborted", aborted=True)
-        return
+        failure = {"error_message": "Request was aborted", "aborted": True}
     except HttpStatusFailure as exc:
         # The body is redacted before anything cuts it (error_text truncates).
         text = reader.error_text(exc.status, redact(exc.body, secret))
-        yield builder.fail(redact(text, secret), retry_after_ms=retry_after_ms(exc.headers, (clock or now_ms)()))
-        return
-    except TransportFailure as exc:
-        yield builder.fail(redact(str(exc), secret))
+        failure = {"error_message": redact(text, secret),
+                   "retry_after_ms": retry_after_ms(exc.headers, (clock or now_ms)())}
+    except ProviderFailure as exc:
+        failure = {"error_message": redact(str(exc), secret)}
+    # Text a redactor still holds comes out as deltas before the last event, so the deltas add
+    # up to the finished (or failed) message.
+    for event in builder.release():
+        yield event
+    if failure is not None:
+        yield builder.fail(**failure)
         return
     for event in reader.finish():
         yield event

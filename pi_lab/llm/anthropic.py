@@ -205,6 +205,8 @@ class _Reader:
             index = self._blocks.get(payload.get("index"))
             if index is not None and self.builder.content[index].get("type") == "toolCall":
                 events.append(self.builder.end_tool_call(index))
+            elif index is not None:
+                events.extend(self.builder.end_block(index))
         elif kind == "message_delta":
             delta = payload.get("delta") or {}
             if delta.get("stop_reason"):

@@ -177,31 +177,38 @@ class _Reader:
         for field in _REASONING_FIELDS:
             thinking = delta.get(field)
             if isinstance(thinking, str) and thinking:
-                events.append(self.builder.append_thinking(self._block("thinking", field), thinking))
+                events.append(self.builder.append_thinking(self._block("thinking", events, field), thinking))
                 break
         text = delta.get("content")
         if isinstance(text, str) and text:
-            events.append(self.builder.append_text(self._block("text"), text))
+            events.append(self.builder.append_text(self._block("text", events), text))
         for call in delta.get("tool_calls") or []:
-            self._tool_call_delta(call)
+            self._tool_call_delta(call, events)
         return events
 
-    def _block(self, kind: str, signature: str | None = None) -> int:
+    def _block(self, kind: str, events: list[StreamEvent], signature: str | None = None) -> int:
         if self._current is None or self._current[0] != kind:
+            self._end_block(events)
             index = self.builder.begin_text() if kind == "text" else self.builder.begin_thinking(signature)
             self._current = (kind, index)
         return self._current[1]
 
-    def _tool_call_delta(self, call: dict[str, Any]) -> None:
+    def _end_block(self, events: list[StreamEvent]) -> None:
+        """The current text or thinking block is over (the protocol has no block end event)."""
+        if self._current is not None:
+            events.extend(self.builder.end_block(self._current[1]))
+            self._current = None
+
+    def _tool_call_delta(self, call: dict[str, Any], events: list[StreamEvent]) -> None:
         key = call.get("index", len(self._calls))
         function = call.get("function") or {}
         index = self._calls.get(key)
         if index is not None and call.get("id") and self.builder.content[index]["id"] != call["id"]:
             index = None  # a server that reuses index 0 for every call
         if index is None:
+            self._end_block(events)
             index = self.builder.begin_tool_call(call.get("id") or "", function.get("name") or "")
             self._calls[key] = index
-            self._current = None
         block = self.builder.content[index]
         if call.get("id") and not block["id"]:
             block["id"] = call["id"]

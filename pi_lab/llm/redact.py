@@ -2,7 +2,8 @@
 
 A server may echo the key anywhere it writes text: an HTTP error body, an error event inside a
 stream, even the content of an answer. Every such text passes through `redact` (or, for text that
-streams in pieces, a `StreamRedactor`) before it is cut, stored, emitted or logged.
+streams in pieces, a `StreamRedactor`, whose output adds up to exactly `redact` of the whole
+text) before it is cut, stored, emitted or logged.
 
 What counts as the key: the whole key and every piece of it at least `MIN_SECRET_RUN` characters
 long (a key cut by a truncation, or quoted in part, still identifies its owner). Each such run is
@@ -18,16 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MIN_SECRET_RUN", "REDACTED", "StreamRedactor", "redact", "redact_tree"]
+__all__ = ["MIN_SECRET_RUN", "REDACTED", "StreamRedactor", "redact", "redact_all", "redact_tree"]
 
 MIN_SECRET_RUN = 12
 REDACTED = "***"
 # Keys shorter than this are not redacted at all: they would match ordinary text.
 _MIN_SECRET_LEN = 4
-# A streamed tail this long that could still grow into a key run is held back until it is
-# decided; a shorter one is released (at most this many minus one characters of a key can then
-# appear at the edge of a redaction, which is far from identifying).
-_HOLD_FROM = 4
 
 
 def _shape(secret: str) -> tuple[int, int]:
@@ -55,6 +52,11 @@ def _runs(text: str, secret: str, start: int = 0) -> list[tuple[int, int]]:
             if right - left >= run:
                 spans.append((left, right))
             at = text.find(piece, at + 1)
+    return _merge(spans)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans, overlapping or touching ones joined (one `***` for each joined stretch)."""
     if not spans:
         return spans
     spans.sort()
@@ -89,6 +91,13 @@ def redact(text: str, secret: str | None) -> str:
         return text
     spans = _runs(text, secret)
     return _apply(text, spans, 0, len(text)) if spans else text
+
+
+def redact_all(text: str, secrets: tuple[str, ...] | list[str]) -> str:
+    """`redact` for several keys at once. One pass over the union of their runs: two keys that
+    share a stretch (two keys of one account) would otherwise leave the second one's rest."""
+    spans = [span for secret in secrets if secret and len(secret) >= _MIN_SECRET_LEN for span in _runs(text, secret)]
+    return _apply(text, _merge(spans), 0, len(text)) if spans else text
 
 
 def redact_tree(value: Any, secret: str | None) -> Any:
@@ -127,55 +136,71 @@ def redact_tree(value: Any, secret: str | None) -> Any:
 class StreamRedactor:
     """Redacts a text that arrives in pieces, so a key split across deltas is still caught.
 
-    `feed(delta)` returns what may be shown now; a tail that could be the start of a key run is
-    held back until the next piece decides it, and `flush()` returns whatever is left. The
-    concatenation of everything returned equals `redact` of the whole text, up to where a run
-    was cut by a hold decision (then each part reads `***`).
+    `feed(delta)` returns what may be shown now and `flush()` (at the end of the block or the
+    stream) whatever is left. However the text is cut, everything returned adds up to exactly
+    `redact` of the whole text: no character of a key run is ever released, not even at the edge
+    of a `***`.
+
+    What is held back is the shortest tail that still could become part of a key run: the
+    longest suffix of the undecided text that occurs in the key at a place with room to grow to
+    a full run. Everything before it is decided, because any run through it would have to
+    continue into that suffix. Ordinary text is held for at most a few characters, until the
+    next delta shows it does not go on as the key.
     """
 
-    __slots__ = ("_raw", "_secret", "_shown")
+    __slots__ = ("_pending", "_after_run", "_run", "_secret")
 
     def __init__(self, secret: str | None) -> None:
         self._secret = secret if secret and len(secret) >= _MIN_SECRET_LEN else None
-        self._raw = ""
-        self._shown = 0  # characters of `_raw` already released
+        self._run = _shape(self._secret)[0] if self._secret else 0
+        self._pending = ""  # received, not yet released; nothing before it can join a run
+        # The released text ended with a `***` whose run touches `_pending`: a run starting right
+        # there is the same run to `redact` (spans that touch merge), so it adds no second `***`.
+        self._after_run = False
 
     def feed(self, delta: str) -> str:
         if self._secret is None:
             return delta
-        self._raw += delta
-        return self._release(len(self._raw) - self._held())
+        self._pending += delta
+        return self._release(final=False)
 
     def flush(self) -> str:
         if self._secret is None:
             return ""
-        return self._release(len(self._raw))
+        return self._release(final=True)
 
     def _held(self) -> int:
-        secret, raw = self._secret, self._raw
+        """Length of the longest suffix of `_pending` that could still grow into a key run."""
+        secret, pending = self._secret, self._pending
         assert secret is not None
-        pending = len(raw) - self._shown
-        if pending < _HOLD_FROM or raw[-_HOLD_FROM:] not in secret:
-            return 0  # the usual case: the tail cannot be part of a key
-        held = _HOLD_FROM
-        limit = min(pending, len(secret))
-        while held < limit and raw[-(held + 1):] in secret:
-            held += 1
-        return held
+        limit = min(len(pending), len(secret))
+        # Every suffix of a key substring is one too: grow while the tail still occurs in the key.
+        longest = 0
+        while longest < limit and pending[-(longest + 1):] in secret:
+            longest += 1
+        # A suffix can only become a run where it occurs early enough in the key to reach `run`
+        # characters (its left end is fixed: one more character on the left is no key substring).
+        last_start = len(secret) - self._run
+        for length in range(longest, 0, -1):
+            if secret.find(pending[-length:], 0, last_start + length) >= 0:
+                return length
+        return 0
 
-    def _release(self, end: int) -> str:
-        secret = self._secret
+    def _release(self, final: bool) -> str:
+        secret, pending = self._secret, self._pending
         assert secret is not None
-        if end <= self._shown:
+        spans = _runs(pending, secret)
+        end = len(pending) if final else len(pending) - self._held()
+        for begin, stop in spans:
+            if begin < end < stop:
+                end = begin  # never cut a finished run: its rest alone may be too short to match
+                break
+        if end <= 0:
             return ""
-        # A run reaching into the new text starts at most one key length before it.
-        window = max(0, self._shown - len(secret))
-        spans = _runs(self._raw, secret, window)
-        out = _apply(self._raw, spans, self._shown, end)
-        self._shown = end
-        if self._shown > 2 * len(secret):
-            # Keep only what a future run could still reach back into.
-            drop = self._shown - len(secret)
-            self._raw = self._raw[drop:]
-            self._shown -= drop
+        out = _apply(pending, spans, 0, end)
+        if self._after_run and spans and spans[0][0] == 0:
+            out = out[len(REDACTED):]  # the run goes on from the `***` already released
+        released = [span for span in spans if span[0] < end]
+        self._after_run = bool(released) and released[-1][1] == end
+        self._pending = pending[end:]
         return out

@@ -33,6 +33,7 @@ __all__ = [
     "HttpError",
     "KeepAlive",
     "PartialFailure",
+    "Pieces",
     "ProviderServer",
     "RecordedRequest",
     "Silent",
@@ -118,9 +119,22 @@ class HttpError:
 
 @dataclass(frozen=True)
 class EchoHeaders:
-    """A non-2xx answer whose error message quotes every request header (as some proxies do)."""
+    """A non-2xx answer whose error message quotes every request header (as some proxies do);
+    with `in_headers`, the request headers come back as response headers `x-echo-<name>`
+    instead (what httpcore logs at DEBUG)."""
 
     status: int = 401
+    in_headers: bool = False
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """An answer streamed exactly as cut: `blocks` is a sequence of `(kind, pieces)` with kind
+    `text`, `thinking` or `tool` (the pieces of a `read` call's argument JSON), each piece one
+    delta. It ends with `stop` / `toolUse`, or with an in-stream error `error` when given."""
+
+    blocks: tuple[tuple[str, tuple[str, ...]], ...]
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -191,7 +205,7 @@ class Stall:
 
 
 Reply = Union[Text, Thinking, ToolUse, Truncated, HttpError, Drop, EndEarly, StreamFailure, Stall, EchoHeaders,
-              PartialFailure, KeepAlive, Trickle, Silent]
+              PartialFailure, KeepAlive, Trickle, Silent, Pieces]
 
 
 def openai_overflow(limit: int = 128000, used: int = 130512) -> HttpError:
@@ -324,7 +338,11 @@ def _make_handler(server: ProviderServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
                 return
             reply = server._next(self.path, headers, body)
-            if isinstance(reply, EchoHeaders):
+            if isinstance(reply, EchoHeaders) and reply.in_headers:
+                reply = HttpError(reply.status, {"type": "error", "error": {
+                    "type": "authentication_error", "message": "invalid credentials"}},
+                    {f"x-echo-{k}": v for k, v in headers.items()})
+            elif isinstance(reply, EchoHeaders):
                 quoted = "; ".join(f"{k}: {v}" for k, v in headers.items())
                 reply = HttpError(reply.status, {"type": "error", "error": {
                     "type": "authentication_error", "message": f"invalid credentials (received headers: {quoted})"}})
@@ -475,6 +493,21 @@ class _OpenAI(_Renderer):
         if isinstance(reply, PartialFailure):
             events += self.text(reply.text, reply.chunks)
             return events + [f"data: {json.dumps({'error': {'message': reply.message, 'type': reply.error_type}})}\n\n"]
+        if isinstance(reply, Pieces):
+            calls = 0
+            for kind, pieces in reply.blocks:
+                if kind == "tool":
+                    events.append(self._delta({"tool_calls": [{"index": calls, "id": f"call_{calls}", "type": "function",
+                                                               "function": {"name": "read", "arguments": ""}}]}))
+                    events += [self._delta({"tool_calls": [{"index": calls, "function": {"arguments": piece}}]})
+                               for piece in pieces]
+                    calls += 1
+                else:
+                    field = "content" if kind == "text" else "reasoning_content"
+                    events += [self._delta({field: piece}) for piece in pieces]
+            if reply.error is not None:
+                return events + [f"data: {json.dumps({'error': {'message': reply.error, 'type': 'api_error'}})}\n\n"]
+            return events + self.closing("toolUse" if calls else "stop", Usage())
         raise TypeError(f"cannot render {reply!r}")
 
 
@@ -540,4 +573,21 @@ class _Anthropic(_Renderer):
         if isinstance(reply, PartialFailure):
             events += self.text(reply.text, reply.chunks)
             return events + [self._event("error", {"error": {"type": reply.error_type, "message": reply.message}})]
+        if isinstance(reply, Pieces):
+            calls = 0
+            for kind, pieces in reply.blocks:
+                if kind == "tool":
+                    events += self._block({"type": "tool_use", "id": f"call_{calls}", "name": "read", "input": {}},
+                                          [{"type": "input_json_delta", "partial_json": p} for p in pieces])
+                    calls += 1
+                elif kind == "thinking":
+                    events += self._block({"type": "thinking", "thinking": ""},
+                                          [{"type": "thinking_delta", "thinking": p} for p in pieces]
+                                          + [{"type": "signature_delta", "signature": "sig"}])
+                else:
+                    events += self._block({"type": "text", "text": ""},
+                                          [{"type": "text_delta", "text": p} for p in pieces])
+            if reply.error is not None:
+                return events + [self._event("error", {"error": {"type": "api_error", "message": reply.error}})]
+            return events + self.closing("toolUse" if calls else "stop", Usage())
         raise TypeError(f"cannot render {reply!r}")
