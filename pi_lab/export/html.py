@@ -18,13 +18,15 @@ import hashlib
 import html
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from pi_lab.errors import PiLabError
 from pi_lab.export.data import export_data
-from pi_lab.session._json import loads_object
+from pi_lab.session.output import OutputRefused, check_output, write_bytes
 
 __all__ = ["export_html", "render_html", "viewer_script", "pack", "pack7", "unpack"]
 
@@ -40,48 +42,6 @@ _PAGE_CSS = (
 class ExportError(PiLabError):
     """The export cannot be written (no viewer script built, unknown leaf, an output file that
     is the session itself or looks like a session)."""
-
-
-# How much of an existing output file is read to tell whether it is a pi session.
-_HEAD_LIMIT = 1 << 16
-
-
-def _looks_like_session(path: Path) -> bool:
-    """Whether ``path`` is an existing regular file whose first line is a JSON object with a
-    ``type`` (pi's header and every entry have one): a session, or what is left of one."""
-    try:
-        if not path.is_file():
-            return False
-        with open(path, "rb") as handle:
-            head = handle.read(_HEAD_LIMIT)
-    except (OSError, ValueError):
-        return False  # unreadable: writing will say why, if it fails at all
-    line = head.split(b"\n", 1)[0].lstrip(b"\xef\xbb\xbf \t\r")
-    if not line.startswith(b"{"):
-        return False
-    if line.startswith(b'{"type":"session"'):
-        return True  # a header longer than the bytes read
-    try:
-        value = loads_object(line)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(value, dict) and "type" in value
-
-
-def _refuse_to_overwrite(out: Path, session_file: str | None) -> None:
-    """Raise :class:`ExportError` when writing ``out`` could destroy session data: ``out`` is
-    the session file (the same path, or the same file through a link), or it already holds
-    something that reads as a pi session."""
-    if session_file is not None:
-        try:
-            same = os.path.samefile(out, session_file)
-        except (OSError, ValueError):  # one of them does not exist (or cannot be a path)
-            same = False
-        if same:
-            raise ExportError(f"{out} is the session file itself; write the export to another file")
-    if _looks_like_session(out):
-        raise ExportError(f"{out} already holds a pi session (its first line is a JSON entry); "
-                          "not replacing it: remove it first or choose another output file")
 
 
 def viewer_script() -> str:
@@ -224,13 +184,18 @@ def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | Non
 
     out = Path(path)
     if isinstance(source, (str, os.PathLike)):
-        # Checked before anything is read or built: the session itself must never be replaced.
-        _refuse_to_overwrite(out, os.fspath(source))
-        sm = SessionManager.open(os.fspath(source), read_only=True, lazy=False)  # it embeds every body
+        session_file: str | None = os.fspath(source)
+        # Checked before anything is read or built (a refusal costs nothing), and again by
+        # the writer just before the rename: a session may be put there while the page builds.
+        with _refusals_as_export_errors():
+            check_output(out, source=session_file)
+        sm = SessionManager.open(session_file, read_only=True, lazy=False)  # it embeds every body
         restore = None
     else:
         sm = source
-        _refuse_to_overwrite(out, getattr(sm, "session_file", None))
+        session_file = getattr(sm, "session_file", None)
+        with _refusals_as_export_errors():
+            check_output(out, source=session_file)
         # branch() pins the leaf; both are put back so the caller's manager is as it was.
         restore = (sm.leaf_id, getattr(sm, "_leaf_pinned", None))
     try:
@@ -248,5 +213,16 @@ def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | Non
                 sm.branch(restore[0])
             if restore[1] is not None:
                 sm._leaf_pinned = restore[1]
-    out.write_text(text, encoding="utf-8")
+    # A new file beside ``out``, flushed, then renamed over it: a killed export leaves the
+    # previous file whole.
+    with _refusals_as_export_errors():
+        write_bytes(out, text.encode("utf-8"), source=session_file)
     return out
+
+
+@contextmanager
+def _refusals_as_export_errors() -> Iterator[None]:
+    try:
+        yield
+    except OutputRefused as error:
+        raise ExportError(str(error)) from None
