@@ -35,7 +35,9 @@ from typing import Any
 
 import orjson
 
+from pi_lab.compaction.tokens import js_json
 from pi_lab.errors import ReadOnlySession
+from pi_lab.session._json import loads_object
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.manager import SessionManager
 from pi_lab.session.storage import check_regular_file
@@ -92,11 +94,8 @@ def read_lines(data: bytes) -> tuple[list[tuple[int, dict[str, Any]]], list[int]
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            skipped.append(number)
-            continue
+        # JSON.parse's rules (lone surrogate escapes, any depth), as Claude Code reads its file.
+        value = loads_object(raw)
         if value.__class__ is dict:
             parsed.append((number, value))
         else:
@@ -179,6 +178,12 @@ def _image_block(block: dict[str, Any]) -> dict[str, Any]:
     return {"type": "text", "text": f"[image: {where}]" if _s(where) else "[image]"}
 
 
+def _block_json(block: dict[str, Any]) -> str:
+    """A content block pi has no kind for, as JSON text (iterative: a block may be nested
+    thousands of levels deep)."""
+    return js_json(block)
+
+
 def _user_blocks(content: Any) -> Any:
     """pi user/toolResult content of Anthropic user content (not tool_result blocks)."""
     if content.__class__ is str:
@@ -196,7 +201,7 @@ def _user_blocks(content: Any) -> Any:
             out.append({"type": "text", "text": block.get("text") if _s(block.get("text")) is not None else ""})
         else:
             # A block pi has no kind for (document, search result...): kept, shown as its JSON.
-            out.append({"type": "text", "text": orjson.dumps(block, option=orjson.OPT_NON_STR_KEYS).decode()})
+            out.append({"type": "text", "text": _block_json(block)})
     return out
 
 
@@ -225,7 +230,7 @@ def _assistant_blocks(content: Any) -> list[Any]:
             out.append({"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
                         "arguments": arguments if isinstance(arguments, dict) else {}})
         else:
-            out.append({"type": "text", "text": orjson.dumps(block, option=orjson.OPT_NON_STR_KEYS).decode()})
+            out.append({"type": "text", "text": _block_json(block)})
     return out
 
 

@@ -410,3 +410,18 @@ def test_the_views_read_a_claude_code_session_unchanged(tmp_path):
     view = SessionView.open(session)
     assert structure_payload(view)
     assert context_payload(view, session.leaf_id)
+
+
+def test_a_block_of_unknown_type_nested_thousands_deep_is_kept_as_text(tmp_path):
+    # Found by the field fuzzer: an unknown block was written out with orjson, which stops at
+    # 255 levels with a TypeError ("Recursion limit reached"); and a line past orjson's 1,024
+    # levels was skipped although JSON.parse (Claude Code's reader) takes it.
+    deep = "[" * 3000 + '"x"' + "]" * 3000
+    text = (b'{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00.000Z",'
+            b'"message":{"role":"user","content":[{"type":"document","data":' + deep.encode() + b'}]}}\n')
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type":"summary","summary":"t","leafUuid":"x"}\n' + text)  # detection reads line 1
+    session = pi_lab.open_session(path)
+    assert session.skipped_lines == []
+    block = session.build_session_context().messages[0]["content"][0]
+    assert block["type"] == "text" and block["text"].startswith('{"type":"document","data":[[[')
