@@ -51,9 +51,16 @@ def setup(server: ProviderServer, api: str) -> tuple[Model, OpenAIClient | Anthr
             AnthropicClient(KEY, base_url=server.anthropic_base_url))
 
 
-def run(client: OpenAIClient | AnthropicClient, model: Model) -> list:
+def run(client: OpenAIClient | AnthropicClient, model: Model, snapshots: list[str] | None = None) -> list:
+    """The stream's events; with `snapshots`, also the live message (the dict `StreamStart` hands
+    out, which a UI may render at any time) as JSON after every event."""
     async def go() -> list:
-        return [event async for event in client.stream(model, CONTEXT)]
+        events = []
+        async for event in client.stream(model, CONTEXT):
+            events.append(event)
+            if snapshots is not None:
+                snapshots.append(orjson.dumps(events[0].message).decode())
+        return events
     return asyncio.run(go())
 
 
@@ -94,9 +101,11 @@ CASES = {
 def test_the_key_appears_nowhere(provider_server, api, case, caplog):
     model, client = setup(provider_server, api)
     provider_server.push(CASES[case])
+    snapshots: list[str] = []
     with caplog.at_level(logging.DEBUG):
-        events = run(client, model)
+        events = run(client, model, snapshots)
     final = events[-1].message
+    assert [leaks(snapshot) for snapshot in snapshots if leaks(snapshot)] == []
     # the provider really did send the key (the case tests something)
     assert KEY in provider_server.requests[0].headers.get("authorization", "") + \
         provider_server.requests[0].headers.get("x-api-key", "")
