@@ -178,8 +178,9 @@ class StreamRedactor:
         longest = 0
         while longest < limit and pending[-(longest + 1):] in secret:
             longest += 1
-        # A suffix can only become a run where it occurs early enough in the key to reach `run`
-        # characters (its left end is fixed: one more character on the left is no key substring).
+        # A suffix can become (part of) a run only where it occurs early enough in the key to grow
+        # to `run` characters. Checked from the longest down, the first that can is the held tail:
+        # a run through any earlier character would have made a longer suffix able to.
         last_start = len(secret) - self._run
         for length in range(longest, 0, -1):
             if secret.find(pending[-length:], 0, last_start + length) >= 0:
