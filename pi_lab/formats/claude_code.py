@@ -277,6 +277,7 @@ class _Converter:
         self.tool_names: dict[str, Any] = {}
         self.tool_results: dict[str, list[Entry]] = {}  # tool_use id → toolResult entries
         self.leaf_candidates: list[tuple[float, int, Entry]] = []
+        self.sidechain_candidates: list[tuple[float, int, Entry]] = []  # for a sub-agent file opened alone
         self.session_name: str | None = None
         self.legacy_summary: str | None = None
         self.first_line: dict[str, Any] | None = None
@@ -429,11 +430,15 @@ class _Converter:
                 self.tool_names[block["id"]] = block.get("name")
 
     def _candidate(self, line: dict[str, Any], entry: Entry) -> None:
-        if line.get("isSidechain") is True or self._prefix:
-            return
+        if self._prefix:
+            return  # a sub-agent file's line is never the session's leaf
         ms = _parse_ms(line.get("timestamp"))
         self._order += 1
-        self.leaf_candidates.append((ms if ms == ms else float("-inf"), self._order, entry))
+        found = (ms if ms == ms else float("-inf"), self._order, entry)
+        if line.get("isSidechain") is True:
+            self.sidechain_candidates.append(found)
+        else:
+            self.leaf_candidates.append(found)
 
     def _user(self, line: dict[str, Any], uuid: str | None, message: dict[str, Any], where: dict[str, Any]) -> None:
         content = message.get("content")
@@ -587,24 +592,35 @@ class _Converter:
                 entry["parentId"] = raw if raw.__class__ is str and target is None else None
 
     def leaf(self) -> str | None:
-        if self.leaf_candidates:
-            # Claude Code resumes from the latest user/assistant line by timestamp; the later
-            # line in the file wins a tie.
-            best = max(self.leaf_candidates, key=lambda c: (c[0], c[1]))
-            return best[2]["id"]
+        # Claude Code resumes from the latest user/assistant line by timestamp; the later line
+        # in the file wins a tie. Sidechain lines count only in a file that has nothing else
+        # (a sub-agent's own file, opened by itself).
+        candidates = self.leaf_candidates or self.sidechain_candidates
+        if candidates:
+            return max(candidates, key=lambda c: (c[0], c[1]))[2]["id"]
         return self.entries[-1]["id"] if self.entries else None
 
 
 # ---------------------------------------------------------------------------- sub-agents
 
 
-def _subagent_files(path: str) -> list[str]:
-    """``<project>/<session id>/subagents/**/agent-*.jsonl`` beside the session file."""
+def _subagent_files(path: str, links: dict[str, str]) -> list[str]:
+    """``<project>/<session id>/subagents/**/agent-*.jsonl`` beside the session file, and, for
+    an agent the main file names (``links``) that has none there, the older layout's
+    ``<project>/agent-<id>.jsonl`` (inspect_scout's ``client.find_agent_file`` reads both)."""
     stem = os.path.splitext(os.path.basename(path))[0]
+    if stem.startswith("agent-"):
+        return []  # a sub-agent's own file opened by itself
     folder = os.path.join(os.path.dirname(path), stem, "subagents")
-    if not os.path.isdir(folder):
-        return []
-    found = glob.glob(os.path.join(glob.escape(folder), "**", "agent-*.jsonl"), recursive=True)
+    found: list[str] = []
+    if os.path.isdir(folder):
+        found = glob.glob(os.path.join(glob.escape(folder), "**", "agent-*.jsonl"), recursive=True)
+    have = {os.path.basename(f) for f in found}
+    for agent in links:
+        name = f"agent-{agent}.jsonl"
+        beside = os.path.join(os.path.dirname(path), name)
+        if name not in have and os.sep not in agent and agent not in (".", "..") and os.path.isfile(beside):
+            found.append(beside)
     return sorted(f for f in found if os.path.isfile(f))
 
 
@@ -713,7 +729,7 @@ def _sidechains(conv: _Converter, links: dict[str, str]) -> None:
 
 
 def _load_subagents(conv: _Converter, path: str, links: dict[str, str], skipped: dict[str, list[int]]) -> list[str]:
-    files = _subagent_files(path)
+    files = _subagent_files(path, links)
     for file in files:
         name = os.path.basename(file)[: -len(".jsonl")]
         agent = name[len("agent-"):]

@@ -425,3 +425,26 @@ def test_a_block_of_unknown_type_nested_thousands_deep_is_kept_as_text(tmp_path)
     assert session.skipped_lines == []
     block = session.build_session_context().messages[0]["content"][0]
     assert block["type"] == "text" and block["text"].startswith('{"type":"document","data":[[[')
+
+
+def test_an_agent_file_beside_the_session_is_read_when_the_session_names_it(tmp_path):
+    # The older layout (<project>/agent-<id>.jsonl), as inspect_scout's own fixtures lie.
+    shutil.copy(FIXTURES / "inspect_scout-agent_session.jsonl", tmp_path / "test-session-004.jsonl")
+    shutil.copy(FIXTURES / "inspect_scout-agent-atest01.jsonl", tmp_path / "agent-atest01.jsonl")
+    shutil.copy(FIXTURES / "inspect_scout-agent-atest01.jsonl", tmp_path / "agent-unrelated.jsonl")
+    session = pi_lab.open_session(tmp_path / "test-session-004.jsonl")
+    assert [os.path.basename(f) for f in session.subagent_files] == ["agent-atest01.jsonl"]
+    start = session.get_entry(session.get_entry("sidechain-001")["parentId"])
+    assert start["details"]["claudeCode"] == SUBAGENT_START and start["parentId"] == "agent-002"
+    assert session.leaf_id == "agent-004"
+
+
+def test_a_subagent_file_opened_by_itself_has_its_last_message_as_leaf(tmp_path):
+    path = tmp_path / "agent-atest01.jsonl"
+    shutil.copy(FIXTURES / "inspect_scout-agent-atest01.jsonl", path)
+    with open(path, "ab") as handle:  # a last line that is no message
+        handle.write(json.dumps(_line("system", "t1", "sidechain-004", "59:00", subtype="turn_duration",
+                                      isSidechain=True)).encode() + b"\n")
+    session = pi_lab.open_session(path)
+    assert session.leaf_id == "sidechain-004" and session.subagent_files == []
+    assert _roles(session) == ["user", "assistant", "toolResult", "assistant"]
