@@ -710,7 +710,7 @@ def _sidechains(conv: _Converter, links: dict[str, str]) -> None:
     prompts: dict[str, str] = {}
     for call_id, holder in conv.tool_calls.items():
         for block in holder["message"]["content"]:
-            if block.get("type") == "toolCall" and block.get("id") == call_id and block.get("name") in _AGENT_TOOLS:
+            if block.get("type") == "toolCall" and block.get("id") == call_id and _s(block.get("name")) in _AGENT_TOOLS:
                 prompt = block.get("arguments", {}).get("prompt")
                 if _s(prompt):
                     prompts.setdefault(prompt, call_id)

@@ -448,3 +448,16 @@ def test_a_subagent_file_opened_by_itself_has_its_last_message_as_leaf(tmp_path)
     session = pi_lab.open_session(path)
     assert session.leaf_id == "sidechain-004" and session.subagent_files == []
     assert _roles(session) == ["user", "assistant", "toolResult", "assistant"]
+
+
+def test_a_tool_call_whose_name_is_an_object_is_no_task_call(tmp_path):
+    # Found by the field fuzzer (seed 14877): a name that is an object reached a set lookup.
+    lines = [
+        _user("u1", None, "00:00", "explore"),
+        _assistant("a1", "u1", "00:01", [{"type": "tool_use", "id": "tk", "name": {"x": 1},
+                                          "input": {"prompt": "look around"}}], mid="m1", rid="r1"),
+        {**_user("s1", None, "00:02", "look around"), "isSidechain": True},
+    ]
+    session = pi_lab.open_session(_write(tmp_path / "s.jsonl", lines))
+    assert session.get_entry("s1")["parentId"] is None  # not linked to a call that is no Task
+    assert session.leaf_id == "a1"
