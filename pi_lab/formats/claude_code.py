@@ -178,48 +178,46 @@ def _image_block(block: dict[str, Any]) -> dict[str, Any]:
     return {"type": "text", "text": f"[image: {where}]" if _s(where) else "[image]"}
 
 
-def _block_json(block: dict[str, Any]) -> str:
-    """A content block pi has no kind for, as JSON text (iterative: a block may be nested
-    thousands of levels deep)."""
-    return js_json(block)
+def _text_block(block: dict[str, Any], key: str = "text") -> dict[str, Any]:
+    text = block.get(key)
+    return {"type": "text", "text": text if text.__class__ is str else ""}
+
+
+def _other_block(block: dict[str, Any]) -> dict[str, Any]:
+    """A block pi has no kind for (document, search result...): kept, shown as its JSON text
+    (written iteratively: a block may be nested thousands of levels deep)."""
+    return {"type": "text", "text": js_json(block)}
+
+
+def _dict_blocks(content: Any) -> list[dict[str, Any]]:
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
 def _user_blocks(content: Any) -> Any:
     """pi user/toolResult content of Anthropic user content (not tool_result blocks)."""
     if content.__class__ is str:
         return content
-    if not isinstance(content, list):
-        return []
     out: list[Any] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
+    for block in _dict_blocks(content):
         kind = block.get("type")
         if kind == "image":
             out.append(_image_block(block))
-        elif kind == "text":
-            out.append({"type": "text", "text": block.get("text") if _s(block.get("text")) is not None else ""})
         else:
-            # A block pi has no kind for (document, search result...): kept, shown as its JSON.
-            out.append({"type": "text", "text": _block_json(block)})
+            out.append(_text_block(block) if kind == "text" else _other_block(block))
     return out
 
 
 def _assistant_blocks(content: Any) -> list[Any]:
     if content.__class__ is str:
         return [{"type": "text", "text": content}]
-    if not isinstance(content, list):
-        return []
     out: list[Any] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
+    for block in _dict_blocks(content):
         kind = block.get("type")
         if kind == "text":
-            out.append({"type": "text", "text": block.get("text") if _s(block.get("text")) is not None else ""})
+            out.append(_text_block(block))
         elif kind == "thinking":
-            thinking: dict[str, Any] = {"type": "thinking",
-                                        "thinking": block.get("thinking") if _s(block.get("thinking")) is not None else ""}
+            thinking = _text_block(block, "thinking")
+            thinking = {"type": "thinking", "thinking": thinking["text"]}
             if _s(block.get("signature")):
                 thinking["thinkingSignature"] = block["signature"]
             out.append(thinking)
@@ -230,7 +228,7 @@ def _assistant_blocks(content: Any) -> list[Any]:
             out.append({"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
                         "arguments": arguments if isinstance(arguments, dict) else {}})
         else:
-            out.append({"type": "text", "text": _block_json(block)})
+            out.append(_other_block(block))
     return out
 
 
@@ -411,16 +409,21 @@ class _Converter:
             cc["usageTotal"] = total
         if message.get("stop_reason").__class__ is str or line.get("isApiErrorMessage") is True:
             pi_message["stopReason"] = self._stop_reason(line, message)
+        entry["timestamp"] = line.get("timestamp", entry.get("timestamp"))
+        self._absorb(entry, line, uuid, where)
+        self._note_calls(entry, blocks)
+
+    def _absorb(self, entry: Entry, line: dict[str, Any], uuid: str | None, where: dict[str, Any]) -> None:
+        """One more line joins ``entry``: the entry takes its uuid as id (children attach to
+        the last line's uuid) and every earlier uuid still resolves to it."""
+        cc = entry["claudeCode"]
         cc["lines"].append(where)
         if uuid:
             cc["uuids"].append(uuid)
-            # Children attach to the last line's uuid; every other uuid still resolves here.
             self._taken.discard(entry["id"])
             entry["id"] = self._new_id(uuid, entry["id"])
             self.owner[uuid] = entry
             self._last = entry
-        entry["timestamp"] = line.get("timestamp", entry.get("timestamp"))
-        self._note_calls(entry, blocks)
         self._candidate(line, entry)
 
     def _note_calls(self, entry: Entry, blocks: list[Any]) -> None:
@@ -511,16 +514,8 @@ class _Converter:
         if boundary is not None and boundary.get("type") == "compaction" and not boundary["summary"] \
                 and boundary["details"].get("claudeCode") == "compact_boundary":
             boundary["summary"] = text
-            cc = boundary["claudeCode"]
-            cc["lines"].append(where)
-            cc["summaryLine"] = _others(line)
-            if uuid:
-                cc["uuids"].append(uuid)
-                self._taken.discard(boundary["id"])
-                boundary["id"] = self._new_id(uuid, boundary["id"])
-                self.owner[uuid] = boundary
-                self._last = boundary
-            self._candidate(line, boundary)
+            boundary["claudeCode"]["summaryLine"] = _others(line)
+            self._absorb(boundary, line, uuid, where)
             return
         entry_id, raw_parent = self._position(line, uuid, where["line"])
         entry = {"type": "compaction", "id": entry_id, "parentId": None, "timestamp": line.get("timestamp"),
