@@ -32,5 +32,9 @@ def open_session(path: str | os.PathLike[str], **options: Any) -> ReadableSessio
         from pi_lab.formats.claude_code import open_claude_code
 
         return open_claude_code(path, **options)
+    if agent == "codex":
+        from pi_lab.formats.codex import open_codex
+
+        return open_codex(path, **options)
     # Recognised, so the user is told what the file is rather than that it is no session.
     raise UnknownSessionFormat(path, f"a {agent} session: pi_lab does not read this agent's files yet")

@@ -1,0 +1,689 @@
+"""OpenAI Codex CLI rollout files, read by Codex's own rules, behind the session protocol.
+
+A rollout (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``) is one linear
+history: each line is ``{timestamp, type, payload}`` and there is no tree in the file. This
+module maps its lines onto pi-v3-shaped entry dicts held by :class:`CodexSession`, a read-only
+``SessionManager``, so every view that reads pi's manager reads a rollout unchanged and pi's pure
+projection gives what the model saw:
+
+* ``session_meta`` (the first one) is the session header; what pi has no key for is kept under
+  the header's ``"codex"`` key;
+* ``turn_context`` is a ``model_change`` entry when the model changes, else a ``custom`` entry;
+* one model call (the assistant-side ``response_item`` lines before its ``token_count`` event:
+  output text, reasoning, function/custom/local-shell/web-search calls) is ONE assistant
+  message entry carrying that call's usage;
+* user messages (including Codex's injected ``<environment_context>`` and
+  ``<user_instructions>`` text) are user messages; developer/system messages are
+  ``custom_message`` entries (in the context, shown under their role);
+* tool outputs are ``toolResult`` messages;
+* ``compacted`` is a ``compaction`` entry followed by its ``replacement_history`` items as
+  entries marked ``codex.fromCompaction``: after it the model sees exactly that history;
+* every ``event_msg`` line, later ``session_meta`` lines and unknown types are ``custom``
+  entries: shown in the tree, never in the context.
+
+Entry ids are the line numbers (``L000123``); items of a compaction's replacement history are
+``L000123.r0001``... docs/formats-codex.md gives each rule with its source. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from typing import Any
+
+import orjson
+
+from pi_lab.errors import ReadOnlySession
+from pi_lab.formats.claude_code import _ms, _read_file, _s, read_lines
+from pi_lab.session.manager import SessionManager
+from pi_lab.session.storage import check_regular_file
+
+__all__ = ["CodexSession", "CodexReadOnly", "open_codex", "convert_lines", "line_id", "token_usage",
+           "CUSTOM_PREFIX", "INJECTED_TAGS"]
+
+Entry = dict[str, Any]
+
+#: ``customType`` prefix of every line kept as a ``custom`` entry (and of developer/system
+#: ``custom_message`` entries).
+CUSTOM_PREFIX = "codex:"
+
+#: Opening tags of the user messages Codex writes itself (protocol.rs constants); they are what
+#: the model saw, so they stay in the context, marked ``codex.injected``.
+INJECTED_TAGS = (("<environment_context>", "environment_context"), ("<user_instructions>", "user_instructions"),
+                 ("# AGENTS.md instructions", "user_instructions"), ("<user_shell_command>", "user_shell_command"),
+                 ("<turn_aborted>", "turn_aborted"))
+
+_ASSISTANT_SIDE = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+                             "tool_search_call", "image_generation_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+_ZERO_COST = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+
+
+def line_id(number: int) -> str:
+    """The entry id of the line numbered ``number`` (1-based)."""
+    return f"L{number:06d}"
+
+
+class CodexReadOnly(ReadOnlySession):
+    """A write was asked of a Codex rollout; rollouts are never written."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, action: str = "append"):
+        super().__init__(path, action)
+        where = self.path or "this Codex rollout"
+        self.args = (f"{where}: cannot {action}: Codex rollouts are never written by pi_lab "
+                     "(export the branch to a new pi session instead)",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+# ---------------------------------------------------------------------------- values
+
+
+def _int(value: Any) -> int:
+    return value if value.__class__ is int and value >= 0 else 0
+
+
+def token_usage(raw: Any) -> dict[str, int] | None:
+    """A Codex ``TokenUsage`` object as five non-negative integers, None when it is no object."""
+    if not isinstance(raw, dict):
+        return None
+    return {k: _int(raw.get(k)) for k in ("input_tokens", "cached_input_tokens", "output_tokens",
+                                          "reasoning_output_tokens", "total_tokens")}
+
+
+def pi_usage(usage: dict[str, int] | None) -> dict[str, Any]:
+    """pi's usage of one call's ``last_token_usage``: Codex's ``input_tokens`` include the cached
+    ones, pi's ``input`` does not. ``totalTokens`` is Codex's total (input + output)."""
+    if usage is None:
+        return {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": dict(_ZERO_COST)}
+    cached = min(usage["cached_input_tokens"], usage["input_tokens"])
+    total = usage["total_tokens"] or usage["input_tokens"] + usage["output_tokens"]
+    return {"input": usage["input_tokens"] - cached, "output": usage["output_tokens"], "cacheRead": cached,
+            "cacheWrite": 0, "totalTokens": total, "cost": dict(_ZERO_COST)}
+
+
+def _text_part(text: Any) -> dict[str, Any]:
+    return {"type": "text", "text": text if text.__class__ is str else ""}
+
+
+def _image_part(url: Any) -> dict[str, Any]:
+    """An ``input_image`` part: a data URL becomes pi's image block; a remote URL has no bytes
+    in the file and is shown as text."""
+    if url.__class__ is str and url.startswith("data:") and ";base64," in url[:200]:
+        head, _, data = url.partition(";base64,")
+        return {"type": "image", "data": data, "mimeType": head[5:] or "image/png"}
+    return {"type": "text", "text": f"[image: {url}]" if url.__class__ is str else "[image]"}
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    """pi content blocks of a Codex message's content (a list of typed parts, or a string)."""
+    if content.__class__ is str:
+        return [_text_part(content)]
+    if not isinstance(content, list):
+        return []
+    out: list[dict[str, Any]] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text", "summary_text", "reasoning_text"):
+            out.append(_text_part(part.get("text")))
+        elif kind == "input_image":
+            out.append(_image_part(part.get("image_url")))
+        else:
+            # A part pi has no kind for (refusal, file...): kept, shown as its JSON.
+            out.append({"type": "text", "text": _json(part)})
+    return out
+
+
+def _json(value: Any) -> str:
+    from pi_lab.compaction.tokens import js_json
+
+    return js_json(value)
+
+
+def _plain(parts: list[dict[str, Any]]) -> str:
+    return "\n".join(p["text"] for p in parts if p.get("type") == "text")
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    """A function call's ``arguments`` (a JSON string by the Responses API) as an object; text
+    that is no JSON object is kept under ``"input"``."""
+    if isinstance(raw, dict):
+        return raw
+    if raw.__class__ is str:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        return {"input": raw}
+    return {}
+
+
+def _output(raw: Any) -> tuple[list[dict[str, Any]], bool]:
+    """A tool output as pi content and its error flag. Codex writes a string, a list of content
+    items (when images are present), or (older files) ``{content, success}``."""
+    if raw.__class__ is str:
+        return [_text_part(raw)], False
+    if isinstance(raw, list):
+        return _parts(raw), False
+    if isinstance(raw, dict):
+        parts = _parts(raw.get("content_items")) if isinstance(raw.get("content_items"), list) else []
+        if not parts:
+            parts = [_text_part(raw.get("content")) if raw.get("content").__class__ is str else _text_part(_json(raw))]
+        return parts, raw.get("success") is False
+    return [], False
+
+
+def _thinking(payload: dict[str, Any]) -> dict[str, Any]:
+    """A reasoning item as a thinking block: its summary text (or its raw reasoning text when it
+    has no summary). ``encrypted_content`` is opaque: only the service can read it."""
+    summary = _plain(_parts(payload.get("summary")))
+    text = summary or _plain(_parts(payload.get("content")))
+    block: dict[str, Any] = {"type": "thinking", "thinking": text}
+    if _s(payload.get("encrypted_content")) and not text:
+        block["redacted"] = True
+    return block
+
+
+def _tool_call(payload: dict[str, Any]) -> dict[str, Any]:
+    kind = payload.get("type")
+    call_id = payload.get("call_id") if _s(payload.get("call_id")) else payload.get("id")
+    if kind == "function_call":
+        name, arguments = payload.get("name"), _arguments(payload.get("arguments"))
+    elif kind == "custom_tool_call":
+        name, arguments = payload.get("name"), {"input": payload.get("input")}
+    elif kind == "local_shell_call":
+        action = payload.get("action")
+        name, arguments = "local_shell", action if isinstance(action, dict) else {}
+    else:  # web_search_call and other server-side calls: no output item follows
+        action = payload.get("action")
+        name = kind[: -len("_call")] if kind.__class__ is str and kind.endswith("_call") else str(kind)
+        arguments = action if isinstance(action, dict) else {}
+    return {"type": "toolCall", "id": call_id if _s(call_id) else "", "name": name if _s(name) else "",
+            "arguments": arguments}
+
+
+def _injected(parts: list[dict[str, Any]]) -> str | None:
+    text = _plain(parts).lstrip()
+    for tag, name in INJECTED_TAGS:
+        if text.startswith(tag):
+            return name
+    return None
+
+
+# ---------------------------------------------------------------------------- conversion
+
+
+class _Converter:
+    """Lines of one rollout → a linear chain of pi-shaped entries (file order)."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.header_line: dict[str, Any] | None = None
+        self.provider = "openai"
+        self.model: str | None = None
+        self.model_seen: str | None = None
+        self.context_window: int | None = None
+        self.tool_names: dict[str, str] = {}
+        self.unpriced: list[Entry] = []  # assistant entries since the last counted token_count
+        self.previous_total: dict[str, int] | None = None
+        self.calls = 0
+        self._taken: set[str] = set()
+
+    # -- chain
+
+    def _id(self, wanted: str) -> str:
+        candidate, n = wanted, 1
+        while candidate in self._taken:
+            n += 1
+            candidate = f"{wanted}#{n}"
+        self._taken.add(candidate)
+        return candidate
+
+    def _add(self, entry: Entry) -> Entry:
+        entry["parentId"] = self.entries[-1]["id"] if self.entries else None
+        self.entries.append(entry)
+        return entry
+
+    def _base(self, kind: str, wanted: str, line: dict[str, Any], meta: dict[str, Any]) -> Entry:
+        return {"type": kind, "id": self._id(wanted), "parentId": None, "timestamp": line.get("timestamp"),
+                "codex": meta}
+
+    # -- lines
+
+    def convert(self, lines: list[tuple[int, dict[str, Any]]]) -> None:
+        for number, line in lines:
+            self._line(number, line)
+        self._flush()
+
+    def _line(self, number: int, line: dict[str, Any]) -> None:
+        kind, payload = line.get("type"), line.get("payload")
+        if kind == "session_meta" and isinstance(payload, dict) and self.header_line is None:
+            self.header_line = line
+            if _s(payload.get("model_provider")):
+                self.provider = payload["model_provider"]
+            return
+        if kind == "response_item" and isinstance(payload, dict):
+            self._response_item(number, line, payload, {"line": number})
+        elif kind == "turn_context" and isinstance(payload, dict):
+            self._flush()
+            self._turn_context(number, line, payload)
+        elif kind == "compacted" and isinstance(payload, dict):
+            self._flush()
+            self._compacted(number, line, payload)
+        elif kind == "event_msg" and isinstance(payload, dict) and payload.get("type") == "token_count":
+            self._token_count(number, line, payload)
+        else:
+            # event_msg lines mirror response items for the UI or report progress; a second
+            # session_meta is a fork's copy of its parent's header. Shown, never in the context.
+            if kind != "event_msg":
+                self._flush()
+            self._custom(number, line)
+
+    def _response_item(self, number: int, line: dict[str, Any], payload: dict[str, Any], meta: dict[str, Any],
+                       wanted: str | None = None) -> None:
+        item = payload.get("type")
+        wanted = wanted or line_id(number)
+        if item == "message" and payload.get("role") == "assistant":
+            self._push(line, _parts(payload.get("content")) or [_text_part("")], meta, wanted)
+            return
+        if item == "reasoning":
+            self._push(line, [_thinking(payload)], meta, wanted, reasoning=payload)
+            return
+        if item in _ASSISTANT_SIDE or (item.__class__ is str and item.endswith("_call") and item not in _OUTPUTS):
+            block = _tool_call(payload)
+            if block["id"]:
+                self.tool_names[block["id"]] = block["name"]
+            self._push(line, [block], meta, wanted)
+            return
+        self._flush()
+        ms = _ms(line.get("timestamp"))
+        if item == "message":
+            role = payload.get("role")
+            parts = _parts(payload.get("content"))
+            if role == "user":
+                entry = self._base("message", wanted, line, {**meta, "role": "user"})
+                injected = _injected(parts)
+                if injected:
+                    entry["codex"]["injected"] = injected
+                entry["message"] = {"role": "user", "content": parts, "timestamp": ms}
+            else:
+                # developer/system (and any other role): what Codex sent the model beside the
+                # conversation; pi's custom messages are in the context and shown under a type.
+                entry = self._base("custom_message", wanted, line, {**meta, "role": role})
+                entry.update({"customType": f"{CUSTOM_PREFIX}{role if _s(role) else 'message'}", "content": parts,
+                              "display": True})
+            self._add(entry)
+        elif item in _OUTPUTS:
+            call_id = payload.get("call_id")
+            content, is_error = _output(payload.get("output"))
+            entry = self._base("message", wanted, line, dict(meta))
+            entry["message"] = {"role": "toolResult", "toolCallId": call_id if _s(call_id) else "",
+                                "toolName": self.tool_names.get(call_id, "") if _s(call_id) else "",
+                                "content": content, "isError": is_error, "timestamp": ms}
+            self._add(entry)
+        else:
+            self._custom(number, line, meta=meta, wanted=wanted)
+
+    def _push(self, line: dict[str, Any], blocks: list[dict[str, Any]], meta: dict[str, Any], wanted: str,
+              reasoning: dict[str, Any] | None = None) -> None:
+        """Add assistant-side blocks to the model call being gathered; its first item gives the
+        entry's id, timestamp and meta, and every line it spans is listed."""
+        if self._group is None:
+            self._group = {"id": wanted, "timestamp": line.get("timestamp"), "blocks": [],
+                           "meta": {**meta, "lines": []}}
+        group = self._group
+        group["blocks"].extend(blocks)
+        group["meta"]["lines"].append(meta["line"] if "index" not in meta else meta["index"])
+        if reasoning is not None and _s(reasoning.get("encrypted_content")):
+            # Opaque to anyone but the service; its size is all the file tells.
+            group["meta"].setdefault("encryptedReasoningChars", []).append(len(reasoning["encrypted_content"]))
+
+    _group: dict[str, Any] | None = None
+
+    def _flush(self) -> None:
+        """The gathered assistant-side items as one assistant message (one model call)."""
+        group, self._group = self._group, None
+        if group is None:
+            return
+        blocks = group["blocks"]
+        has_call = any(b.get("type") == "toolCall" for b in blocks)
+        entry = {"type": "message", "id": self._id(group["id"]), "parentId": None, "timestamp": group["timestamp"],
+                 "message": {"role": "assistant", "content": blocks, "api": "openai-responses",
+                             "provider": self.provider, "model": self.model or "", "usage": pi_usage(None),
+                             "stopReason": "toolUse" if has_call else "stop", "timestamp": _ms(group["timestamp"])},
+                 "codex": group["meta"]}
+        self._add(entry)
+        if not group["meta"].get("fromCompaction"):
+            self.unpriced.append(entry)
+
+    def _turn_context(self, number: int, line: dict[str, Any], payload: dict[str, Any]) -> None:
+        model = payload.get("model")
+        if _s(model) and model != self.model:
+            self.model = model
+            entry = self._base("model_change", line_id(number), line, {"line": number, "turnContext": payload})
+            entry.update({"provider": self.provider, "modelId": model})
+            self._add(entry)
+        else:
+            self._custom(number, line)
+
+    def _compacted(self, number: int, line: dict[str, Any], payload: dict[str, Any]) -> None:
+        """The compaction, then its replacement history as entries: pi's projection starts the
+        context at the latest compaction, so the model sees exactly the replacement history.
+        Without one (older files) the summary message itself is what follows."""
+        history = payload.get("replacement_history")
+        message = payload.get("message") if _s(payload.get("message")) else ""
+        replaced = isinstance(history, list)
+        entry = self._base("compaction", line_id(number), line, {"line": number})
+        entry.update({"summary": "" if replaced else message, "firstKeptEntryId": None, "tokensBefore": 0,
+                      "details": {"codex": "compacted", "message": message,
+                                  "replacementItems": len(history) if replaced else None}})
+        self._add(entry)
+        if not replaced:
+            return
+        for index, item in enumerate(history, start=1):
+            meta = {"line": number, "fromCompaction": number, "index": index}
+            wanted = f"{line_id(number)}.r{index:04d}"
+            if isinstance(item, dict):
+                self._response_item(number, line, item, meta, wanted=wanted)
+        self._flush()
+
+    def _token_count(self, number: int, line: dict[str, Any], payload: dict[str, Any]) -> None:
+        info = payload.get("info") if isinstance(payload.get("info"), dict) else None
+        total = token_usage(info.get("total_token_usage")) if info else None
+        last = token_usage(info.get("last_token_usage")) if info else None
+        window = info.get("model_context_window") if info else None
+        if window.__class__ is int and window > 0:
+            self.context_window = window
+        # A repeat (totals unchanged) reports no new call; usage tools skip it too.
+        repeat = info is None or (total is not None and total == self.previous_total)
+        if total is not None:
+            self.previous_total = total
+        self._flush()
+        if not repeat and last is not None:
+            self.calls += 1
+            target = self.unpriced[-1] if self.unpriced else None
+            if target is not None:
+                target["message"]["usage"] = pi_usage(last)
+                target["codex"]["tokenCountLine"] = number
+                if window.__class__ is int:
+                    target["codex"]["modelContextWindow"] = window
+            self.unpriced = []
+        self._custom(number, line, extra={"repeat": repeat})
+
+    def _custom(self, number: int, line: dict[str, Any], meta: dict[str, Any] | None = None,
+                wanted: str | None = None, extra: dict[str, Any] | None = None) -> None:
+        kind = line.get("type")
+        name = kind if kind.__class__ is str else "unknown"
+        payload = line.get("payload")
+        if isinstance(payload, dict) and _s(payload.get("type")) and kind in ("event_msg", "response_item"):
+            name = f"{name}/{payload['type']}"
+        if meta is not None and meta.get("fromCompaction"):
+            data: Any = payload
+        else:
+            data = line
+        entry = self._base("custom", wanted or line_id(number), line, {**(meta or {"line": number}), **(extra or {})})
+        entry.update({"customType": CUSTOM_PREFIX + name, "data": data})
+        self._add(entry)
+
+
+def convert_lines(lines: list[tuple[int, dict[str, Any]]]) -> tuple[list[Entry], _Converter]:
+    """Entries (file order, one chain) for a rollout's parsed lines, and the converter's state
+    (header line, context window, provider)."""
+    conv = _Converter()
+    conv.convert(lines)
+    return conv.entries, conv
+
+
+# ---------------------------------------------------------------------------- forks
+
+
+def parent_id_of(meta: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The session a rollout was copied from and how: ``forked_from_id`` (a fork), else a
+    sub-agent's ``source.subagent.thread_spawn.parent_thread_id``."""
+    forked = meta.get("forked_from_id")
+    if _s(forked):
+        return forked, "fork"
+    source = meta.get("source")
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    if _s(parent):
+        return parent, "subagent"
+    return None, None
+
+
+def codex_home_of(path: str) -> str | None:
+    """The folder holding ``sessions/`` (or ``archived_sessions/``) above ``path``."""
+    here = os.path.dirname(path)
+    for _ in range(8):
+        if os.path.basename(here) in ("sessions", "archived_sessions"):
+            return os.path.dirname(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return None
+
+
+def find_rollout(session_id: str, near: str) -> str | None:
+    """The rollout file of ``session_id`` (its name ends with the id): beside ``near``, else
+    under the Codex home ``near`` sits in (``sessions/`` and ``archived_sessions/``)."""
+    if not session_id or any(c in session_id for c in "/\\*?[]") or session_id in (".", ".."):
+        return None
+    pattern = f"rollout-*{glob.escape(session_id)}.jsonl"
+    found = glob.glob(os.path.join(glob.escape(os.path.dirname(near)), pattern))
+    home = codex_home_of(near)
+    if not found and home is not None:
+        for sub in ("sessions", "archived_sessions"):
+            found += glob.glob(os.path.join(glob.escape(os.path.join(home, sub)), "**", pattern), recursive=True)
+    found = sorted(f for f in found if os.path.abspath(f) != os.path.abspath(near) and os.path.isfile(f))
+    return found[0] if found else None
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return a.get("type") == b.get("type") and a.get("payload") == b.get("payload")
+
+
+def copied_lines(lines: list[tuple[int, dict[str, Any]]], parent_id: str,
+                 parent_lines: list[tuple[int, dict[str, Any]]] | None) -> dict[int, int | None]:
+    """child line number → parent line number (None when the parent file was not read) of the
+    prefix a fork or sub-agent copied from its parent.
+
+    Codex writes the child's own ``session_meta`` first, then replays the parent's items, the
+    parent's ``session_meta`` included, each re-stamped. With the parent's file: the longest run
+    of lines equal (type and payload) to the parent's, from that copied header (or from the
+    child's second line in files without one). Without it: the copied header and the lines after
+    it stamped in the same second, the replay being written at once."""
+    if len(lines) < 2:
+        return {}
+    start = next((i for i in range(1, len(lines)) if lines[i][1].get("type") == "session_meta"
+                  and isinstance(lines[i][1].get("payload"), dict) and lines[i][1]["payload"].get("id") == parent_id),
+                 None)
+    out: dict[int, int | None] = {}
+    if parent_lines:
+        if start is None:
+            i, j = 1, 1 if parent_lines[0][1].get("type") == "session_meta" else 0
+        else:
+            i, j = start, 0
+        while i < len(lines) and j < len(parent_lines) and _same(lines[i][1], parent_lines[j][1]):
+            out[lines[i][0]] = parent_lines[j][0]
+            i += 1
+            j += 1
+        return out
+    if start is None:
+        return {}
+    stamp = lines[start][1].get("timestamp")
+    second = stamp[:19] if stamp.__class__ is str else None
+    for number, line in lines[start:]:
+        ts = line.get("timestamp")
+        if second is None or ts.__class__ is not str or ts[:19] != second:
+            break
+        out[number] = None
+    return out
+
+
+def _mark_copies(entries: list[Entry], copies: dict[int, int | None], parent_id: str) -> list[str]:
+    marked = []
+    for entry in entries:
+        meta = entry.get("codex") or {}
+        number = meta.get("fromCompaction") or meta.get("line")
+        if number in copies:
+            meta["copied"] = True
+            meta["copiedFrom"] = parent_id
+            if copies[number] is not None:
+                meta["parentLine"] = copies[number]
+            marked.append(entry["id"])
+    return marked
+
+
+# ---------------------------------------------------------------------------- the session
+
+
+class CodexSession(SessionManager):
+    """A Codex rollout as pi_lab's read-only session (``ReadableSession``).
+
+    Entries are pi-shaped dicts (``id`` = ``L`` + the line number); each keeps what pi has no key
+    for under ``"codex"``. ``skipped_lines`` numbers the unreadable lines, ``context_window`` is
+    the last ``model_context_window`` recorded, ``parent_session_id`` the session a fork or
+    sub-agent copied its first entries from (``copied_entry_ids``). Nothing is ever written."""
+
+    agent = "codex"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._codex_path: str | None = None
+        self._codex_read: tuple[int, int] | None = None
+        self.context_window: int | None = None
+        self.parent_session_id: str | None = None
+        self.parent_kind: str | None = None
+        self.parent_file: str | None = None
+        self.copied_entry_ids: list[str] = []
+        self.model_calls = 0
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *, parents: bool = True) -> CodexSession:
+        resolved = os.path.abspath(os.fspath(path))
+        check_regular_file(resolved)
+        st = os.stat(resolved)
+        lines, skipped = read_lines(_read_file(resolved))
+        entries, conv = convert_lines(lines)
+        head = conv.header_line or {}
+        meta = head.get("payload") if isinstance(head.get("payload"), dict) else {}
+        session_id = meta.get("id") if _s(meta.get("id")) else os.path.splitext(os.path.basename(resolved))[0]
+        cwd = meta.get("cwd") if _s(meta.get("cwd")) else "."
+        timestamp = meta.get("timestamp") if _s(meta.get("timestamp")) else head.get("timestamp")
+        if not _s(timestamp):
+            timestamp = next((e.get("timestamp") for e in entries if _s(e.get("timestamp"))), "")
+        parent_id, parent_kind = parent_id_of(meta)
+        parent_file = find_rollout(parent_id, resolved) if parent_id and parents else None
+        copied: list[str] = []
+        if parent_id:
+            parent_lines = None
+            if parent_file is not None:
+                try:
+                    parent_lines = read_lines(_read_file(parent_file))[0]
+                except OSError:
+                    parent_lines, parent_file = None, None
+            copied = _mark_copies(entries, copied_lines(lines, parent_id, parent_lines), parent_id)
+        header: Entry = {"type": "session", "version": 3, "id": session_id, "timestamp": timestamp, "cwd": cwd,
+                         "codex": {**{k: v for k, v in meta.items() if k not in ("id", "cwd", "timestamp")},
+                                   "git": meta.get("git"), "modelContextWindow": conv.context_window,
+                                   "line": next((n for n, line in lines if line is head), None)}}
+        if parent_file is not None:
+            header["parentSession"] = parent_file
+        sm = cls(cwd, os.path.dirname(resolved), None, False, preloaded=[header, *entries])
+        sm._read_only = True
+        sm._codex_path = resolved
+        sm._codex_read = (st.st_size, st.st_mtime_ns)
+        sm.skipped_lines = skipped
+        sm.context_window = conv.context_window
+        sm.parent_session_id, sm.parent_kind, sm.parent_file = parent_id, parent_kind, parent_file
+        sm.copied_entry_ids = copied
+        sm.model_calls = conv.calls
+        sm._leaf_id = entries[-1]["id"] if entries else None
+        sm._leaf_pinned = True
+        return sm
+
+    @property
+    def session_file(self) -> str | None:
+        return self._codex_path
+
+    @property
+    def recorded_context_window(self) -> int | None:
+        """The window Codex recorded (``model_context_window`` of its token counts)."""
+        return self.context_window
+
+    def branch(self, branch_from_id: str) -> None:
+        """Move the leaf in memory (navigating); the file is not touched."""
+        super().branch(branch_from_id)
+
+    # -- every write is refused
+
+    def _refuse(self, action: str) -> None:
+        raise CodexReadOnly(self._codex_path, action)
+
+    def _append(self, entry: Entry) -> str:
+        self._refuse(f"append a {entry.get('type')} entry")
+        raise AssertionError  # unreachable
+
+    def branch_with_summary(self, *args: Any, **kwargs: Any) -> str:
+        self._refuse("append a branch summary")
+        raise AssertionError
+
+    def make_writable(self) -> None:
+        self._refuse("make it writable")
+
+    def write_plan(self) -> str:
+        return f"{self._codex_path}: a Codex rollout; pi_lab never writes it."
+
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        self._refuse("fork it in place")
+        raise AssertionError
+
+    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
+        if getattr(self, "_codex_path", None) is not None:
+            self._refuse("start a new session in it")
+        return super().new_session(id=id, parent_session=parent_session)
+
+    def refresh(self) -> list[Entry]:
+        """Lines Codex appended since the read: the file is read again whole and the entries
+        not seen before are returned; a leaf that was at the end follows the new end."""
+        if self._codex_path is None:
+            return []
+        st = os.stat(self._codex_path)
+        if self._codex_read == (st.st_size, st.st_mtime_ns):
+            return []
+        fresh = CodexSession.from_file(self._codex_path, parents=self.parent_file is not None)
+        before = set(self._by_id)
+        at_end = self._leaf_id == (self._file_entries[-1].get("id") if len(self._file_entries) > 1 else None)
+        leaf = self._leaf_id
+        self._file_entries = fresh._file_entries
+        self._rebuild_index()
+        for name in ("skipped_lines", "context_window", "parent_session_id", "parent_kind", "parent_file",
+                     "copied_entry_ids", "model_calls", "_codex_read"):
+            setattr(self, name, getattr(fresh, name))
+        self._leaf_id = fresh._leaf_id if at_end or leaf not in self._by_id else leaf
+        self._leaf_pinned = True
+        return [e for e in self._entries_view() if e.get("id") not in before]
+
+    def __repr__(self) -> str:
+        return f"<CodexSession {self._session_id} {len(self._by_id)} entries, leaf {self._leaf_id!r}, {self._codex_path}>"
+
+
+def open_codex(path: str | os.PathLike[str], *, parents: bool = True, **options: Any) -> CodexSession:
+    """Open a Codex rollout read-only (``pi_lab.open_session`` calls this).
+
+    ``parents`` looks for a fork's or sub-agent's parent rollout under the same Codex home to
+    find the copied prefix exactly. Options of pi's reader that mean nothing here (``lazy``,
+    ``read_only``...) are accepted and ignored."""
+    unknown = set(options) - {"lazy", "read_only", "session_dir", "cwd_override", "uuid_factory", "clock"}
+    if unknown:
+        raise TypeError(f"open_codex() got unexpected options: {', '.join(sorted(unknown))}")
+    if options.get("read_only") is False:
+        raise CodexReadOnly(os.fspath(path), "open it for writing")
+    return CodexSession.from_file(path, parents=parents)
