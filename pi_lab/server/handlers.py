@@ -58,6 +58,8 @@ from pi_lab.view.payload import (
     RequestError,
     SessionView,
     ViewSettings,
+    entry_id_arg,
+    gauge_at_leaf,
     preview_payload,
     kind_of,
     read_request,
@@ -358,6 +360,10 @@ def session_answer(state: PiLabState, location: Location, op: str, body: dict[st
                 reply["kind"] = "layout"
             return reply, None
         if op == "gauge":
+            leaf = entry_id_arg(args, "leaf_id", optional=True)
+            if leaf is not None and leaf != loaded.sm.leaf_id:
+                # A leaf moved in the viewer only: the branch to it, not kept (the file is untouched).
+                return gauge_at_leaf(loaded.sm, settings, leaf, facts=shared.view.rows.facts), None
             return store.gauge(loaded, shared, settings), None
         if op == "compact_preview":
             return preview_payload(SessionView(loaded.sm, shared.view.rows, settings)), None

@@ -13,7 +13,7 @@ from typing import Any
 # One answer for every view: the predicates live in the engine's entry model.
 from pi_lab.session.entries import display_kind, has_visible_text, is_error_entry
 
-__all__ = ["KIND_NAMES", "KIND", "FLAG_BITS", "FLAG", "entry_kind", "has_visible_text"]
+__all__ = ["KIND_NAMES", "KIND", "FLAG_BITS", "FLAG", "entry_kind", "has_visible_text", "unknown_entry_text"]
 
 KIND_NAMES: tuple[str, ...] = (
     "unknown",
@@ -38,6 +38,12 @@ KIND_NAMES: tuple[str, ...] = (
     "other_message",  # a message with a role pi does not know
 )
 KIND = {name: code for code, name in enumerate(KIND_NAMES)}
+
+
+def unknown_entry_text(entry_type: str | None) -> str:
+    """The one name of an entry whose type pi does not know (pi draws a blank row), in every
+    view; the TypeScript twin is ``unknownEntryText`` in ``src_frontend/core/rowList.ts``."""
+    return f"[entry of an unknown type: {entry_type}]" if entry_type else "[entry of an unknown type]"
 
 FLAG_BITS: tuple[str, ...] = (
     "show_connector",

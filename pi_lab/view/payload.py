@@ -34,6 +34,7 @@ __all__ = [
     "entry_payload",
     "context_payload",
     "gauge_payload",
+    "gauge_at_leaf",
     "preview_payload",
     "read_request",
     "READ_OPS",
@@ -249,6 +250,22 @@ def gauge_payload(sm: Any, settings: ViewSettings, projection: Any = None, facts
                  projection=projection, facts=facts)
 
 
+def gauge_request(view: SessionView, args: Mapping[str, Any]) -> dict[str, Any]:
+    """``gauge`` ``{leaf_id?}``: the gauge at the current leaf, or at ``leaf_id`` for a read-only
+    viewer that moved its leaf in that view only (the file's leaf stays where it is)."""
+    leaf = entry_id_arg(args, "leaf_id", optional=True)
+    if leaf is None or leaf == view.sm.leaf_id:
+        return view.gauge or view.refresh_gauge()
+    return gauge_at_leaf(view.sm, view.settings, leaf, facts=view.rows.facts)
+
+
+def gauge_at_leaf(sm: Any, settings: ViewSettings, leaf_id: str, facts: Any = None) -> dict[str, Any]:
+    """The gauge of the branch from the root to ``leaf_id`` (an unknown id is a RequestError)."""
+    _entry(sm, leaf_id)
+    return gauge(sm.get_branch(leaf_id), context_window=settings.context_window, settings=settings.compaction(),
+                 facts=facts)
+
+
 def preview_payload(view: SessionView) -> dict[str, Any]:
     """A dry run of a manual compaction of the current branch."""
     result = compaction_preview(view.sm.get_branch(), view.settings.compaction())
@@ -261,10 +278,42 @@ def preview_payload(view: SessionView) -> dict[str, Any]:
     return result
 
 
+MAX_PREFIX_MATCHES = 5
+
+
 def _locate(view: SessionView, args: Mapping[str, Any]) -> dict[str, Any]:
-    row = view.rows.locate(entry_id_arg(args), fallback_last=False)
+    """``locate`` ``{id, prefix?}``: the row that shows entry ``id`` (or its nearest visible
+    ancestor). With ``prefix``, ``id`` may be the start of an id (the "go to entry id" box):
+    ``found`` is the one entry it names, ``matches`` lists up to five when it names several,
+    and neither is there when it names none."""
+    wanted = entry_id_arg(args)
+    result: dict[str, Any] = {}
+    if flag_arg(args, "prefix"):
+        matches = id_prefix_matches(view.sm, wanted.strip())
+        result["matches"] = matches
+        if len(matches) != 1:
+            return {"row": -1, "version": view.rows.version, "id": None, **result}
+        wanted = result["found"] = matches[0]
+    row = view.rows.locate(wanted, fallback_last=False)
     return {"row": row, "version": view.rows.version,
-            "id": view.rows.ids[row] if row >= 0 else None}
+            "id": view.rows.ids[row] if row >= 0 else None, **result}
+
+
+def id_prefix_matches(sm: Any, prefix: str) -> list[str]:
+    """The entry ids that start with ``prefix`` (the id itself when it is one), at most
+    ``MAX_PREFIX_MATCHES``, in file order."""
+    if not prefix:
+        return []
+    if sm.get_entry(prefix) is not None:
+        return [prefix]
+    found: list[str] = []
+    for entry in sm.get_entries():
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str) and entry_id.startswith(prefix):
+            found.append(entry_id)
+            if len(found) == MAX_PREFIX_MATCHES:
+                break
+    return found
 
 
 READ_OPS = {
@@ -272,7 +321,7 @@ READ_OPS = {
     "locate": _locate,
     "entry": lambda view, a: entry_payload(view, entry_id_arg(a), flag_arg(a, "full")),
     "context_at": lambda view, a: context_payload(view, entry_id_arg(a, optional=True)),
-    "gauge": lambda view, a: view.gauge or view.refresh_gauge(),
+    "gauge": gauge_request,
     "compact_preview": lambda view, a: preview_payload(view),
     # The views of context over time and between nodes register their requests in their own modules.
     **TIMELINE_OPS,

@@ -38,6 +38,8 @@ from pi_lab.session.navigation import (
     default_home,
     display_text,
     flatten_tree,
+    search_text,
+    search_tokens,
     visible_rows,
 )
 from pi_lab.session._text import field_text
@@ -50,7 +52,7 @@ from pi_lab.view.kinds import FLAG, FLAG_BITS, KIND, KIND_NAMES, is_error_entry
 
 from pi_lab.session.entries import Entry, str_key
 
-__all__ = ["RowState", "RowList", "Delta", "SyncResult", "entry_flags"]
+__all__ = ["RowState", "RowList", "Delta", "SyncResult", "entry_flags", "search_hit"]
 
 
 # Flag bits that depend on where the row is drawn (NavRow attributes of the same name).
@@ -247,6 +249,26 @@ class RowList(MutableSequence):
 
     def __repr__(self) -> str:
         return f"<RowList {len(self._items)} rows>"
+
+
+HIT_CONTEXT = 32  # characters of the entry's search text shown on each side of a match
+
+
+def search_hit(search: str, entry: Mapping[str, Any], label: str | None, shown: str) -> str | None:
+    """Why a row matched the search when its shown text and label do not say it: the words
+    around the first search word that only the entry's search text holds (a tool result's
+    output, the rest of a long message). ``None`` when the row shows every word."""
+    words = search_tokens(search)
+    visible = f"{shown} {label or ''}".lower()
+    missing = next((word for word in words if word not in visible), None)
+    if missing is None or not hasattr(entry, "get"):
+        return None
+    full = search_text(entry, label)
+    at = full.find(missing)
+    if at < 0:
+        return None
+    start, end = max(0, at - HIT_CONTEXT), min(len(full), at + len(missing) + HIT_CONTEXT)
+    return f"{'…' if start else ''}{' '.join(full[start:end].split())}{'…' if end < len(full) else ''}"
 
 
 class RowState:
@@ -475,6 +497,10 @@ class RowState:
             kind = r.entry.get("type") if hasattr(r.entry, "get") else None
             if kind is not None:
                 text["type"] = kind if isinstance(kind, str) else field_text(kind)
+        if self.search:
+            hit = search_hit(self.search, r.entry, r.label, r.text)
+            if hit:
+                text["hit"] = hit
         return text
 
     def texts(self, start: int, end: int) -> list[dict[str, Any]]:

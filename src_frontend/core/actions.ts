@@ -49,6 +49,10 @@ export interface ActionHooks {
   notify(message: string, isError?: boolean): void;
   /** A dialog closed: give the keyboard back to the tree. */
   closed?(): void;
+  /** A view that cannot write: move its leaf to `target` in this view only (nothing is written). */
+  moveLeaf?(target: ActionTarget): void;
+  /** Show "what the model sees" with the leaf at this entry. */
+  showContext?(entryId: string): void;
 }
 
 function errorText(error: unknown): string {
@@ -182,24 +186,59 @@ export class Dialogs {
   /**
    * A view that cannot write says so before any choice, with the way to one that can: the
    * notebook widget asks to allow writing, the JupyterLab viewer opens the file in a notebook.
+   * A view with neither (an export, a notebook snapshot without its kernel) names no button it
+   * does not have: it says what to run instead (`readOnlyHint`).
    */
   private readOnlyNote(parent: HTMLElement): void {
     const note = el('div', 'pi-readonly-note', parent);
     el('p', '', note, this.transport.canAllowWrites
       ? 'This view is read-only: it does not change the session file.'
       : this.transport.openInNotebook
-        ? 'This view is read-only. Open the session in a notebook to change it.'
-        : 'This view is read-only. Open the session in a notebook ("Open in notebook" above the viewer) to change it.');
+        ? 'This view is read-only: the session file is untouched. Open the session in a notebook to change it.'
+        : this.transport.readOnlyHint ?? 'This view is read-only: it never changes the session file.');
     const row = el('div', 'pi-choices', note);
     if (this.transport.canAllowWrites) {
       button('Allow writing…', 'pi-primary', row, () => this.allowWrites());
     } else if (this.transport.openInNotebook) {
-      const open = this.transport.openInNotebook.bind(this.transport);
-      button('Open in notebook', 'pi-primary', row, () => {
+      this.openInNotebookButton(row, 'pi-primary');
+    }
+  }
+
+  private openInNotebookButton(row: HTMLElement, cls: string): void {
+    const open = this.transport.openInNotebook?.bind(this.transport);
+    if (open) {
+      button('Open in notebook', cls, row, () => {
         this.close();
         open();
+      }, 'Make a notebook that opens this session in the pi_lab widget, where the leaf moves in the file');
+    }
+  }
+
+  /**
+   * The read-only JupyterLab viewer's "Go to": the leaf moves in this view only (what the model
+   * sees, the gauge and the timeline follow it); a real move, with a summary, needs a notebook.
+   */
+  private moveInView(body: HTMLElement, target: ActionTarget, leafId: string | null): void {
+    const reedit = target.kind === 'user' || target.kind === 'custom_message';
+    if (target.id === leafId && !reedit) {
+      el('p', 'pi-muted', body, 'Already at this point.');
+    } else {
+      el('p', 'pi-muted', body, reedit
+        ? 'As in pi, a user message is re-edited: the leaf moves to its parent.'
+        : 'The leaf moves to this entry: what the model sees, the gauge and the timeline follow it.');
+    }
+    el('p', 'pi-view-only-note', body,
+      'This viewer moves the leaf in this view only: the session file is untouched. ' +
+      'To move it in the file (with a branch summary), open the session in a notebook.');
+    const choices = el('div', 'pi-choices', body);
+    const move = this.hooks.moveLeaf;
+    if (move && !(target.id === leafId && !reedit)) {
+      button('Move the leaf here (this view only)', 'pi-primary', choices, () => {
+        this.close();
+        move(target);
       });
     }
+    this.openInNotebookButton(choices, '');
   }
 
   /** The confirmation before the widget may write: says what it will do to which file. */
@@ -270,6 +309,9 @@ export class Dialogs {
       if (!this.transport.writable) {
         this.readOnlyNote(body); // the items that would append say so when chosen
       }
+    } else if (this.transport.leafInView && this.hooks.moveLeaf) {
+      item('Go here…', 'move the leaf in this view only (the file is untouched)', () => this.navigate(target, leafId));
+      this.readOnlyNote(body);
     } else {
       this.readOnlyNote(list);
     }
@@ -283,7 +325,20 @@ export class Dialogs {
     // in memory (nothing is written), but a summary or a label would append to the file.
     const inMemoryOnly = !this.transport.writable && Boolean(this.transport.canAllowWrites);
     if (!this.transport.writable && !inMemoryOnly) {
+      if (this.transport.leafInView) {
+        this.moveInView(body, target, leafId);
+        return;
+      }
       this.readOnlyNote(body);
+      const show = this.hooks.showContext;
+      if (show) {
+        // What this view can do instead: show what the model would see with the leaf there.
+        const row = el('div', 'pi-choices', body);
+        button('What the model sees here', 'pi-primary', row, () => {
+          this.close();
+          show(target.id);
+        });
+      }
       return;
     }
     if (target.id === leafId) {

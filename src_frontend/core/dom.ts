@@ -142,3 +142,86 @@ export function neutralizeBidi(text: string): string {
 export function rowSafe(text: string): string {
   return neutralizeBidi(text.replace(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/g, '↵'));
 }
+
+/**
+ * Put `text` into `parent` with every occurrence of a search word wrapped in `<mark>` (case
+ * folded the way the search folds it, JavaScript's toLowerCase). Text nodes only.
+ */
+export function appendMarked(parent: HTMLElement, text: string, words: string[]): number {
+  const spans = hitSpans(text, words);
+  let at = 0;
+  for (const [start, end] of spans) {
+    if (start > at) {
+      parent.appendChild(document.createTextNode(text.slice(at, start)));
+    }
+    el('mark', 'pi-hit', parent, text.slice(start, end));
+    at = end;
+  }
+  if (at < text.length || !spans.length) {
+    parent.appendChild(document.createTextNode(text.slice(at)));
+  }
+  return spans.length;
+}
+
+/** Where the words occur in `text`, as sorted, non-overlapping [start, end) pairs. */
+export function hitSpans(text: string, words: string[]): [number, number][] {
+  if (!words.length || !text) {
+    return [];
+  }
+  // Lower-casing can change a string's length (İ): then the positions would not line up.
+  const lower = text.toLowerCase();
+  if (lower.length !== text.length) {
+    return [];
+  }
+  const found: [number, number][] = [];
+  for (const word of words) {
+    for (let at = lower.indexOf(word); at >= 0 && word; at = lower.indexOf(word, at + word.length)) {
+      found.push([at, at + word.length]);
+    }
+  }
+  found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  const merged: [number, number][] = [];
+  for (const span of found) {
+    const last = merged[merged.length - 1];
+    if (last && span[0] <= last[1]) {
+      last[1] = Math.max(last[1], span[1]);
+    } else {
+      merged.push([span[0], span[1]]);
+    }
+  }
+  return merged;
+}
+
+/**
+ * Mark the search words in every text node under `root` (the entry pane, after it is drawn);
+ * returns the marks in document order. Text under a `skip` selector stays as it is. A walk with
+ * a TreeWalker, never recursion.
+ */
+export function markWords(root: HTMLElement, words: string[], skip = ''): HTMLElement[] {
+  if (!words.length) {
+    return [];
+  }
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes: Text[] = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (parent && !parent.closest(`button, input, textarea, mark, style${skip ? `, ${skip}` : ''}`)) {
+      nodes.push(node as Text);
+    }
+  }
+  for (const node of nodes) {
+    const text = node.data;
+    if (!hitSpans(text, words).length) {
+      continue;
+    }
+    const holder = document.createElement('span');
+    appendMarked(holder, text, words);
+    node.replaceWith(...Array.from(holder.childNodes));
+  }
+  return Array.from(root.querySelectorAll<HTMLElement>('mark.pi-hit'));
+}
+
+/** The lower-cased, whitespace-separated words of a query (navigation.search_tokens). */
+export function searchTokens(query: string): string[] {
+  return query.toLowerCase().split(/\s+/).filter(t => t.length > 0);
+}

@@ -2,7 +2,7 @@
 // wrap-around), left/right and page keys move by a page, ctrl/alt+left folds or jumps up to
 // the segment start, ctrl/alt+right unfolds or jumps down, Enter acts, shift+L edits the
 // label, shift+T toggles label times, typing searches; the menu key or shift+F10 opens the
-// action menu.
+// action menu; F3 and shift+F3 go to the next and previous search hit.
 
 export interface TreeKeyActions {
   count: number;
@@ -18,6 +18,8 @@ export interface TreeKeyActions {
   type(text: string): void;
   backspace(): void;
   escape(): void;
+  /** The next (or, backwards, previous) search hit. */
+  nextHit?(backwards: boolean): void;
 }
 
 /** Apply one key; returns whether it was handled (then the caller prevents the default). */
@@ -76,6 +78,12 @@ export function handleTreeKey(event: KeyboardEvent, a: TreeKeyActions): boolean 
     case 'Escape':
       a.escape();
       return true;
+    case 'F3':
+      if (a.nextHit) {
+        a.nextHit(event.shiftKey);
+        return true;
+      }
+      return false;
     case 'Backspace':
       a.backspace();
       return true;

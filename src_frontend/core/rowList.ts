@@ -1,7 +1,7 @@
 // The tree list: a virtualized list of fixed-height rows. Only the rows in view (plus a small
 // overscan) exist in the DOM, so 100,000 rows cost the same as 30.
 
-import { el, formatLabelTime, formatTokens, rowSafe, suppressShortcuts } from './dom';
+import { appendMarked, clear, el, formatLabelTime, formatTokens, rowSafe, suppressShortcuts } from './dom';
 import type { RowText } from './transport';
 import { RowColumns, rowPrefix } from './row';
 
@@ -16,6 +16,8 @@ export interface RowListHandlers {
   showLabelTimes(): boolean;
   /** Extra classes for a row (e.g. the parts of a compaction preview). */
   rowClass?(row: number): string;
+  /** The words of the search the rows were laid out for: marked in each row's text. */
+  searchWords?(): string[];
 }
 
 const KIND_GLYPH: Record<string, string> = {
@@ -49,7 +51,16 @@ export function rowText(text: RowText, kind: string): string {
   if (text.text || kind !== 'unknown') {
     return text.text;
   }
-  return text.type ? `[${text.type}]` : '[entry of an unknown type]';
+  return unknownEntryText(text.type);
+}
+
+/**
+ * The one name of an entry whose type pi does not know, in every view (the notebook widget,
+ * the JupyterLab viewer, the export and a snapshot all draw rows here); its Python twin is
+ * pi_lab.view.kinds.unknown_entry_text.
+ */
+export function unknownEntryText(type: string | null | undefined): string {
+  return type ? `[entry of an unknown type: ${type}]` : '[entry of an unknown type]';
 }
 
 export class RowList {
@@ -264,6 +275,7 @@ export class RowList {
     el('span', 'pi-row-glyph', node);
     el('span', 'pi-row-label', node);
     el('span', 'pi-row-text', node);
+    el('span', 'pi-row-why', node);
     el('span', 'pi-row-badge', node);
     el('span', 'pi-row-tokens', node);
     const menu = el('span', 'pi-row-menu', node, '⋯');
@@ -315,18 +327,37 @@ export class RowList {
       label.textContent = '';
       label.title = '';
     }
-    parts[7].textContent = text ? rowSafe(rowText(text, kind)) : '…';
-    const badge = parts[8] as HTMLElement;
+    const shown = text ? rowSafe(rowText(text, kind)) : '…';
+    const words = text ? this.handlers.searchWords?.() ?? [] : [];
+    const textPart = parts[7] as HTMLElement;
+    const why = parts[8] as HTMLElement;
+    why.textContent = '';
+    why.title = '';
+    if (words.length) {
+      clear(textPart);
+      appendMarked(textPart, shown, words);
+      // A row that matched in text it does not show (a tool result's output, a message beyond
+      // the row's first line) says where: the host sends the words around the match (`hit`).
+      if (text?.hit) {
+        appendMarked(why, `⌕ ${rowSafe(text.hit)}`, words);
+        why.title = `matched in the entry's text, not all of it in this row: “${text.hit}”`;
+      }
+    } else {
+      textPart.textContent = shown;
+    }
+    const badge = parts[9] as HTMLElement;
     badge.textContent = cols.has(row, 'first_kept')
       ? 'kept from here'
       : cols.has(row, 'omitted')
         ? 'omitted'
         : cols.has(row, 'is_leaf')
           ? 'leaf'
-          : '';
+          : node.classList.contains('pi-view-leaf')
+            ? 'leaf in this view' // moved by a viewer that cannot write (viewer.ts)
+            : '';
     // Nothing for 0 tokens, nor while the estimate has not come with the row's text.
     const count = cols.tokenCount(row);
-    parts[9].textContent = count ? formatTokens(count) : '';
-    (parts[9] as HTMLElement).title = count ? `${count} tokens (estimate)` : '';
+    parts[10].textContent = count ? formatTokens(count) : '';
+    (parts[10] as HTMLElement).title = count ? `${count} tokens (estimate)` : '';
   }
 }

@@ -121,6 +121,11 @@ export interface RowText {
   type?: string;
   /** pi's estimate of the row's entry; the structure's tokens column waits for it (row.ts TOKENS_UNKNOWN). */
   tokens?: number;
+  /**
+   * While a search is on, for a row whose shown text and label do not hold every search word:
+   * the words around the first match in the entry's search text (a tool result's output...).
+   */
+  hit?: string;
 }
 
 /** Live notifications: streaming text and tool progress. */
@@ -153,4 +158,12 @@ export interface Transport {
   readonly canAllowWrites?: boolean;
   /** A read-only view's way to a writable one (the JupyterLab viewer: Open in notebook). */
   openInNotebook?(): void;
+  /**
+   * The host answers the gauge (`gauge` with `leaf_id`), the timeline and "what the model sees"
+   * at any leaf, so a view that cannot write may still move its leaf in that view only (the
+   * JupyterLab viewer; the file and the server's leaf stay as they are).
+   */
+  readonly leafInView?: boolean;
+  /** What a read-only view with no way to a writable one tells the reader to do instead. */
+  readonly readOnlyHint?: string;
 }

@@ -6,13 +6,14 @@ import { ActionTarget, CompactionPreview, Dialogs } from './actions';
 import { COMPARE_STYLES, ComparePane } from './compare';
 import type { Composition } from './composition';
 import { renderDetail, EntryDetail } from './detail';
-import { button, clear, el, rowSafe } from './dom';
+import { button, clear, el, markWords, rowSafe, searchTokens, shortId } from './dom';
 import { GaugeView, renderCompactions } from './gauge';
 import { handleTreeKey } from './keys';
 import { renderProjection, Projection } from './projection';
 import { childCount, readHeader, RowColumns, segmentStartDown, segmentStartUp } from './row';
 import { RowList, rowText } from './rowList';
 import { STYLES } from './styles';
+import { NAVIGATION_STYLES } from './stylesNavigation';
 import { TimelineStrip } from './timeline';
 import { CompactionInfo, FILTER_MODES, FilterMode, Gauge, LiveEvent, RowText, SessionInfo, Transport, ViewState } from './transport';
 
@@ -31,6 +32,19 @@ const FILTER_LABELS: Record<FilterMode, string> = {
   'labeled-only': 'labeled',
   all: 'all'
 };
+/** Said beside the count under "all": pi's "all" still leaves out one kind of line. */
+const ALL_NOTE = 'tool-call-only replies hidden, as in pi';
+const ALL_NOTE_TITLE =
+  "pi's \"all\" filter shows every entry except assistant messages that hold only tool calls (their calls show on the tool result rows); the one at the leaf stays.";
+
+interface LocateReply {
+  row: number;
+  version: number;
+  id: string | null;
+  /** With `prefix`: the entry the text names, or up to five it could name. */
+  found?: string;
+  matches?: string[];
+}
 
 export interface ViewerHandle {
   unmount(): void;
@@ -43,7 +57,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   const root = el('div', 'pi-lab', host);
   // Keys typed in the viewer are the viewer's: JupyterLab's notebook shortcuts stay out.
   root.setAttribute('data-lm-suppress-shortcuts', 'true');
-  el('style', '', root, STYLES + COMPARE_STYLES);
+  el('style', '', root, STYLES + COMPARE_STYLES + NAVIGATION_STYLES);
   root.style.height = `${transport.get('height') || 560}px`;
 
   // ---------------------------------------------------------------- header and gauge
@@ -88,18 +102,54 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     } else if (event.key === 'ArrowDown' || event.key === 'Enter') {
       event.preventDefault();
       list.el.focus();
+    } else if (event.key === 'F3') {
+      event.preventDefault();
+      nextHit(event.shiftKey);
     }
   });
+  // Next and previous search hit (F3 and shift+F3 too), with where the selection is among them.
+  const hitNav = el('span', 'pi-hit-nav', toolbar);
+  hitNav.hidden = true;
+  button('↑', 'pi-small pi-hit-prev', hitNav, () => nextHit(true), 'previous hit (shift+F3)').setAttribute('aria-label', 'previous search hit');
+  const hitCount = el('span', 'pi-hit-count', hitNav);
+  hitCount.setAttribute('aria-live', 'polite');
+  button('↓', 'pi-small pi-hit-next', hitNav, () => nextHit(false), 'next hit (F3)').setAttribute('aria-label', 'next search hit');
   const timesToggle = button('label times', 'pi-filter', toolbar, () =>
     transport.set({ show_label_times: !transport.get('show_label_times') })
   );
+  // Go to an entry by its id (or the start of one): Enter selects it and scrolls to it.
+  const goTo = el('input', 'pi-input pi-goto', toolbar);
+  goTo.type = 'text';
+  goTo.placeholder = 'go to entry id';
+  goTo.setAttribute('aria-label', 'go to entry id (type or paste an id or its start, then Enter)');
+  goTo.spellcheck = false;
+  goTo.addEventListener('keydown', event => {
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      void goToId(goTo.value);
+    } else if (event.key === 'Escape') {
+      event.preventDefault();
+      goTo.value = '';
+      list.el.focus();
+    }
+    event.stopPropagation(); // typed into the box, not tree keys
+  });
   const position = el('span', 'pi-position', toolbar);
+  position.setAttribute('aria-live', 'polite');
+  const filterNote = el('span', 'pi-filter-note', toolbar, ALL_NOTE);
+  filterNote.title = ALL_NOTE_TITLE;
+  filterNote.hidden = true;
 
   const banner = el('div', 'pi-banner', root);
   banner.setAttribute('role', 'alert');
   banner.hidden = true;
   const editorBox = el('div', 'pi-editor-text', root);
   editorBox.hidden = true;
+  // A leaf moved in this view only (a viewer that cannot write): says so, with the way back
+  // and the way to a real move.
+  const viewLeafBar = el('div', 'pi-view-leaf-bar', root);
+  viewLeafBar.setAttribute('role', 'status');
+  viewLeafBar.hidden = true;
 
   // ---------------------------------------------------------------- tree and side pane
   const main = el('div', 'pi-main', root);
@@ -111,11 +161,12 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   });
   const list = new RowList(main, {
     select: row => select(row),
-    activate: row => void withTarget(row, t => dialogs.navigate(t, liveLeaf)),
-    menu: row => void withTarget(row, t => dialogs.menu(t, liveLeaf)),
+    activate: row => void withTarget(row, t => dialogs.navigate(t, leafNow())),
+    menu: row => void withTarget(row, t => dialogs.menu(t, leafNow())),
     needTexts: (start, end) => fetchTexts(start, end),
     showLabelTimes: () => transport.get('show_label_times'),
-    rowClass: row => previewClass(row)
+    rowClass: row => `${previewClass(row)}${viewLeaf && cols?.texts[row]?.id === viewLeaf ? ' pi-view-leaf' : ''}`.trim(),
+    searchWords: () => searchWords()
   });
   const side = el('div', 'pi-side', main);
   const tabs = el('div', 'pi-tabs', side);
@@ -133,16 +184,20 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     open: id => void selectId(id),
     preview: p => showPreview(p),
     notify: (message, isError) => notify(message, isError),
-    closed: () => list.el.focus()
+    closed: () => list.el.focus(),
+    moveLeaf: target => void moveLeafInView(target),
+    showContext: id => {
+      void selectId(id).then(() => transport.set({ side_pane: 'context' }));
+    }
   });
   const compare = new ComparePane(transport, {
     open: id => void selectId(id),
     selected: () => transport.get('selected_id'),
-    leaf: () => liveLeaf,
+    leaf: () => leafNow(),
     goTo: id => {
       void selectId(id).then(() => {
         if (cols && selected >= 0 && cols.texts[selected]?.id === id) {
-          void withTarget(selected, t => dialogs.navigate(t, liveLeaf));
+          void withTarget(selected, t => dialogs.navigate(t, leafNow()));
         } else {
           // The filter hides the entry: selectId showed its nearest visible ancestor, which is
           // not where the user asked to go, so no dialog opens on it.
@@ -164,6 +219,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   let liveCompactions: CompactionInfo[] | null = null;
   let liveLeaf = transport.get('leaf_id');
   let liveEntries: number | null = null;
+  // A leaf moved in this view only (transport.leafInView: a viewer that cannot write, whose
+  // host answers the reads at any leaf); null: the file's leaf.
+  let viewLeaf: string | null = null;
+  const leafNow = (): string | null => viewLeaf ?? liveLeaf;
   let structurePending = false;
   const textsInFlight = new Set<string>();
 
@@ -245,17 +304,26 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
 
   // Rows of an entry type pi does not know are named by that type; where the rows answer does
   // not carry it, the entry answer does (few rows have such types; each is asked for once).
+  // The types are kept: a new layout (another filter, a search) brings new row texts without them.
   const typesInFlight = new Set<string>();
+  const knownTypes = new Map<string, string>();
   function fetchType(text: RowText): void {
+    const known = knownTypes.get(text.id);
+    if (known !== undefined) {
+      text.type = known;
+      return;
+    }
     if (typesInFlight.has(text.id)) {
       return;
     }
     typesInFlight.add(text.id);
     transport.request<EntryDetail>('entry', { id: text.id }).then(reply => {
+      typesInFlight.delete(text.id);
       const type = reply.result.type;
       if (typeof type !== 'string') {
         return;
       }
+      knownTypes.set(text.id, type);
       text.type = type;
       // The rows answer may since have been replaced by a newer one for the same entry.
       cols?.texts.forEach(t => {
@@ -271,14 +339,173 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   function startTimeline(): void {
     if (!timelineStarted) {
       timelineStarted = true;
-      timeline.follow(liveLeaf);
+      timeline.follow(leafNow());
     }
   }
 
   function updatePosition(): void {
     const count = cols ? cols.length : 0;
     const mode = transport.get('filter_mode');
-    position.textContent = count ? `(${selected + 1}/${count})${mode === 'default' ? '' : ` [${FILTER_LABELS[mode]}]`}` : 'No entries found';
+    // Until the rows of a new filter or search arrive (seconds on a large session), the count
+    // on screen is the old layout's: say that the new one is being made instead.
+    const working = cols !== null && (cols.header.filter_mode !== mode || (cols.header.search ?? '') !== transport.get('search'));
+    root.classList.toggle('pi-laying-out', working);
+    list.el.setAttribute('aria-busy', working ? 'true' : 'false');
+    position.classList.toggle('pi-working', working);
+    if (working) {
+      position.textContent = `laying out ${transport.get('search') ? 'the search' : `"${FILTER_LABELS[mode]}"`}…`;
+    } else {
+      const shown = (cols?.header.filter_mode ?? mode) as FilterMode;
+      position.textContent = count ? `(${selected + 1}/${count})${shown === 'default' ? '' : ` [${FILTER_LABELS[shown]}]`}` : 'No entries found';
+    }
+    filterNote.hidden = working || (cols?.header.filter_mode ?? mode) !== 'all';
+    const words = searchWords();
+    hitNav.hidden = working || !words.length || !count;
+    hitCount.textContent = count ? `${selected + 1} of ${count}` : '';
+  }
+
+  /** The words of the search the rows on screen were laid out for (marked in rows and pane). */
+  function searchWords(): string[] {
+    return cols ? searchTokens(cols.header.search ?? '') : [];
+  }
+
+  /**
+   * The next (or previous) search hit: first the next marked word in the entry pane, then the
+   * next row (every row of a search layout matched it), wrapping at either end.
+   */
+  function nextHit(backwards: boolean): void {
+    if (!cols || !cols.length || !searchWords().length) {
+      notify('No search: type words in the search box first');
+      return;
+    }
+    const marks = visibleMarks();
+    const at = marks.findIndex(m => m.classList.contains('pi-hit-current'));
+    const next = at + (backwards ? -1 : 1);
+    const paneIsCurrent = transport.get('side_pane') === 'detail' && markedFor !== null && markedFor === cols.texts[selected]?.id;
+    if (paneIsCurrent && at >= 0 && next >= 0 && next < marks.length) {
+      showMark(marks, next);
+      return;
+    }
+    const row = backwards ? (selected <= 0 ? cols.length - 1 : selected - 1) : selected >= cols.length - 1 ? 0 : selected + 1;
+    markFromEnd = backwards;
+    select(row);
+    list.reveal(row);
+  }
+  // Going backwards, the entry pane's hits are entered from its last one.
+  let markFromEnd = false;
+  // The entry whose hits the pane marks (the pane may still show the one selected before).
+  let markedFor: string | null = null;
+
+  /** The marks the reader can see (not those inside a closed "raw JSON" box). */
+  function visibleMarks(): HTMLElement[] {
+    return Array.from(pane.querySelectorAll<HTMLElement>('mark.pi-hit')).filter(m => m.getClientRects().length > 0);
+  }
+
+  function showMark(marks: HTMLElement[], index: number): void {
+    marks.forEach((m, i) => m.classList.toggle('pi-hit-current', i === index));
+    const mark = marks[index];
+    if (mark) {
+      // Scroll the pane only (the page and the tree stay where they are).
+      const box = pane.getBoundingClientRect();
+      const r = mark.getBoundingClientRect();
+      if (r.top < box.top || r.bottom > box.bottom) {
+        pane.scrollTop += r.top - box.top - pane.clientHeight / 3;
+      }
+    }
+  }
+
+  /** The "go to entry id" box: an id or its start; Enter selects the entry and scrolls to it. */
+  async function goToId(text: string): Promise<void> {
+    const wanted = text.trim();
+    if (!wanted || !cols) {
+      return;
+    }
+    let reply: LocateReply;
+    try {
+      reply = (await transport.request<LocateReply>('locate', { id: wanted, prefix: true })).result;
+    } catch (e) {
+      notify(e instanceof Error ? e.message : String(e), true);
+      return;
+    }
+    const matches = reply.matches ?? [];
+    if (!reply.found) {
+      notify(matches.length
+        ? `"${wanted}" is the start of ${matches.length >= 5 ? 'five or more' : matches.length} entry ids (${matches.map(shortId).join(', ')}${matches.length >= 5 ? ', …' : ''}): type more of it`
+        : `No entry has an id starting with "${wanted}"`, true);
+      goTo.setAttribute('aria-invalid', 'true');
+      return;
+    }
+    goTo.removeAttribute('aria-invalid');
+    await selectId(reply.found);
+  }
+
+  /** Move the leaf in this view only (nothing is written): pi's rule, a user message re-edited. */
+  async function moveLeafInView(target: ActionTarget): Promise<void> {
+    let id: string | null = target.id;
+    if (target.kind === 'user' || target.kind === 'custom_message') {
+      try {
+        id = (await transport.request<EntryDetail>('entry', { id: target.id })).result.parent_id ?? null;
+      } catch (e) {
+        notify(e instanceof Error ? e.message : String(e), true);
+        return;
+      }
+      if (id === null) {
+        notify('This is the first message: re-editing it leaves an empty context, with no leaf to show.', true);
+        return;
+      }
+    }
+    setViewLeaf(id === liveLeaf ? null : id);
+    await selectId(id);
+    if (viewLeaf === null) {
+      notify("Back at the file's leaf"); // a move elsewhere is said by the bar above the tree
+    }
+  }
+
+  function setViewLeaf(id: string | null): void {
+    viewLeaf = id;
+    clear(viewLeafBar);
+    viewLeafBar.hidden = viewLeaf === null;
+    if (viewLeaf !== null) {
+      el('span', '', viewLeafBar, `Leaf moved to ${shortId(viewLeaf)} in this view only; the file is untouched (its leaf: ${shortId(liveLeaf)}).`);
+      const moved = viewLeaf;
+      button('Show it', 'pi-small', viewLeafBar, () => void selectId(moved));
+      button("Back to the file's leaf", 'pi-small pi-view-leaf-back', viewLeafBar, () => {
+        setViewLeaf(null);
+        void selectId(liveLeaf ?? '');
+      });
+      const open = transport.openInNotebook?.bind(transport);
+      if (open) {
+        button('Open in notebook', 'pi-small', viewLeafBar, () => open(), 'Make a notebook where the leaf moves in the file');
+      }
+    }
+    timeline.follow(leafNow());
+    refreshViewGauge();
+    list.render();
+    if (transport.get('side_pane') === 'context' || transport.get('side_pane') === 'compactions') {
+      scheduleSide();
+    }
+  }
+
+  let gaugeToken = 0;
+  /** The gauge at the leaf of this view: the file's (from the host's state) or the moved one. */
+  function refreshViewGauge(): void {
+    const token = ++gaugeToken;
+    if (viewLeaf === null) {
+      liveGauge = transport.get('gauge') as Gauge;
+      gauge.render(liveGauge);
+      timeline.redraw();
+      return;
+    }
+    transport.request<Gauge>('gauge', { leaf_id: viewLeaf }).then(reply => {
+      if (token === gaugeToken && viewLeaf !== null) {
+        liveGauge = reply.result;
+        gauge.render(liveGauge);
+        timeline.redraw();
+        if (transport.get('side_pane') === 'compactions') {
+          scheduleSide();
+        }
+      }
+    }, e => notify(e instanceof Error ? e.message : String(e), true));
   }
 
   function updateSelectedId(): void {
@@ -318,6 +545,9 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       }
     } else if (reply.result.row < 0) {
       notify(`${id} is not visible in this view`);
+    } else if (cols && reply.result.version !== cols.version) {
+      // A new layout is on its way (a filter or search just changed): it selects the entry.
+      transport.set({ selected_id: id });
     }
   }
 
@@ -338,6 +568,9 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   }
 
   function compactionsOf(): CompactionInfo[] {
+    if (viewLeaf !== null) {
+      return liveGauge.compactions ?? [];
+    }
     return liveCompactions ?? transport.get('compactions') ?? liveGauge.compactions ?? [];
   }
 
@@ -352,6 +585,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     });
     const id = transport.get('selected_id');
     const token = ++sideToken;
+    markedFor = null;
     if (which === 'compactions') {
       renderCompactions(pane, liveGauge, compactionsOf(), {
         open: entry => void selectId(entry),
@@ -381,6 +615,16 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
             toolOutput: () => transport.get('tool_output'),
             setToolOutput: mode => transport.set({ tool_output: mode })
           });
+          // The search's words, marked where they occur in the entry; the first (or, coming
+          // back with shift+F3, the last) is the current one.
+          const body = pane.querySelector<HTMLElement>('.pi-detail-body');
+          // The raw JSON repeats the entry's text: its words are not walked a second time.
+          const marks = body && markWords(body, searchWords(), '.pi-raw').length ? visibleMarks() : [];
+          if (marks.length) {
+            showMark(marks, markFromEnd ? marks.length - 1 : 0);
+          }
+          markFromEnd = false;
+          markedFor = id;
         }
       }, e => showError(pane, e));
     } else {
@@ -475,8 +719,9 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       },
       foldOrUp: () => foldOrUp(),
       unfoldOrDown: () => unfoldOrDown(),
-      activate: () => void withTarget(selected, t => dialogs.navigate(t, liveLeaf)),
-      menu: () => void withTarget(selected, t => dialogs.menu(t, liveLeaf)),
+      activate: () => void withTarget(selected, t => dialogs.navigate(t, leafNow())),
+      menu: () => void withTarget(selected, t => dialogs.menu(t, leafNow())),
+      nextHit: backwards => nextHit(backwards),
       label: () => void withTarget(selected, t => dialogs.label(t)),
       toggleTimes: () => transport.set({ show_label_times: !transport.get('show_label_times') }),
       type: text => {
@@ -624,6 +869,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     scheduleSide();
   });
   watch('gauge', () => {
+    if (viewLeaf !== null) {
+      refreshViewGauge(); // new settings: the gauge again, at the leaf of this view
+      return;
+    }
     liveGauge = transport.get('gauge') as Gauge;
     gauge.render(liveGauge);
     timeline.redraw();
@@ -639,7 +888,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   });
   watch('leaf_id', () => {
     liveLeaf = transport.get('leaf_id');
-    timeline.follow(liveLeaf);
+    timeline.follow(leafNow());
     if (transport.get('side_pane') === 'context') {
       scheduleSide();
     }
@@ -693,13 +942,15 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
           }
         }
       }
-      if (delta.gauge && Object.keys(delta.gauge).length) {
+      if (delta.gauge && Object.keys(delta.gauge).length && viewLeaf === null) {
         liveGauge = { ...liveGauge, ...delta.gauge } as Gauge;
         gauge.render(liveGauge);
       }
       // Every append may add a call or a marker to the branch: the strip follows (one request
       // per burst); a leaf move is fetched at once.
-      timeline.follow(delta.leaf_id !== undefined ? delta.leaf_id : liveLeaf, delta.leaf_id === undefined || delta.leaf_id === liveLeaf);
+      if (viewLeaf === null) {
+        timeline.follow(delta.leaf_id !== undefined ? delta.leaf_id : liveLeaf, delta.leaf_id === undefined || delta.leaf_id === liveLeaf);
+      }
       if (delta.compactions) {
         liveCompactions = delta.compactions;
       }

@@ -3,6 +3,7 @@
 // the row columns of pi_lab/widget/rows.py `RowState.layout`, encoded as the same PIR1 blob
 // (pi_lab/widget/columns.py). tests/export/layout_check.ts compares the two on real sessions.
 
+import { searchTokens } from '../core/dom';
 import { FLAG } from '../core/row';
 import type { FilterMode } from '../core/transport';
 
@@ -54,10 +55,8 @@ export interface Layout {
   anchorRow: number;
 }
 
-/** The lower-cased, whitespace-separated words of a query (navigation.search_tokens). */
-export function searchTokens(query: string): string[] {
-  return query.toLowerCase().split(/\s+/).filter(t => t.length > 0);
-}
+// The words of a query are the viewer core's (the rows mark the same words).
+export { searchTokens };
 
 export function layoutRows(flat: FlatData, mode: FilterMode, search: string, folded: Iterable<string>): Layout {
   const { count, parent: parents, category, ids, labels } = flat;
@@ -314,4 +313,27 @@ export function encodeStructure(layout: Layout, header: Record<string, unknown>)
     }
   });
   return buffer;
+}
+
+/** Characters of the entry's search text shown on each side of a match (rows.py HIT_CONTEXT). */
+const HIT_CONTEXT = 32;
+
+/**
+ * Why a row matched when its shown text and label do not say it: the words around the first
+ * search word only the entry's search text holds (pi_lab.view.rows.search_hit, its twin).
+ */
+export function searchHit(search: string, full: string, shown: string, label: string | null): string | undefined {
+  const visible = `${shown} ${label ?? ''}`.toLowerCase();
+  const missing = searchTokens(search).find(word => !visible.includes(word));
+  if (missing === undefined) {
+    return undefined;
+  }
+  const at = full.indexOf(missing);
+  if (at < 0) {
+    return undefined;
+  }
+  const start = Math.max(0, at - HIT_CONTEXT);
+  const end = Math.min(full.length, at + missing.length + HIT_CONTEXT);
+  const words = full.slice(start, end).split(/\s+/).filter(Boolean).join(' ');
+  return `${start ? '…' : ''}${words}${end < full.length ? '…' : ''}`;
 }

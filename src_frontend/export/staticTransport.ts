@@ -4,11 +4,11 @@
 // chunks; the gauge is recomputed here when the reader changes the window or the reserve.
 
 import { FLAG_BITS, KIND_NAMES } from '../core/row';
-import type { DeltaMessage, FilterMode, Gauge, LiveEvent, Reply, SessionInfo, Transport, ViewState } from '../core/transport';
+import type { DeltaMessage, FilterMode, Gauge, LiveEvent, Reply, RowText, SessionInfo, Transport, ViewState } from '../core/transport';
 import { KeyListeners, openingView, SETTINGS_KEYS, VIEW_KEYS, writeChanges } from '../core/viewState';
 
 import { ChunkStore, ExportHeader, previewDetail } from './data';
-import { encodeStructure, FlatData, Layout, layoutRows, locateRow } from './layout';
+import { encodeStructure, FlatData, Layout, layoutRows, locateRow, searchHit } from './layout';
 import { ContextRow, StaticViews } from './views';
 
 export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
@@ -40,9 +40,14 @@ export function finishGauge(g: Record<string, unknown>): Gauge {
   };
 }
 
+/** What an export or a kernel-less snapshot says in place of a button it does not have. */
+export const READ_ONLY_HINT =
+  'This page is a read-only copy of the session: it cannot move the leaf. To navigate or compact, open the session file with pi_lab (pi_lab.open(path) in a notebook).';
+
 export class StaticTransport implements Transport {
   readonly writable = false;
   readonly canAllowWrites = false;
+  readonly readOnlyHint = READ_ONLY_HINT;
 
   constructor(
     private readonly header: ExportHeader,
@@ -128,8 +133,19 @@ export class StaticTransport implements Transport {
       case 'rows':
         return reply(this.rows(Number(args.start) || 0, Number(args.end) || 0, args.version as number | undefined));
       case 'locate': {
-        const row = locateRow(this.flat, this.current, this.index(args.id as string), false);
-        return reply({ row, version: this.version, id: row >= 0 ? this.flat.ids[this.current.rowIndex[row]] : null });
+        // With `prefix` (the "go to entry id" box) the id may be its start (payload.py _locate).
+        let id = args.id as string;
+        const extra: Record<string, unknown> = {};
+        if (args.prefix) {
+          const matches = this.idPrefixMatches(String(id ?? '').trim());
+          extra.matches = matches;
+          if (matches.length !== 1) {
+            return reply({ row: -1, version: this.version, id: null, ...extra });
+          }
+          id = extra.found = matches[0];
+        }
+        const row = locateRow(this.flat, this.current, this.index(id), false);
+        return reply({ row, version: this.version, id: row >= 0 ? this.flat.ids[this.current.rowIndex[row]] : null, ...extra });
       }
       case 'entry':
         return reply(await this.entry(args.id as string, Boolean(args.full)));
@@ -189,6 +205,26 @@ export class StaticTransport implements Transport {
 
   // ------------------------------------------------------------------ answers
 
+  /** The entry ids starting with `prefix` (the id itself when it is one), at most five, in file order. */
+  private idPrefixMatches(prefix: string): string[] {
+    if (!prefix) {
+      return [];
+    }
+    if (this.indexOf.has(prefix)) {
+      return [prefix];
+    }
+    const found: string[] = [];
+    for (const id of this.header.ids) {
+      if (id !== null && id.startsWith(prefix)) {
+        found.push(id);
+        if (found.length === 5) {
+          break;
+        }
+      }
+    }
+    return found;
+  }
+
   private layout(): Layout {
     this.version += 1;
     return layoutRows(this.flat, this.state.filter_mode as FilterMode, this.state.search, this.state.folded);
@@ -230,7 +266,12 @@ export class StaticTransport implements Transport {
     for (let r = from; r < to; r++) {
       const i = layout.rowIndex[r];
       const label = this.header.labels[i];
-      rows.push({ id: this.flat.ids[i], text: this.header.texts[i], label, label_time: label !== null ? this.header.label_times[i] : null });
+      const row: RowText = { id: this.flat.ids[i] as string, text: this.header.texts[i], label, label_time: label !== null ? this.header.label_times[i] : null };
+      const hit = this.state.search ? searchHit(this.state.search, this.flat.search[i] ?? '', row.text, label) : undefined;
+      if (hit) {
+        row.hit = hit;
+      }
+      rows.push(row);
     }
     return { version: this.version, start: from, rows };
   }

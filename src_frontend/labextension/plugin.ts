@@ -50,6 +50,8 @@ export const piSessionIcon = new LabIcon({
 
 /** The viewer's toolbar: open the session where it can be changed, or preview a compaction. */
 function addToolbarItems(toolbar: Toolbar<Widget>, commands: CommandRegistry, panel: SessionViewerPanel): void {
+  // The viewer's dialogs and its moved-leaf bar offer the same command as the toolbar.
+  panel.setOpenInNotebook(() => void commands.execute(COMMANDS.openInNotebook, { path: panel.path }));
   toolbar.addItem('pi-open-in-notebook', new ToolbarButton({
     label: 'Open in notebook',
     tooltip: 'Make a notebook next to the file that opens it in the pi_lab widget, where you can navigate and compact',

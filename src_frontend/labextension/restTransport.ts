@@ -54,6 +54,11 @@ export interface TransportHooks {
 
 export class RestTransport implements Transport {
   readonly writable = false;
+  // The server answers the gauge, the timeline and the context at any leaf: the viewer moves
+  // its leaf in memory (this view only); the file and the server's leaf stay as they are.
+  readonly leafInView = true;
+  /** Set by the hosting panel: make a notebook that opens this session (writable there). */
+  openInNotebook?: () => void;
 
   constructor(
     private readonly api: PiLabApi,

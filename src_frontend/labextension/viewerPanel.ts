@@ -107,6 +107,11 @@ export class SessionViewerPanel extends Widget {
     return reply.result;
   }
 
+  /** What the viewer's own "Open in notebook" buttons do (the toolbar's command). */
+  setOpenInNotebook(open: () => void): void {
+    this.transport.openInNotebook = open;
+  }
+
   async openInNotebook(): Promise<string> {
     const made = await this.api.openInNotebook(this.path);
     return made.path;

@@ -109,8 +109,9 @@ def visible_row_texts(page, widget=".pi-lab") -> list[str]:
 
 
 # The row text the engine sends, as a row shows it: pi leaves an entry of a type it does not know
-# blank; the viewer names the type.
-ENGINE_ROW_TEXTS = ("[(t['text'] or '[' + str(w.session_manager.get_entry(t['id'])['type']) + ']')"
+# blank; the viewer names it the one way every view does (pi_lab.view.kinds.unknown_entry_text).
+ENGINE_ROW_TEXTS = ("[(t['text'] or __import__('pi_lab.view.kinds', fromlist=['x']).unknown_entry_text("
+                    "str(w.session_manager.get_entry(t['id'])['type'])))"
                     " for t in w.view.rows.texts(0, len(w.view.rows.rows))]")
 
 

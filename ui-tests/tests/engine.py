@@ -10,7 +10,9 @@ read-only the way the viewer's server does (migrated in memory, never written):
 * ``compact_preview``: the compaction preview of the current branch;
 * ``leaf``: the leaf id; ``title``: the session's title (name, else first user message);
 * ``unknown_rows``: ``{id: type}`` of the rows whose entry type the viewer does not know (it names
-  the type on such a row where pi leaves it blank).
+  the type on such a row where pi leaves it blank);
+* ``move_in_view {"id"}``: where going to entry ``id`` puts the leaf (pi's rule: a user message is
+  re-edited, the leaf goes to its parent) and the gauge there (``leaf``, ``estimate_total``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ def main() -> None:
         answer = read_request(view, "compact_preview", {})
     elif op == "unknown_rows":
         answer = {r.entry_id: r.entry.get("type") for r in view.rows.rows if entry_kind(r.entry) == KIND["unknown"]}
+    elif op == "move_in_view":
+        entry = view.sm.get_entry(args["id"])
+        is_user = entry.get("type") == "message" and entry["message"].get("role") == "user"
+        leaf = entry.get("parentId") if is_user or entry.get("type") == "custom_message" else args["id"]
+        answer = {"leaf": leaf, "estimate_total": read_request(view, "gauge", {"leaf_id": leaf})["estimate_total"]}
     elif op == "title":
         answer = session_title(view.sm.session_name, first_user_message(view.sm.get_entries()))
     else:

@@ -60,12 +60,14 @@ test.describe('Pi Session viewer', () => {
     expect(previews.map(p => p.trim())).toEqual(expected.map(p => p.trim()));
     await page.screenshot(shot('viewer-model-sees.png'));
 
-    // The entry pane shows the entry itself; actions that write are explained, not offered.
+    // The entry pane shows the entry itself; actions that write are explained, not offered: the
+    // one item moves the leaf in this view only.
     await page.locator(`${VIEWER} .pi-tab`, { hasText: 'Entry' }).click();
     await expect(pane).toContainText(target.slice(0, 8));
     await page.locator(`${VIEWER} .pi-row[data-id='${target}'] .pi-row-menu`).click();
     await expect(page.locator(`${VIEWER} .pi-dialog`)).toContainText('read-only');
-    await expect(page.locator(`${VIEWER} .pi-dialog .pi-menu-item`)).toHaveCount(0);
+    await expect(page.locator(`${VIEWER} .pi-dialog .pi-menu-item`)).toHaveCount(1);
+    await expect(page.locator(`${VIEWER} .pi-dialog .pi-menu-item`)).toContainText('this view only');
   });
 
   test('search and filters ask the server for a new layout', async ({ page, tmpPath }) => {
