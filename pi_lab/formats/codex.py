@@ -444,7 +444,8 @@ def convert_lines(lines: list[tuple[int, dict[str, Any]]]) -> tuple[list[Entry],
 
 def parent_id_of(meta: dict[str, Any]) -> tuple[str | None, str | None]:
     """The session a rollout was copied from and how: ``forked_from_id`` (a fork), else a
-    sub-agent's ``source.subagent.thread_spawn.parent_thread_id``."""
+    sub-agent's ``source.subagent.thread_spawn.parent_thread_id`` (or top-level
+    ``parent_thread_id``)."""
     forked = meta.get("forked_from_id")
     if _s(forked):
         return forked, "fork"
@@ -452,6 +453,8 @@ def parent_id_of(meta: dict[str, Any]) -> tuple[str | None, str | None]:
     sub = source.get("subagent") if isinstance(source, dict) else None
     spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
     parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    if not _s(parent):
+        parent = meta.get("parent_thread_id")  # newer files repeat it at the top level
     if _s(parent):
         return parent, "subagent"
     return None, None

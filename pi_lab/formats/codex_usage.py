@@ -5,6 +5,10 @@ The counting rules are ccusage's (``ccusage codex daily``), learned from its sou
 ccusage 20.0.24 itself (``tests/formats/test_codex_ccusage.py``); written here anew:
 
 * files: every ``*.jsonl`` under ``$CODEX_HOME/sessions`` (default ``~/.codex``);
+* a line is read only when it holds the bytes ``"type":"turn_context"`` or ``"type":"event_msg"``
+  and ``"type":"token_count"`` (ccusage's prefilter; Codex writes compact JSON, so only a
+  hand-made file written with spaces after the colons is affected: the session view reads it,
+  these totals do not count it, as ccusage);
 * ``turn_context`` sets the current model (``payload.model``);
 * a call is an ``event_msg`` ``token_count`` with a timestamp and ``info``: its
   ``last_token_usage``, else the difference of ``total_token_usage`` from the previous one;
@@ -42,6 +46,7 @@ __all__ = ["CodexCall", "codex_sessions_dirs", "usage_files", "calls_of_file", "
 #: The model ccusage names when a rollout records none.
 FALLBACK_MODEL = "gpt-5"
 _COUNTERS = ("input", "output", "cache_read", "reasoning", "total")
+_TURN_CONTEXT, _EVENT_MSG, _TOKEN_COUNT = b'"type":"turn_context"', b'"type":"event_msg"', b'"type":"token_count"'
 
 
 @dataclass(slots=True)
@@ -95,9 +100,12 @@ def _model_of(payload: dict[str, Any]) -> str | None:
 def calls_of_file(folder: Path, path: Path, *, count_copies: bool = False) -> list[CodexCall]:
     """The calls one rollout counts (see the module's rules)."""
     try:
-        lines, _ = read_lines(_read_file(str(path)))
+        data = _read_file(str(path))
     except OSError:
         return []
+    lines, _ = read_lines(data)
+    readable = {n for n, raw in enumerate(data.split(b"\n"), start=1)
+                if _TURN_CONTEXT in raw or (_EVENT_MSG in raw and _TOKEN_COUNT in raw)}
     session = path.relative_to(folder).as_posix()[: -len(".jsonl")] if path.suffix == ".jsonl" else path.name
     copies: dict[int, Any] = {}
     if not count_copies:
@@ -112,6 +120,8 @@ def calls_of_file(folder: Path, path: Path, *, count_copies: bool = False) -> li
     model: str | None = None
     fallback = False
     for number, line in lines:
+        if number not in readable:
+            continue
         kind, payload = line.get("type"), line.get("payload")
         if not isinstance(payload, dict):
             continue

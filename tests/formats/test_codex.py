@@ -301,3 +301,45 @@ def test_public_fixtures(tmp_path):
         sm = pi_lab.open_session(copy)
         assert sm.agent == "codex" and sm.leaf_id == sm.get_branch()[-1]["id"]
         sm.build_session_context()
+
+
+def _fixture_home(tmp_path: Path, *names: str) -> list[Path]:
+    if not FIXTURES.is_dir():
+        pytest.skip("no public Codex fixtures in tests/fixtures/codex")
+    out = []
+    for name in names:
+        source = FIXTURES / name
+        if not source.is_file():
+            pytest.skip(f"public fixture {name} missing")
+        target = tmp_path / "sessions" / "2026" / "08" / "01" / name.split("-", 1)[1]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, target)
+        out.append(target)
+    return out
+
+
+def test_public_fixture_sub_agent_and_its_spawning_call(tmp_path):
+    parent, child = _fixture_home(tmp_path, "inspect_scout-rollout-2026-08-01T10-03-00-0199aaaa-0000-7000-8000-000000000004.jsonl",
+                                  "inspect_scout-rollout-2026-08-01T10-03-30-0199aaaa-0000-7000-8000-000000000104.jsonl")
+    sm = pi_lab.open_session(child)
+    assert (sm.parent_session_id, sm.parent_kind) == ("0199aaaa-0000-7000-8000-000000000004", "subagent")
+    assert sm.parent_file == str(parent) and sm.copied_entry_ids == []  # the sub-agent copied nothing
+    assert sm.get_header()["codex"]["agent_nickname"] == "zippy"
+    call = pi_lab.open_session(parent).get_entry(line_id(4))["message"]
+    assert call["content"][0]["name"] == "spawn_agent" and call["usage"]["totalTokens"] == 500
+
+
+def test_public_fixture_paginated_fork_names_its_parent_and_copies_nothing(tmp_path):
+    (fork,) = _fixture_home(tmp_path, "inspect_scout-rollout-2026-08-01T10-07-30-0199aaaa-0000-7000-8000-000000000108.jsonl")
+    sm = pi_lab.open_session(fork)
+    assert sm.parent_session_id == "0199aaaa-0000-7000-8000-000000000008" and sm.parent_kind == "fork"
+    assert sm.get_header()["codex"]["history_base"]["end_ordinal_exclusive"] == 4
+    assert sm.copied_entry_ids == [] and [m["role"] for m in sm.build_session_context().messages] == ["user", "assistant"]
+
+
+def test_public_fixture_simple_turn(tmp_path):
+    (path,) = _fixture_home(tmp_path, "inspect_scout-rollout-2026-08-01T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl")
+    sm = pi_lab.open_session(path)
+    answer = sm.get_entry(line_id(6))["message"]
+    assert [b["type"] for b in answer["content"]] == ["thinking", "text"] and answer["usage"]["totalTokens"] == 120
+    assert sm.context_window == 272000 and sm.leaf_id == line_id(10)

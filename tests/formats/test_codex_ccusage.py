@@ -16,11 +16,13 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
 from formats.test_claude_code_ccusage import _ccusage
 
 import pi_lab
 from pi_lab.formats.codex_usage import FALLBACK_MODEL, folder_usage
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "codex"
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from generate_codex_sessions import generate_session  # noqa: E402
 
@@ -66,6 +68,10 @@ def _home(tmp_path: Path) -> Path:
     odd = home / "sessions" / "2026" / "03" / "03"
     odd.mkdir(parents=True)
     (odd / "rollout-2026-03-03T00-00-00-odd.jsonl").write_bytes(_odd_lines())
+    public = home / "sessions" / "2026" / "08" / "01"
+    public.mkdir(parents=True)
+    for fixture in sorted(FIXTURES.glob("*.jsonl")):  # written with spaces, as JSON allows
+        (public / fixture.name).write_bytes(fixture.read_bytes())
     return home
 
 
@@ -125,3 +131,40 @@ def test_the_session_view_holds_the_same_calls_as_the_usage_rules(tmp_path):
         assert sum(u["input"] for u in own) == totals[key].input
         assert sum(u["cacheRead"] for u in own) == totals[key].cache_read
         assert sum(u["totalTokens"] for u in own) == totals[key].total
+
+
+def test_a_branch_repeating_its_parents_count_is_counted_once_as_in_ccusages_own_test(tmp_path):
+    """ccusage's fixture pair (tests/fixtures/codex): its loader test expects two calls, the
+    parent's 1000/100/200 and the branch's own 600/200/250 (inputs with the cached part)."""
+    fixtures = FIXTURES
+    names = ["ccusage-branch-history-2026-05-12T08-00-00-parent.jsonl", "ccusage-branch-history-2026-05-12T08-02-00-branch.jsonl"]
+    if not all((fixtures / n).is_file() for n in names):
+        pytest.skip("ccusage's public fixture pair is missing")
+    folder = tmp_path / "codex" / "sessions" / "branch-history"
+    folder.mkdir(parents=True)
+    for name in names:
+        (folder / name.replace("ccusage-branch-history-", "")).write_bytes((fixtures / name).read_bytes())
+    totals = folder_usage(tmp_path / "codex", by="session")
+    parent, branch = totals["branch-history/2026-05-12T08-00-00-parent"], totals["branch-history/2026-05-12T08-02-00-branch"]
+    assert (parent.calls, parent.input + parent.cache_read, parent.cache_read, parent.output, parent.total) == (1, 1000, 100, 200, 1200)
+    assert (branch.calls, branch.input + branch.cache_read, branch.cache_read, branch.output, branch.total) == (1, 600, 200, 250, 850)
+
+
+def test_a_rollout_written_with_spaces_is_read_by_the_view_but_not_counted_by_ccusage_rules(tmp_path):
+    """The one difference with ccusage 20.0.24: it reads a line only when it holds the compact
+    bytes ``"type":"token_count"``... Codex writes compact JSON; the hand-made inspect_scout
+    fixtures are written with spaces, so ccusage (and these totals) count none of them, while
+    the session view reads them whole."""
+    name = "inspect_scout-rollout-2026-08-01T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl"
+    if not (FIXTURES / name).is_file():
+        pytest.skip("public fixture missing")
+    home = tmp_path / "codex"
+    (home / "sessions").mkdir(parents=True)
+    spaced = home / "sessions" / name
+    spaced.write_bytes((FIXTURES / name).read_bytes())
+    assert folder_usage(home) == {}
+    assert pi_lab.open_session(spaced).get_entry("L000006")["message"]["usage"]["totalTokens"] == 120
+    compact = home / "sessions" / ("compact-" + name)
+    compact.write_bytes(b"".join(json.dumps(json.loads(line), separators=(",", ":")).encode() + b"\n"
+                                 for line in spaced.read_bytes().splitlines()))
+    assert [t.total for t in folder_usage(home).values()] == [120]
