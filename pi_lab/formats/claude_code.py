@@ -246,10 +246,9 @@ def pi_usage(usage: Any) -> dict[str, Any]:
             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
 
 
-def _usage_total(usage: Any) -> int:
-    usage = usage if isinstance(usage, dict) else {}
-    return sum(_int(usage.get(k)) for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                                             "cache_creation_input_tokens"))
+def _usage_total(usage: dict[str, Any]) -> int:
+    """All four counters of a :func:`pi_usage` (ccusage's total, which picks among repeats)."""
+    return usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
 
 
 def _others(line: dict[str, Any]) -> dict[str, Any]:
@@ -363,7 +362,7 @@ class _Converter:
         entry = {"type": "message", "id": entry_id, "parentId": None, "timestamp": line.get("timestamp"),
                  "message": pi_message,
                  "claudeCode": {**_others(line), "lines": [where], "uuids": [uuid] if uuid else [],
-                                "usageTotal": _usage_total(message.get("usage"))}}
+                                "usageTotal": _usage_total(pi_message["usage"])}}
         self._add(entry, raw_parent, uuid)
         self._note_calls(entry, blocks)
         self._candidate(line, entry)
@@ -401,11 +400,12 @@ class _Converter:
         pi_message = entry["message"]
         pi_message["content"].extend(blocks)
         cc = entry["claudeCode"]
-        total = _usage_total(message.get("usage"))
+        usage = pi_usage(message.get("usage"))
+        total = _usage_total(usage)
         # The lines of one response repeat its usage; the largest (the final count of output
         # tokens) is the call's, as ccusage keeps it.
         if total >= cc.get("usageTotal", 0):
-            pi_message["usage"] = pi_usage(message.get("usage"))
+            pi_message["usage"] = usage
             cc["usageTotal"] = total
         if message.get("stop_reason").__class__ is str or line.get("isApiErrorMessage") is True:
             pi_message["stopReason"] = self._stop_reason(line, message)
@@ -661,17 +661,26 @@ def _start_entry(conv: _Converter, call_entry: Entry | None, agent: str | None, 
     return entry
 
 
-def _root_of(conv: _Converter, entry: Entry, within: set[int]) -> Entry:
-    """The first entry of ``entry``'s chain among the entries in ``within`` (ids of dicts)."""
-    seen = 0
-    current = entry
-    while seen < len(within) + 1:
-        parent = conv._resolve(conv.raw_parent.get(id(current)))
-        if parent is None or id(parent) not in within or parent is current:
-            return current
-        current = parent
-        seen += 1
-    return current
+def _roots(conv: _Converter, entries: list[Entry], members: set[int]) -> dict[int, Entry]:
+    """For each of ``entries`` (``members``: their ``id()``s) the first entry of its chain
+    among them: one walk per chain, each entry visited once (a loop's entry is a root)."""
+    root_of: dict[int, Entry] = {}
+    for entry in entries:
+        chain: list[Entry] = []
+        on_chain: set[int] = set()
+        current = entry
+        while id(current) not in root_of:
+            parent = conv._resolve(conv.raw_parent.get(id(current)))
+            chain.append(current)
+            on_chain.add(id(current))
+            if parent is None or id(parent) not in members or id(parent) in on_chain:
+                root_of[id(current)] = current
+                break
+            current = parent
+        top = root_of[id(current)]
+        for item in chain:
+            root_of.setdefault(id(item), top)
+    return root_of
 
 
 def _attach_runs(conv: _Converter, run: list[Entry], call_id: str | None, agent: str | None, source: str) -> None:
@@ -683,7 +692,8 @@ def _attach_runs(conv: _Converter, run: list[Entry], call_id: str | None, agent:
     call_entry = conv.tool_calls.get(call_id) if call_id else None
     start = _start_entry(conv, call_entry, agent, call_id, run[0].get("timestamp"), source, run[0])
     for entry in run:
-        if _root_of(conv, entry, members) is entry:
+        parent = conv._resolve(conv.raw_parent.get(id(entry)))
+        if parent is None or parent is entry or id(parent) not in members:
             conv.raw_parent[id(entry)] = start["id"]
 
 
@@ -698,8 +708,9 @@ def _sidechains(conv: _Converter, links: dict[str, str]) -> None:
     members = {id(e) for e in side}
     runs: dict[int, list[Entry]] = {}
     roots: dict[int, Entry] = {}
+    root_of = _roots(conv, side, members)
     for entry in side:
-        root = _root_of(conv, entry, members)
+        root = root_of[id(entry)]
         runs.setdefault(id(root), []).append(entry)
         roots[id(root)] = root
     prompts: dict[str, str] = {}
