@@ -197,7 +197,8 @@ def compare_branches(sm: Any, leaf_a: str, leaf_b: str) -> dict[str, Any]:
     "parent_id", "left_side", "on_side", "summary"}`` — ``left_side`` is the side holding its
     ``fromId`` (pi ≥ 0.87 records the abandoned leaf there; older files and the seed explainer
     record the target position, then it is None), ``on_side`` the side the summary entry itself
-    is on. ``notes`` explains the special cases (same leaf, ancestor, unrelated roots, no usage).
+    is on. ``notes`` explains the special cases (same leaf, ancestor, unrelated roots, no usage)
+    in the Compare pane's words, which shows them as they are: ``leaf_a`` is "A", ``leaf_b`` "B".
     """
     sm = manager_of(sm)
     path_a = branch_to(sm, leaf_a, "leaf_a")
@@ -214,14 +215,17 @@ def compare_branches(sm: Any, leaf_a: str, leaf_b: str) -> dict[str, Any]:
     elif not side_a and not side_b:
         notes.append("the same entry on both sides: nothing diverges")
     elif not side_a:
-        notes.append("leaf_a is an ancestor of leaf_b: side a is empty")
+        notes.append("A comes before B on the same branch: A is the fork point, so A's side is empty "
+                     "and B's side is what followed A")
     elif not side_b:
-        notes.append("leaf_b is an ancestor of leaf_a: side b is empty")
+        notes.append("B comes before A on the same branch: B is the fork point, so B's side is empty "
+                     "and A's side is what followed B")
     a_stats = _side_stats(side_a, path_a)
     b_stats = _side_stats(side_b, path_b)
-    for name, segment, stats in (("a", side_a, a_stats), ("b", side_b, b_stats)):
+    for name, segment, stats in (("A", side_a, a_stats), ("B", side_b, b_stats)):
         if segment and not stats["usage_known"]:
-            notes.append(f"side {name} has no recorded usage: tokens and cost are 0")
+            notes.append(f"{name}'s side has no recorded usage (no reply on it reported any): its tokens and cost are unknown, "
+                         "shown as 0")
 
     ids_a = {e.get("id") for e in side_a if isinstance(e.get("id"), str)}
     ids_b = {e.get("id") for e in side_b if isinstance(e.get("id"), str)}

@@ -21,7 +21,7 @@ from pi_lab.session.entries import display_kind, is_error_entry
 from pi_lab.view.branches import compare_branches
 from pi_lab.view.context import message_preview
 from pi_lab.view.diff import context_search, diff_with_messages
-from pi_lab.view.errors import ViewError
+from pi_lab.view.errors import ViewError, user_text
 
 __all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT", "cut_summary", "row_text", "with_children"]
 
@@ -40,9 +40,16 @@ def _refuse(message: str) -> Exception:
     return RequestError(message)
 
 
+def _kind(value: Any) -> str:
+    """A value's JSON kind in a refusal ("a number", "a list"), never a Python type name."""
+    from pi_lab.view.payload import kind_of
+
+    return kind_of(value)
+
+
 def _args(args: Any) -> Mapping[str, Any]:
     if not isinstance(args, Mapping):
-        raise _refuse(f"the request arguments must be an object, not {type(args).__name__}")
+        raise _refuse(f"the request arguments must be an object, not {_kind(args)}")
     return args
 
 
@@ -53,7 +60,7 @@ def _pick(view: Any, args: Mapping[str, Any], key: str) -> str:
     if value is None or value == "":
         raise _refuse(f"pick {name} first: no entry is chosen as {name}")
     if not isinstance(value, str):
-        raise _refuse(f"{name} must be an entry id (a string), not {type(value).__name__}")
+        raise _refuse(f"{name} must be an entry id (a string), not {_kind(value)}")
     if view.sm.get_entry(value) is None:
         raise _refuse(f"{name}: entry {value} is not in this session")
     return value
@@ -152,7 +159,7 @@ def _answer(call: Callable[[], Any]) -> Any:
     try:
         return call()
     except ViewError as error:  # a question the view cannot answer: the user's to fix
-        raise _refuse(str(error)) from None
+        raise _refuse(user_text(error)) from None
 
 
 def _diff(view: Any, args: Any) -> dict[str, Any]:

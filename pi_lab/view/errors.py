@@ -11,7 +11,7 @@ from typing import Any
 from pi_lab.errors import PiLabError
 from pi_lab.session._text import safe_repr
 
-__all__ = ["ViewError", "UnknownEntry"]
+__all__ = ["ViewError", "UnknownEntry", "user_text"]
 
 
 class ViewError(PiLabError):
@@ -19,7 +19,11 @@ class ViewError(PiLabError):
 
 
 class UnknownEntry(ViewError, LookupError):
-    """A node id that names no entry of the session."""
+    """A node id that names no entry of the session.
+
+    ``str(error)`` names the Python argument (``leaf_id: entry x not found``), for the caller of
+    a view function; :attr:`user_text` says the same in a viewer's words, with no argument name
+    or Python type, for the requests whose refusals a viewer shows as they are."""
 
     def __init__(self, entry_id: Any, argument: str = "entry_id", where: str | None = None):
         self.entry_id = entry_id
@@ -32,3 +36,20 @@ class UnknownEntry(ViewError, LookupError):
         else:
             detail = f"{argument}: entry {entry_id} not found"
         super().__init__(f"{detail} in {where}" if where else detail)
+
+    @property
+    def user_text(self) -> str:
+        entry_id = self.entry_id
+        if not isinstance(entry_id, str):
+            # Imported here: the request layer (payload) imports this module.
+            from pi_lab.view.payload import kind_of
+
+            return f"an entry id is text, not {kind_of(entry_id)}"
+        if not entry_id:
+            return "no entry was named"
+        return f"entry {entry_id} is not in this session"
+
+
+def user_text(error: ViewError) -> str:
+    """What a viewer shows for ``error``: :attr:`UnknownEntry.user_text`, else the message."""
+    return error.user_text if isinstance(error, UnknownEntry) else str(error)

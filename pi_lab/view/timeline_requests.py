@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 from pi_lab.view.composition import context_composition
-from pi_lab.view.errors import ViewError
+from pi_lab.view.errors import ViewError, user_text
 from pi_lab.view.timeline import TimelineWalk
 
 __all__ = ["OPS", "timeline_payload", "timeline_at_payload", "composition_payload"]
@@ -38,16 +38,17 @@ def _refuse(error: ViewError) -> Exception:
     # Imported here: payload imports this module to build READ_OPS.
     from pi_lab.view.payload import RequestError
 
-    return RequestError(str(error))
+    # The viewer shows the text as it is: in its words, not the view function's argument names.
+    return RequestError(user_text(error))
 
 
 def _args(args: Any) -> Mapping[str, Any]:
     if args is None:
         return {}
     if not isinstance(args, Mapping):
-        from pi_lab.view.payload import RequestError
+        from pi_lab.view.payload import RequestError, kind_of
 
-        raise RequestError(f"request arguments must be an object, not {type(args).__name__}")
+        raise RequestError(f"request arguments must be an object, not {kind_of(args)}")
     return args
 
 

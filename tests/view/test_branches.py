@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from helpers import asst_msg, entry, header, msg, tool_result, usage, user_msg
@@ -86,12 +88,23 @@ def test_same_leaf_ancestor_and_orphans():
     assert same["common_ancestor"] == "aa3" and same["a"] == same["b"] == []
     assert "same entry" in same["notes"][0]
     ancestor = compare_branches(sm, "a0", "aa3")
-    assert ancestor["common_ancestor"] == "a0" and ancestor["a"] == [] and "ancestor" in ancestor["notes"][0]
+    assert ancestor["common_ancestor"] == "a0" and ancestor["a"] == []
+    assert ancestor["notes"][0].startswith("A comes before B on the same branch: A is the fork point")
+    backwards = compare_branches(sm, "aa3", "a0")
+    assert backwards["notes"][0].startswith("B comes before A on the same branch: B is the fork point")
     orphans = compare_branches(sm, "x0", "aa3")
     assert orphans["common_ancestor"] is None
     assert orphans["a"] == ["x0"] and orphans["b"][0] == "u0"
     assert "unrelated roots" in orphans["notes"][0]
-    assert "no recorded usage" in " ".join(orphans["notes"])  # x0's side has none
+    assert "A's side has no recorded usage" in " ".join(orphans["notes"])  # x0's side has none
+    # The Compare pane shows the notes as they are: no argument names (leaf_a), no snake_case.
+    for result in (same, ancestor, backwards, orphans):
+        for note in result["notes"]:
+            assert not CODE_WORD.search(note), note
+
+
+# An identifier a user never typed: snake_case, or a Python type name.
+CODE_WORD = re.compile(r"\b[a-z]+_[a-z_]+\b|\b(?:int|str|dict|list|NoneType)\b")
 
 
 def test_unknown_leaves():
