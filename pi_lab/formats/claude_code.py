@@ -793,6 +793,7 @@ class ClaudeCodeSession(SessionManager):
         self._cc_name: str | None = None
         self._cc_aliases: dict[str, str] = {}
         self._cc_read: tuple[int, int] | None = None
+        self._cc_moved = False  # the leaf was moved here (branch): refresh keeps it
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, subagents: bool = True) -> ClaudeCodeSession:
@@ -868,6 +869,7 @@ class ClaudeCodeSession(SessionManager):
     def branch(self, branch_from_id: str) -> None:
         """Move the leaf in memory (navigating); the file is not touched."""
         super().branch(self.resolve_id(branch_from_id) or branch_from_id)
+        self._cc_moved = True
 
     # -- every write is refused
 
@@ -900,7 +902,8 @@ class ClaudeCodeSession(SessionManager):
     def refresh(self) -> list[Entry]:
         """Lines Claude Code appended since the read: the file is read again whole (Claude
         Code's merges and compactions may reshape entries already read) and the entries not
-        seen before are returned; the leaf stays where it was unless it was never moved."""
+        seen before are returned. The leaf follows Claude Code's rule, unless it was moved here
+        (``branch``): then it stays (on the merged entry, if its line joined one)."""
         if self._cc_path is None:
             return []
         st = os.stat(self._cc_path)
@@ -908,7 +911,7 @@ class ClaudeCodeSession(SessionManager):
             return []
         fresh = ClaudeCodeSession.from_file(self._cc_path, subagents=bool(self.subagent_files))
         before = set(self._by_id)
-        leaf, pinned = self._leaf_id, self._leaf_pinned
+        leaf = self._leaf_id
         self._file_entries = fresh._file_entries
         self._rebuild_index()
         self.skipped_lines = fresh.skipped_lines
@@ -916,7 +919,8 @@ class ClaudeCodeSession(SessionManager):
         self._cc_aliases = fresh._cc_aliases
         self._cc_name = fresh._cc_name
         self._cc_read = fresh._cc_read
-        self._leaf_id = leaf if pinned and leaf in self._by_id else fresh._leaf_id
+        moved = self._cc_moved and leaf in self._by_id
+        self._leaf_id = leaf if moved else self._cc_aliases.get(leaf, fresh._leaf_id) if self._cc_moved else fresh._leaf_id
         self._leaf_pinned = True
         return [e for e in self._entries_view() if e.get("id") not in before]
 

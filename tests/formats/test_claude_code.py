@@ -461,3 +461,29 @@ def test_a_tool_call_whose_name_is_an_object_is_no_task_call(tmp_path):
     session = pi_lab.open_session(_write(tmp_path / "s.jsonl", lines))
     assert session.get_entry("s1")["parentId"] is None  # not linked to a call that is no Task
     assert session.leaf_id == "a1"
+
+
+def test_refresh_reads_lines_claude_code_appended(tmp_path):
+    lines = [_user("u1", None, "00:00", "hi"), _assistant("a1", "u1", "00:01", [_text("ok")], mid="m1", rid="r1")]
+    path = _write(tmp_path / "s.jsonl", lines)
+    session = pi_lab.open_session(path)
+    assert session.refresh() == []
+    with open(path, "ab") as handle:
+        for line in (_assistant("a1b", "a1", "00:02", [_text(" more")], mid="m1", rid="r1"),
+                     _user("u2", "a1b", "00:03", "next")):
+            handle.write(json.dumps(line).encode() + b"\n")
+    added = session.refresh()
+    assert [e["id"] for e in added] == ["a1b", "u2"]  # the merged response now ends at a1b
+    assert session.leaf_id == "u2" and _roles(session) == ["user", "assistant", "user"]
+
+
+def test_refresh_follows_the_latest_line_unless_the_leaf_was_moved(tmp_path):
+    lines = [_user("u1", None, "00:00", "hi"), _assistant("a1", "u1", "00:01", [_text("ok")], mid="m1", rid="r1")]
+    path = _write(tmp_path / "s.jsonl", lines)
+    following, moved = pi_lab.open_session(path), pi_lab.open_session(path)
+    moved.branch("u1")
+    with open(path, "ab") as handle:
+        handle.write(json.dumps(_user("u2", "a1", "00:03", "next")).encode() + b"\n")
+    following.refresh(), moved.refresh()
+    assert following.leaf_id == "u2"
+    assert moved.leaf_id == "u1"
