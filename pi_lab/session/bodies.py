@@ -20,12 +20,16 @@ Rules that keep this invisible:
 * Only lines parsed straight from valid UTF-8 by orjson are made lazy; a line that needed
   the slower fallbacks (invalid UTF-8, lone surrogates, deep nesting) stays a dict, so the
   read-back parse is the same parse.
+* The reader's upkeep of the path is linear in the file, whatever its lines hold: lines
+  parsed apart are on the path like the others, and searching or walking for an older
+  branch is paid from a budget that grows with each line.
 """
 
 from __future__ import annotations
 
 import os
 import weakref
+from array import array
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -59,6 +63,13 @@ BODY_BUDGET_BYTES = 64 << 20
 """Line bytes of parsed bodies kept on their skeletons (about twice that in dicts)."""
 
 _SKELETON_KEYS = frozenset(("type", "id", "parentId", "timestamp"))
+
+# The reader's path upkeep is kept linear in the file: each line read adds this much to a
+# budget of steps for walking up an older branch to the path (two writers taking turns on
+# two long branches would otherwise walk a whole branch per line); a line whose walk would
+# cost more than is left starts the path afresh.
+_PATH_STEPS_PER_LINE = 4
+_PATH_STEPS_AT_START = 1 << 12
 
 
 class SessionFileChanged(PiLabError, ValueError):
@@ -156,6 +167,8 @@ class BodyFile:
         self._top_id: Any = None  # the id of the latest line (the top of the path)
         self._where: dict[str, int] | None = None  # each id's place, once a line needs it
         self._where_upto = 0  # the lines _where covers
+        self._steps = _PATH_STEPS_AT_START  # the path upkeep still allowed (_PATH_STEPS_PER_LINE)
+        self._depths = array("i")  # each place's depth when it was put on the path (-1: never)
         # After the load: the root-to-last-line path as the reader followed it (the lines'
         # entries and skeletons), for the manager's branch of the leaf (index.last_line_path).
         self.last_path: list[Any] | None = None
@@ -170,7 +183,10 @@ class BodyFile:
         """What the loader keeps for one parsed line (the entry itself); the lines of a
         branch this line leaves become skeletons in the loader's list.
 
-        ``entry`` is a dict (the loader calls this only for lines starting with ``{``).
+        ``entry`` is a dict. A line the loader parsed another way (invalid UTF-8, a lone
+        surrogate, deep nesting) comes with ``length`` 0: it joins the path (its children
+        continue it: without it each of them cost a walk up the whole branch) but stays a
+        dict, so a read-back parse is always orjson's.
         Which lines keep their bodies decides only memory and speed, never a result: a
         skeleton reads its own line back, whatever the tree around it looks like."""
         if not self.enabled:
@@ -187,9 +203,14 @@ class BodyFile:
             return entry
         index = len(self._entries)
         parent = entry.get("parentId")
+        self._steps += _PATH_STEPS_PER_LINE
         if parent != self._top_id or parent is None:
             self._branch_off(parent)  # not a child of the line before it
-        self._stack.append((index, entry_id, offset, length))
+        depths, stack = self._depths, self._stack  # (_push, inlined: once per line)
+        if len(depths) <= index:
+            self._grow_depths(index)
+        depths[index] = len(stack)
+        stack.append((index, entry_id, offset, length))
         self._top_id = entry_id
         return entry
 
@@ -198,29 +219,81 @@ class BodyFile:
         bodies of the lines that leave it."""
         stack = self._stack
         if parent.__class__ is str:
-            depth = self._depth_of(parent)
+            depth = self._near_top(parent)
+            if depth is None:
+                at = self._where_now().get(parent)
+                if at is not None:
+                    depth = self._climb(at)
             if depth is not None:
                 while len(stack) > depth + 1:  # back up to the branch point (the usual case)
                     self._let_body_go(stack.pop())
                 return
-            # A line continuing an older branch: its path is looked up through every id read
-            # so far (lines the loader parsed another way included).
-            where = self._where_now()
-            at = where.get(parent)
-            if at is not None:
-                path = self._ancestors(at)
-                on_path = {place for place, _ in path}
-                for item in stack:
-                    if item[0] not in on_path:
-                        self._let_body_go(item)
-                # Lines of the old path keep their places in the file (to be let go later);
-                # the others are skeletons or dicts already (length 0: nothing to let go).
-                old = {item[0]: item for item in stack}
-                stack[:] = [old.get(place) or (place, line_id, 0, 0) for place, line_id in path]
-                return
-        for item in stack:  # a new root
+        # A new root, or a branch the budget could not follow (the path starts afresh here:
+        # its older lines keep what they hold; the manager walks the leaf's branch then).
+        for item in stack:
             self._let_body_go(item)
         stack.clear()
+
+    def _push(self, item: tuple[int, str, int, int]) -> None:
+        if len(self._depths) <= item[0]:
+            self._grow_depths(item[0])
+        self._depths[item[0]] = len(self._stack)
+        self._stack.append(item)
+
+    def _grow_depths(self, place: int) -> None:
+        """Room for ``place`` in the depths (doubling: places of lines the reader never saw
+        stay -1)."""
+        depths = self._depths
+        depths.extend(array("i", [-1]) * max(place + 1 - len(depths), len(depths), 1024))
+
+    def _on_path(self, place: int) -> int | None:
+        """The depth of the line at ``place`` if it is on the path (one lookup)."""
+        depths = self._depths
+        depth = depths[place] if place < len(depths) else -1
+        stack = self._stack
+        return depth if 0 <= depth < len(stack) and stack[depth][0] == place else None
+
+    def _near_top(self, entry_id: str) -> int | None:
+        """Where ``entry_id`` is among the last lines of the path (branch points usually are),
+        searched at C speed without building the id lookup."""
+        stack = self._stack
+        low = max(0, len(stack) - 64)
+        ids = [item[1] for item in stack[low:]]
+        ids.reverse()
+        try:
+            return len(stack) - 1 - ids.index(entry_id)
+        except ValueError:
+            return None
+
+    def _climb(self, place: int) -> int | None:
+        """Put the line at ``place`` on the path: walk up from it to the first line on the
+        path (a line continuing an older branch; lines parsed apart included), back the path
+        up to there and add the lines walked. Returns the new depth of ``place``, or ``None``
+        when the walk would cost more steps than the budget has left."""
+        entries, where = self._entries, self._where or {}
+        walked: list[tuple[int, str, int, int]] = []
+        current: int | None = place
+        below = -1  # the depth on the path the walk reached (-1: it reached a root)
+        while current is not None:
+            depth = self._on_path(current)
+            if depth is not None:
+                below = depth
+                break
+            if len(walked) >= self._steps:  # (a parentId cycle ends here too)
+                self._steps = 0
+                return None
+            line = entries[current]
+            # Lines off the path are skeletons or dicts already (length 0: nothing to let go).
+            walked.append((current, line.get("id"), 0, 0))
+            parent = line.get("parentId")
+            current = where.get(parent) if parent.__class__ is str else None
+        self._steps -= len(walked)
+        stack = self._stack
+        while len(stack) > below + 1:
+            self._let_body_go(stack.pop())
+        for item in reversed(walked):
+            self._push(item)
+        return len(stack) - 1
 
     def _where_now(self) -> dict[str, int]:
         """Each id's place in the loader's list, brought up to date (built at the first need)."""
@@ -234,38 +307,6 @@ class BodyFile:
                 where[line_id] = place
         self._where_upto = len(entries)
         return where
-
-    def _depth_of(self, entry_id: str) -> int | None:
-        """Where ``entry_id`` is on the path, looking back from the top in growing windows
-        (branch points are usually near it; each window is searched at C speed)."""
-        stack = self._stack
-        end = len(stack)
-        window = 64
-        while end:
-            low = max(0, end - window)
-            ids = [item[1] for item in stack[low:end]]
-            ids.reverse()
-            try:
-                return end - 1 - ids.index(entry_id)
-            except ValueError:
-                end = low
-                window *= 8
-        return None
-
-    def _ancestors(self, place: int) -> list[tuple[int, str]]:
-        """(place, id) from the root down to the line at ``place``."""
-        entries, where = self._entries, self._where or {}
-        path: list[tuple[int, str]] = []
-        seen: set[int] = set()
-        current: int | None = place
-        while current is not None and current not in seen:
-            seen.add(current)
-            line = entries[current]
-            path.append((current, line.get("id")))
-            parent = line.get("parentId")
-            current = where.get(parent) if parent.__class__ is str else None
-        path.reverse()
-        return path
 
     def _let_body_go(self, item: tuple[int, str, int, int]) -> None:
         """Make a line that left the path a skeleton (if it is a message worth one)."""
@@ -294,7 +335,7 @@ class BodyFile:
         if self.enabled:
             entries = self._entries
             self.last_path = [entries[item[0]] for item in self._stack]
-        self._entries, self._stack, self._where = [], [], None
+        self._entries, self._stack, self._where, self._depths = [], [], None, array("i")
         if self.count:
             return self
         self.close()

@@ -170,6 +170,8 @@ def _parse_into(
                     entry = _decode_and_parse(raw)
                     if entry is None:
                         skipped.append(number)
+                    elif keep is not None and entry.__class__ is dict:
+                        entry = keep(entry, base + start, 0)  # on the reader's path, never lazy
             if entry is not None:
                 append(entry)
             number += 1

@@ -147,14 +147,17 @@ def _stubs(sm: SessionManager) -> list[LazyEntry]:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(session=sessions(), budget=st.sampled_from([None, 0]))
-def test_lazy_and_eager_answer_every_query_alike(tmp_path_factory, monkeypatch, session, budget):
+@given(session=sessions(), budget=st.sampled_from([None, 0]), steps=st.sampled_from([None, 0]))
+def test_lazy_and_eager_answer_every_query_alike(tmp_path_factory, monkeypatch, session, budget, steps):
     data, usual = session
     path = _write(tmp_path_factory.mktemp("lazy"), data)
     with monkeypatch.context() as patch:  # (one example's setting, not the next one's)
         if budget is not None:  # every parsed body let go at once: each read parses again
             patch.setattr(bodies_module, "BODY_BUDGET_BYTES", budget)
-        _check_alike(path, data, usual)
+        if steps is not None:  # no budget for the reader's path: it starts afresh at each old branch
+            patch.setattr(bodies_module, "_PATH_STEPS_AT_START", steps)
+            patch.setattr(bodies_module, "_PATH_STEPS_PER_LINE", steps)
+        _check_alike(path, data, usual and steps is None)
 
 
 def _check_alike(path: str, data: bytes, usual: bool) -> None:
