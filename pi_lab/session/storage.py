@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 import time
@@ -458,20 +459,26 @@ def _write_temp(path: str, payload: bytes, mode: int | None = None) -> str:
     return temp
 
 
+_TEMP_NAME = re.compile(r"\.(.+)\.([0-9]+)\.[0-9a-f]{8}\.tmp")
+
+
 def _remove_abandoned_temps(directory: str, name: str) -> None:
-    """Delete temporary files for ``name`` left by a process that was killed mid-write (its
-    pid no longer runs); one of a live process may still become the file, so it stays."""
-    prefix = f".{name}."
+    """Delete the temporary files in ``directory`` left by processes killed mid-write (their
+    pid no longer runs): those of ``name`` and of every session file (``*.jsonl``), so that
+    one a killed first write or fork left for a name never used again does not stay for
+    ever. One of a live process may still become its file, so it stays."""
     try:
-        names = [n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith(".tmp")]
+        names = os.listdir(directory)
     except OSError:
         return
     for leftover in names:
-        pid_text = leftover[len(prefix):].split(".", 1)[0]
-        if not pid_text.isdigit():
+        if not leftover.endswith(".tmp"):
+            continue
+        match = _TEMP_NAME.fullmatch(leftover)
+        if match is None or not (match.group(1) == name or match.group(1).endswith(".jsonl")):
             continue
         try:
-            os.kill(int(pid_text), 0)
+            os.kill(int(match.group(2)), 0)
         except ProcessLookupError:
             _unlink_quietly(os.path.join(directory, leftover))
         except (PermissionError, OverflowError, ValueError):

@@ -85,3 +85,48 @@ def test_session_without_messages_is_listed_with_placeholder(tmp_path):
     path.write_text('{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}\n')
     (info,) = SessionManager.list_all(tmp_path)
     assert info.first_message == "(no messages)" and info.message_count == 0
+
+
+# ------------------------------------------------------------------ temporary files (issue 21)
+
+_STALLED_FIRST_WRITE = """
+import os, sys, time
+from pi_lab.session import SessionManager, storage
+
+def stall(fd):  # the temporary file is written: say so and wait to be killed
+    print("written", flush=True)
+    time.sleep(120)
+
+storage.os.fsync = stall
+sm = SessionManager.create("/p", sys.argv[1])
+sm.append_message({"role": "user", "content": "x" * 100000, "timestamp": 1})
+sm.append_message({"role": "assistant", "content": [], "timestamp": 2})
+"""
+
+
+def test_a_killed_first_write_leaves_a_temp_file_the_next_write_in_the_folder_removes(tmp_path):
+    """A first write killed with -9 left `.<name>.<pid>.<hex>.tmp` (60 MB seen) that survived
+    every later session in the folder: each write cleaned only its own name's leftovers."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    child = subprocess.Popen([sys.executable, "-c", _STALLED_FIRST_WRITE, str(folder)], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline() == "written\n"
+    finally:
+        child.kill()
+        child.wait()
+    (leftover,) = os.listdir(folder)
+    assert leftover.startswith(".") and leftover.endswith(f".jsonl.{child.pid}.{leftover.split('.')[-2]}.tmp")
+    assert SessionManager.list_all(folder) == []  # never listed as a session
+    # A temp file of a live process (it may still become its file) and a stranger's file stay.
+    live = f".2026-01-01T00-00-00-000Z_live.jsonl.{os.getpid()}.0123abcd.tmp"
+    (folder / live).write_bytes(b"{}")
+    (folder / f".notes.txt.{child.pid}.0123abcd.tmp").write_bytes(b"mine")
+    sm = started("/p", folder)
+    assert sorted(os.listdir(folder)) == sorted([live, f".notes.txt.{child.pid}.0123abcd.tmp",
+                                                 os.path.basename(sm.session_file)])
+    assert [info.path for info in SessionManager.list_all(folder)] == [sm.session_file]
