@@ -50,6 +50,8 @@ export const COMPARE_STYLES = `
 .pi-cmp-id { font-family: var(--pi-mono); }
 .pi-cmp-body { display: flex; flex-direction: column; gap: 6px; }
 .pi-cmp-headline { font-size: 14px; }
+.pi-cmp-context { font-size: 13px; }
+.pi-cmp-figures-caption { max-width: 70ch; }
 .pi-cmp-note { border-left: 3px solid var(--pi-warn); padding: 2px 8px; }
 .pi-cmp-group { border-top: 1px solid var(--pi-border); padding-top: 4px; }
 .pi-cmp-group-title { margin: 2px 0 4px; font-size: 12px; }

@@ -77,7 +77,9 @@ export function renderBranches(parent: HTMLElement, r: BranchesAnswer, ctx: Bran
       where.push(`on side ${s.on_side.toUpperCase()}`);
     }
     if (!s.left_side && s.on_side) {
-      where.push(`records fromId ${shortId(s.from_id)} (the target, not the leaf left)`);
+      // An older file (and the seed explainer) records where the navigation went, not the leaf
+      // it left: say so in the pane's words, not by the JSON field's name.
+      where.push(`names ${shortId(s.from_id)} as where it came from: the entry navigated to, not the leaf left behind`);
     }
     el('span', 'pi-small-text pi-muted', head, where.join(' · '));
     el('div', 'pi-cmp-summary-text', box, s.summary + (s.truncated ? ' …' : ''));

@@ -17,14 +17,44 @@ const GROUPS: [DiffGroup, string][] = [
   ['only_b', 'Only in B']
 ];
 
+const MESSAGES_MEANING = "the sum of pi's estimate (characters / 4) of each message in the lists below";
+const CONTEXT_MEANING = 'the context size pi counts at each entry, as the gauge shows it: the usage the last reply before it ' +
+  'reported, plus estimates of the messages after that reply. Reported usage also counts the system prompt, the tool ' +
+  "definitions and the reply itself, in the provider's own tokens, so it differs from the sum of the messages";
+
+/** One "label: a → b (±delta)" line of the diff's token figures. */
+function figure(parent: HTMLElement, className: string, valueClass: string, label: string, a: number, b: number,
+  meaning: string): HTMLElement {
+  const line = el('div', className, parent);
+  const delta = b - a;
+  line.setAttribute('data-delta', String(delta));
+  line.dataset.a = String(a);
+  line.dataset.b = String(b);
+  line.title = meaning;
+  el('span', 'pi-cmp-headline-label', line, `${label} A → B: `);
+  el('strong', `pi-num ${valueClass}`, line, `${formatTokens(a)} → ${formatTokens(b)}`);
+  el('span', `pi-num pi-cmp-delta ${delta > 0 ? 'pi-warn' : delta < 0 ? 'pi-good' : 'pi-muted'}`, line, ` (${signed(delta)})`);
+  return line;
+}
+
 export function renderDiff(parent: HTMLElement, d: DiffAnswer, ctx: DiffContext): void {
-  const head = el('div', 'pi-cmp-headline', parent);
-  head.setAttribute('data-delta', String(d.delta));
-  el('span', 'pi-cmp-headline-label', head, 'Tokens A → B: ');
-  el('strong', 'pi-num pi-cmp-tokens', head, `${formatTokens(d.tokens_a)} → ${formatTokens(d.tokens_b)}`);
-  el('span', `pi-num pi-cmp-delta ${d.delta > 0 ? 'pi-warn' : d.delta < 0 ? 'pi-good' : 'pi-muted'}`, head, ` (${signed(d.delta)})`);
-  const facts = el('div', 'pi-detail-facts pi-muted', parent);
-  el('span', '', facts, `sum of pi's per-message estimates; context estimate at each node: ${formatTokens(d.context_a)} → ${formatTokens(d.context_b)}`);
+  // Two figures answer "how big": the messages listed (they sum to it) and the context size the
+  // gauge shows (usage-anchored). Without reported usage they are the same pair, shown once;
+  // otherwise each is named, and the caption says why they differ (issue 22).
+  const same = d.context_a === d.tokens_a && d.context_b === d.tokens_b;
+  const head = figure(parent, 'pi-cmp-headline', 'pi-cmp-tokens', same ? 'Tokens' : 'Messages listed', d.tokens_a, d.tokens_b,
+    same ? `${MESSAGES_MEANING}; no reply on either path reported usage, so it is also the context size the gauge shows` : MESSAGES_MEANING);
+  head.classList.add('pi-cmp-figure');
+  const caption = el('div', 'pi-cmp-figures-caption pi-muted pi-small-text', parent);
+  if (same) {
+    caption.textContent = "pi's estimate of the messages below (characters / 4); no reply reported its usage, so this is also the context size the gauge shows.";
+  } else {
+    figure(parent, 'pi-cmp-context pi-cmp-figure', 'pi-cmp-context-tokens', 'Context size', d.context_a, d.context_b, CONTEXT_MEANING)
+      .after(caption);
+    caption.textContent = "Messages listed: pi's estimate (characters / 4) of the messages below, which sum to it. " +
+      'Context size: what the gauge shows, the usage the last reply reported (it also counts the system prompt, tools and the ' +
+      'reply) plus estimates of what came after it.';
+  }
 
   const bySide = new Map<string, Replaced>();
   for (const r of d.replaced) {

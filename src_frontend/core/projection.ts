@@ -55,11 +55,44 @@ export interface ProjectionParts {
   choose(part: string | null): void;
 }
 
+/**
+ * The pane on which a composition part was chosen, and the entry it was chosen on: a part
+ * filters the list of that entry only (the next entry shows every message, issue 22). Keyed by
+ * the pane element, so two viewers on one page never share a choice.
+ */
+const chosenOn = new WeakMap<HTMLElement, string | null>();
+
+/**
+ * Whether the selected entry is a user message. pi's projection with the leaf on a user message
+ * ends with that message (it is what the model received when the message was sent), so the
+ * list's last projected row names it; the pane reads it there, the same in every host.
+ */
+export function sentWith(p: Projection): boolean {
+  for (let i = p.messages.length - 1; i >= 0; i--) {
+    const m = p.messages[i];
+    if (!m.omitted) {
+      return m.role === 'user' && m.source_id === p.at;
+    }
+  }
+  return false;
+}
+
 export function renderProjection(parent: HTMLElement, p: Projection, open: (entryId: string) => void,
   parts?: ProjectionParts): void {
   clear(parent);
   const title = el('h4', 'pi-pane-title', parent);
-  title.textContent = p.is_leaf ? 'What the model sees now (at the leaf)' : `What the model would see with the leaf at ${shortId(p.at)}`;
+  const sent = sentWith(p);
+  if (sent) {
+    // A reader who selects a message expects the context it was sent in, the message included;
+    // pi's own rule (going to a user message puts the leaf before it) is said under the title.
+    title.textContent = `The context sent with this message${p.is_leaf ? ' (the current leaf)' : ''}`;
+    el('p', 'pi-muted pi-small-text pi-context-sent', parent,
+      `What the model received with user message ${shortId(p.at)}: the context before it on its branch, then the message ` +
+      'itself (last below). Going to a user message in pi\'s tree puts the leaf on the entry before it, so the message can ' +
+      'be edited and sent again.');
+  } else {
+    title.textContent = p.is_leaf ? 'What the model sees now (at the leaf)' : `What the model would see with the leaf at ${shortId(p.at)}`;
+  }
   const facts = el('div', 'pi-detail-facts', parent);
   el('span', '', facts, `${p.message_count} messages`);
   el('span', '', facts, `${formatTokens(p.estimated_total)} tokens estimated in all`);
@@ -79,15 +112,24 @@ export function renderProjection(parent: HTMLElement, p: Projection, open: (entr
   // what a context edit or an older checkpoint dropped (omitted), which are not projected. So
   // the k-th listed message that is not omitted is projected message k.
   let shown: Set<number> | null = null;
-  const chosen = parts?.composition?.parts.find(c => c.part === parts.part) ?? null;
+  // A part chosen on another entry is not this entry's: every message is shown.
+  const mine = chosenOn.get(parent) === p.at;
+  if (!mine) {
+    chosenOn.delete(parent);
+  }
+  const chosen = (mine && parts?.composition?.parts.find(c => c.part === parts.part)) || null;
+  const choose = (part: string | null): void => {
+    chosenOn.set(parent, p.at);
+    parts?.choose(part);
+  };
   if (parts?.composition) {
-    renderComposition(el('div', '', parent), parts.composition, chosen ? chosen.part : null, part => parts.choose(part));
+    renderComposition(el('div', '', parent), parts.composition, chosen ? chosen.part : null, choose);
   }
   if (chosen && parts) {
     shown = new Set(chosen.indexes);
     const note = el('div', 'pi-composition-filter', parent);
     el('span', '', note, `Showing the ${chosen.indexes.length} message${chosen.indexes.length === 1 ? '' : 's'} of “${rowSafe(chosen.part)}”`);
-    button('show all', 'pi-small', note, () => parts.choose(null));
+    button('show all', 'pi-small', note, () => choose(null));
   }
   let max = 1; // a loop, not Math.max(...list): a long context would overflow the argument list
   for (const m of p.messages) {
@@ -103,6 +145,9 @@ export function renderProjection(parent: HTMLElement, p: Projection, open: (entr
       continue;
     }
     const item = el('li', `pi-context-item pi-role-${m.role}${m.omitted ? ' pi-omitted' : ''}${m.error ? ' pi-error' : ''}`, list);
+    if (sent && !m.omitted && m.source_id === p.at) {
+      item.classList.add('pi-context-sent-item'); // the message itself, last in its context
+    }
     const head = el('div', 'pi-context-head', item);
     el('span', `pi-role pi-role-${m.role}`, head, roleName(m.role));
     const bar = el('span', 'pi-context-bar', head);

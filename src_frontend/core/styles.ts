@@ -40,10 +40,23 @@ export const STYLES = `
 /* Narrow views (two widgets side by side, a side panel): the entry pane goes under the tree. */
 @container (max-width: 760px) {
   .pi-main { flex-direction: column; }
-  .pi-rows { flex: 0 0 55%; }
+  .pi-rows { flex: 0 0 65%; }
   .pi-side { flex: 1 1 0; border-left: none; border-top: 1px solid var(--pi-border); }
   .pi-title { max-width: 60%; }
   .pi-status { display: none; }
+  /* Compact chrome, so the tree keeps the height (issue 22, checked at half width by
+     tests/browser/test_layout.py): one header line, a tighter gauge and toolbar. The timeline
+     starts folded there (timeline.ts). */
+  .pi-header { align-items: center; gap: 8px; padding: 4px 8px; }
+  .pi-meta { flex: 1 1 auto; min-width: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  .pi-gauge { padding: 4px 8px 3px; }
+  .pi-gauge-caption { gap: 2px 8px; margin-top: 3px; font-size: 11px; }
+  .pi-toolbar { gap: 4px 6px; padding: 3px 8px; }
+  .pi-search { flex: 1 1 100px; min-width: 90px; }
+  /* the row count beside the filters, not on a line of its own */
+  .pi-filters { order: -2; }
+  .pi-position { order: -1; }
+  .pi-timeline { padding: 1px 8px 2px; }
 }
 .pi-header { display: flex; gap: 10px; align-items: baseline; padding: 6px 10px; border-bottom: 1px solid var(--pi-border); }
 .pi-title { font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }
@@ -96,7 +109,7 @@ export const STYLES = `
 .pi-lab { --pi-tl-estimated: #5b84b1; --pi-tl-compaction: #1a9c9c; --pi-tl-branch: #b7791f; }
 .pi-timeline { border-bottom: 1px solid var(--pi-border); padding: 2px 10px 4px; flex: none; }
 .pi-timeline-head { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: center; font-size: 12px; }
-.pi-timeline-toggle { border: none; padding: 0 4px; font-weight: 600; }
+.pi-timeline-toggle { border: none; padding: 0 4px; font-weight: 600; white-space: nowrap; flex: none; }
 .pi-timeline-above { color: var(--pi-bad); font-size: 11px; }
 .pi-timeline-above:empty { display: none; }
 .pi-timeline-legend { margin-left: auto; display: flex; flex-wrap: wrap; gap: 8px; font-size: 11px; color: var(--pi-muted); }
@@ -119,6 +132,11 @@ export const STYLES = `
 .pi-timeline-caption { font-size: 11px; color: var(--pi-muted); white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
   min-height: 1.3em; }
 .pi-timeline-message { margin: 4px 0; font-size: 12px; }
+/* Folded (by the user, or by a narrow layout): one thin line, the toggle and what the strip holds. */
+.pi-timeline.pi-timeline-collapsed { padding-bottom: 2px; }
+.pi-timeline-collapsed .pi-timeline-legend, .pi-timeline-collapsed .pi-timeline-above { display: none; }
+.pi-timeline-compact .pi-timeline-summary { flex: 1 1 0; min-width: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.pi-timeline-compact .pi-timeline-legend { flex-basis: 100%; margin-left: 0; gap: 2px 8px; }
 .pi-timeline-off-branch .pi-timeline-caption { color: var(--pi-warn); }
 
 /* composition bar ("what the model sees", composition.ts) */
@@ -254,6 +272,9 @@ export const STYLES = `
 .pi-context-fill { display: block; height: 100%; background: var(--pi-estimated); }
 .pi-source { margin-left: auto; font-family: var(--pi-mono); font-size: 11px; }
 .pi-context-preview { font-size: 12px; color: var(--pi-fg); white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+/* A selected user message: the line under the title, and the message itself at the end of its context. */
+.pi-context-sent { margin: 0 0 6px; }
+.pi-context-item.pi-context-sent-item { border-left: 3px solid var(--pi-accent); padding-left: 6px; background: var(--pi-bg2); }
 .pi-small-text { font-size: 11px; }
 
 /* live strip and dialogs */

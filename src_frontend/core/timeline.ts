@@ -78,6 +78,8 @@ interface Columns {
 type Focus = { kind: 'call'; index: number } | { kind: 'marker'; index: number };
 
 const HEIGHT = 96;
+/** The viewer width (px) under which the strip starts folded: styles.ts stacks the panes there. */
+const NARROW = 760;
 const PAD = { left: 46, right: 10, top: 14, bottom: 12 };
 const MARKER_NAMES: Record<TimelineMarker['kind'], string> = {
   compaction: 'compaction',
@@ -124,6 +126,11 @@ export class TimelineStrip {
   private token = 0;
   private atToken = 0;
   private collapsed = false;
+  /** Folded by the layout (a narrow viewer), not by the user: the user's toggle overrides it. */
+  private folded = false;
+  /** The user pressed the toggle: the width no longer folds or unfolds the strip. */
+  private chosen = false;
+  private readonly width: ResizeObserver | null;
   private stale = true;
   private leaf: string | null = null;
   private refreshTimer = 0;
@@ -136,7 +143,10 @@ export class TimelineStrip {
     this.el = el('div', 'pi-timeline');
     parent.insertBefore(this.el, before);
     const head = el('div', 'pi-timeline-head', this.el);
-    this.toggle = button('▾ Context timeline', 'pi-timeline-toggle pi-small', head, () => this.setCollapsed(!this.collapsed));
+    this.toggle = button('▾ Context timeline', 'pi-timeline-toggle pi-small', head, () => {
+      this.chosen = true;
+      this.setCollapsed(!this.collapsed);
+    });
     this.toggle.setAttribute('aria-expanded', 'true');
     this.summary = el('span', 'pi-timeline-summary pi-muted', head);
     this.above = el('span', 'pi-timeline-above', head);
@@ -190,9 +200,29 @@ export class TimelineStrip {
       this.schedule();
     });
     this.resize?.observe(this.plot);
+    // A narrow viewer (two widgets side by side, a side panel) starts with the strip folded to
+    // its one-line head, so the tree keeps the height; the toggle unfolds it (issue 22).
+    this.width = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => this.fitWidth(parent));
+    this.width?.observe(parent);
+  }
+
+  /** Fold the strip when the viewer is narrower than NARROW, unfold it when it is wider again,
+   * until the user chooses with the toggle. */
+  private fitWidth(viewer: HTMLElement): void {
+    const width = viewer.getBoundingClientRect().width;
+    if (this.chosen || !width) {
+      return;
+    }
+    const narrow = width < NARROW;
+    this.el.classList.toggle('pi-timeline-compact', narrow);
+    if (narrow !== this.collapsed) {
+      this.folded = narrow;
+      this.setCollapsed(narrow);
+    }
   }
 
   dispose(): void {
+    this.width?.disconnect();
     this.resize?.disconnect();
     window.clearTimeout(this.refreshTimer);
     window.clearTimeout(this.atTimer);
@@ -210,8 +240,8 @@ export class TimelineStrip {
     }
     this.leaf = leafId;
     this.stale = true;
-    if (this.collapsed) {
-      return; // fetched when expanded
+    if (this.collapsed && !this.folded) {
+      return; // fetched when expanded (a strip the layout folded still says what it holds)
     }
     window.clearTimeout(this.refreshTimer);
     if (appended) {
@@ -274,6 +304,9 @@ export class TimelineStrip {
   }
 
   private setCollapsed(collapsed: boolean): void {
+    if (this.chosen) {
+      this.folded = false;
+    }
     this.collapsed = collapsed;
     this.body.hidden = collapsed;
     this.el.classList.toggle('pi-timeline-collapsed', collapsed);

@@ -388,3 +388,78 @@ def test_show_more_on_a_long_branch(page, lab_server, open_lab, repo_root, shots
     more.click()
     expect(items).to_have_count(min(count, 1000))
     page.screenshot(path=str(shots / "widget-long-branches.png"))
+
+
+# An identifier a user never typed: snake_case (an argument or a JSON field), a camelCase field
+# name of the file, or a Python type.
+CODE_WORD = re.compile(r"\b[a-z]+_[a-z_]+\b|\b(?:fromId|parentId|firstKeptEntryId|int|str|dict|list|NoneType)\b")
+
+
+def pick_by_id(page, side: str, entry_id: str) -> None:
+    """Select `entry_id` from the kernel (it may be far from the rows in view), then press
+    "<side> = selected entry" with the keyboard."""
+    kernel(page, f"w.selected_id = {entry_id!r}")
+    button = page.locator(f"{PANE} .pi-cmp-set[data-side='{side}']")
+    expect(button).to_have_attribute("title", f"pick the selected entry ({entry_id}) as {side.upper()}")
+    button.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='{side}']")).to_have_attribute("data-picked", entry_id)
+
+
+def test_an_earlier_entry_against_the_leaf_is_said_in_the_users_words(page, lab_server, open_lab, fixtures_dir, shots):
+    """Issue 22: A = an earlier entry of the current branch, B = the current leaf. The Branches
+    note said 'leaf_a is an ancestor of leaf_b: side a is empty'; the diff showed 'Tokens A → B'
+    beside 'context estimate at each node' with nothing saying why they differ."""
+    session = copy_session(lab_server, fixtures_dir / "before-compaction.jsonl")
+    open_widget(page, lab_server, open_lab, session, "compare_words.ipynb")
+    leaf = kernel_json(page, "w.session_manager.leaf_id")
+    # an assistant reply in the middle of the branch: its context is anchored on reported usage
+    # (one the tree shows as a row: a reply that only calls tools is folded into the next row)
+    earlier = kernel_json(page, "(lambda rows: [e['id'] for e in w.session_manager.get_branch() if e['id'] in rows "
+                                "and e['type'] == 'message' and e['message']['role'] == 'assistant' "
+                                "and e['message'].get('usage')][40])({r.entry_id for r in w.view.rows.rows})")
+    pick_by_id(page, "a", earlier)
+    leaf_button = page.locator(f"{PANE} .pi-cmp-leaf")
+    leaf_button.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(f"{PANE} .pi-cmp-pick[data-side='b']")).to_have_attribute("data-picked", leaf)
+
+    # The context diff: two figures, each named, and a caption saying which is which.
+    engine = kernel_json(page, f"context_diff(w.session_manager, {earlier!r}, {leaf!r})")
+    assert (engine["context_a"], engine["context_b"]) != (engine["tokens_a"], engine["tokens_b"])
+    head = page.locator(f"{PANE} .pi-cmp-headline")
+    expect(head).to_contain_text("Messages listed A → B: ")
+    assert (int(head.get_attribute("data-a")), int(head.get_attribute("data-b"))) == (engine["tokens_a"], engine["tokens_b"])
+    context = page.locator(f"{PANE} .pi-cmp-context")
+    expect(context).to_contain_text("Context size A → B: ")
+    assert (int(context.get_attribute("data-a")), int(context.get_attribute("data-b"))) == (engine["context_a"], engine["context_b"])
+    caption = page.locator(f"{PANE} .pi-cmp-figures-caption")
+    expect(caption).to_contain_text("Messages listed: pi's estimate (characters / 4) of the messages below")
+    expect(caption).to_contain_text("Context size: what the gauge shows")
+    assert "system prompt" in context.get_attribute("title") and "characters / 4" in head.get_attribute("title")
+    page.screenshot(path=str(shots / "widget-compare-two-figures.png"))
+
+    # Branches, reached by keyboard: the note says what happened in the pane's words.
+    mode = page.locator(f"{PANE} .pi-cmp-mode[data-mode='diff']")
+    mode.focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']")).to_have_attribute("aria-checked", "true")
+    note = page.locator(f"{PANE} .pi-cmp-note").first
+    expect(note).to_have_text("A comes before B on the same branch: A is the fork point, so A's side is empty "
+                              "and B's side is what followed A")
+    assert kernel_json(page, f"compare_branches(w.session_manager, {earlier!r}, {leaf!r})['notes'][0]") == note.inner_text()
+    for text in page.locator(f"{PANE} .pi-cmp-result").all_inner_texts():
+        assert not CODE_WORD.search(text), CODE_WORD.search(text)
+    page.screenshot(path=str(shots / "widget-compare-ancestor-note.png"))
+
+
+def test_a_summary_that_records_its_target_is_said_without_field_names(page, lab_server, open_lab, seed_file, shots):
+    """The seed's BS1 records the entry navigated to (A2) where pi ≥ 0.87 records the leaf left:
+    the pane said 'records fromId A2'; it names no field of the file."""
+    open_widget(page, lab_server, open_lab, seed_file, "compare_fromid.ipynb")
+    pick(page, "a", "A3")
+    pick(page, "b", "A4")
+    page.locator(f"{PANE} .pi-cmp-mode[data-mode='branches']").click()
+    summary = page.locator(f"{PANE} .pi-cmp-summary")
+    expect(summary).to_contain_text("names A2 as where it came from: the entry navigated to, not the leaf left behind")
+    assert not CODE_WORD.search(summary.inner_text())

@@ -157,14 +157,29 @@ def test_seed_composition_filters_the_message_list(page, lab_server, open_lab, s
     # the bar's segments do the same for the pointer
     page.locator(".pi-lab .pi-composition-segment[data-part='user']").click()
     assert page.eval_on_selector_all(sources, "els => els.map(e => e.textContent)") == ["U1"]
-    # after C1: the summary, the kept U4 and A6 (what the model sees after the compaction)
+    # after C1: the summary, the kept U4 and A6 (what the model sees after the compaction). The
+    # part chosen on A2 is A2's: C1 shows every message (issue 22: it said "Showing the 1
+    # message of user" on the next entry).
     kernel(page, "w.selected_id = 'C1'")
     expect(legend).to_have_count(3)
     assert [b.get_attribute("data-part") for b in legend.all()] == ["compaction summary", "user", "assistant text"]
-    assert page.eval_on_selector_all(sources, "els => els.map(e => e.textContent)") == ["U4"]  # the filter is kept
-    page.locator(".pi-lab .pi-composition-filter button", has_text="show all").click()
+    expect(page.locator(sources)).to_have_count(3)
     assert page.eval_on_selector_all(sources, "els => els.map(e => e.textContent)") == ["C1", "U4", "A6"]
+    expect(page.locator(".pi-lab .pi-composition-filter")).to_have_count(0)
+    expect(page.locator(".pi-lab .pi-composition-item[aria-pressed='true']")).to_have_count(0)
     page.screenshot(path=str(screenshot_dir / "composition-seed-c1.png"))
+    # nor does it come back with A2
+    kernel(page, "w.selected_id = 'A2'")
+    expect(legend).to_have_count(4)
+    expect(page.locator(sources)).to_have_count(4)
+    expect(page.locator(".pi-lab .pi-composition-filter")).to_have_count(0)
+    # a part chosen here, by keyboard, filters here; "show all" by keyboard clears it
+    page.locator(".pi-lab .pi-composition-item[data-part='assistant text']").focus()
+    page.keyboard.press("Enter")
+    assert page.eval_on_selector_all(sources, "els => els.map(e => e.textContent)") == ["A2"]
+    page.locator(".pi-lab .pi-composition-filter button", has_text="show all").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(sources)).to_have_count(4)
 
 
 def test_branch_without_calls_says_so(page, lab_server, open_lab, tmp_path):
@@ -239,3 +254,37 @@ def test_session_text_in_the_views_stays_inert_and_bidi_safe(page, lab_server, o
     page.keyboard.press("End")
     expect(page.locator(PLOT)).to_have_attribute("aria-valuetext", "call 1 of 1 · not measured · estimated 1 tokens · <b>m⟨RLO⟩</b> · entry A1")
     assert page.evaluate("() => window.__pwned") is None
+
+
+def test_a_selected_user_message_shows_the_context_it_was_sent_with(page, lab_server, open_lab, seed_file, screenshot_dir):
+    """Issue 22: selecting a user message must show the context the model received with it (the
+    context before it, then the message), and say so; pi's rule for the leaf stays in the text."""
+    run_notebook(page, open_lab, widget_notebook(lab_server, "sent_seed.ipynb", seed_file))
+    kernel(page, "w.side_pane = 'context'; w.selected_id = 'U3'")
+    pane = page.locator(".pi-lab .pi-pane")
+    title = pane.locator(".pi-pane-title")
+    expect(title).to_have_text("The context sent with this message")
+    expect(pane.locator(".pi-context-sent")).to_contain_text("What the model received with user message U3")
+    expect(pane.locator(".pi-context-sent")).to_contain_text("puts the leaf on the entry before it")
+    sources = ".pi-lab .pi-context .pi-source"
+    # pi's projection with the leaf on U3: the same rows, U3 last and marked
+    engine = kernel_json(page, "[m['source_id'] for m in __import__('pi_lab.view.context', fromlist=['x'])"
+                               ".context_at(w.session_manager.get_branch('U3'))['messages']]")
+    expect(page.locator(sources)).to_have_count(len(engine))
+    assert page.eval_on_selector_all(sources, "els => els.map(e => e.textContent)") == engine
+    assert engine[-1] == "U3"
+    expect(pane.locator(".pi-context-sent-item .pi-source")).to_have_text("U3")
+    page.screenshot(path=str(screenshot_dir / "context-sent-with-U3.png"))
+    # by keyboard in the tree: the next row (A5, an assistant reply) has the usual title
+    page.locator(".pi-lab .pi-row[data-id='U3']").click()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", "A5")
+    expect(title).to_have_text("What the model would see with the leaf at A5")
+    expect(pane.locator(".pi-context-sent")).to_have_count(0)
+    page.keyboard.press("ArrowUp")
+    expect(title).to_have_text("The context sent with this message")
+    # a user message that is the current leaf says both
+    kernel(page, "w.allow_writes(); w.session_manager.branch('A6'); "
+                 "w.session_manager.append_message({'role': 'user', 'content': '再来', 'timestamp': 9}); w.sync(); "
+                 "w.selected_id = w.session_manager.leaf_id")
+    expect(title).to_have_text("The context sent with this message (the current leaf)")
