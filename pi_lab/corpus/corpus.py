@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 import threading
@@ -13,14 +11,15 @@ from pathlib import Path
 from typing import Any
 
 # The extractor (and the engine it imports) loads only when a file has to be read.
+from pi_lab.corpus.cache import Cache
 from pi_lab.corpus.schema import TABLE_NAMES
 from pi_lab.corpus.tables import clear_copies, concat_tables, finish_tables
+from pi_lab.errors import PiLabError
 
-__all__ = ["Corpus", "default_cache_dir", "default_session_paths", "list_session_files"]
+__all__ = ["Corpus", "EntryNotInCorpus", "SessionNotInCorpus", "default_cache_dir", "default_session_paths", "list_session_files"]
 
 _USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 _BY = ("day", "session", "model", "project")
-_CACHE_FORMAT = "5"  # bump when the extractor's rows or the cache's files change, so old caches are rebuilt
 # Below this many bytes to read, starting processes costs more than it saves. Forking two
 # workers takes ~0.05 s; a fork server or spawned workers (used once other threads run, as
 # in a Jupyter kernel) took ~2 s, each worker importing pyarrow and the engine again.
@@ -96,13 +95,14 @@ def cached_report(paths: Any, cache: Any, name: str) -> Any:
     paths, errors, files, stamps = _listing(paths)
     if errors or not files:
         return None
-    live = _Cache.for_paths(root, paths).current()
+    store = Cache.for_paths(root, paths)
+    live = store.current()
     if live is None:
         return None
-    folder, cached = live
+    generation, cached = live
     if len(cached) != len(files) or any(cached.get(f) != stamps[f] for f in files):
         return None
-    return _Cache.read_report(folder, name)
+    return store.read_report(generation, name)
 
 
 def _fingerprint(path: str) -> tuple[int, int, int]:
@@ -177,6 +177,14 @@ def error_reason(path: str, error: BaseException) -> str:
     return f"internal error: {type(error).__name__}: {error} (please report)"
 
 
+class SessionNotInCorpus(PiLabError):
+    """``Corpus.open`` was given a session that the corpus does not hold (or holds twice)."""
+
+
+class EntryNotInCorpus(PiLabError):
+    """``Corpus.open`` was given an entry that the session's file does not hold."""
+
+
 class _Progress:
     """A one-line bar on stderr (no dependency); silent when not asked for."""
 
@@ -198,128 +206,6 @@ class _Progress:
         if self.done >= self.total:
             sys.stderr.write("\n")
         sys.stderr.flush()
-
-
-class _Cache:
-    """Tables of already-read files under one folder per list of scanned paths.
-
-    A generation folder holds one Arrow IPC file (Feather v2) per table, rows of every cached
-    file with their ``file``, ``files.json`` (path -> size, mtime_ns, inode) and, once asked
-    for, the usage reports of those tables (``usage-<by>.json``: a report is a function of
-    the tables, so it is valid exactly as long as its generation). Arrow IPC
-    rather than Parquet: it is memory-mapped back without decoding, so an unchanged corpus
-    loads in milliseconds (Parquet took over a second for the benchmark's 98,000 entries).
-    ``current`` names the live generation and is replaced atomically, so a reader never sees
-    half a write; anything unreadable is treated as no cache (and rebuilt).
-    """
-
-    def __init__(self, root: Path, key: str):
-        self.dir = root / key
-
-    @classmethod
-    def for_paths(cls, root: Path, paths: list[Any]) -> _Cache:
-        # One store per list of scanned paths (in order: the rows are kept in that order).
-        # Names are hashed as the bytes the OS holds (a name that is not UTF-8 carries surrogate
-        # escapes, which str.encode refuses).
-        joined = "\0".join([_CACHE_FORMAT, *(os.path.abspath(os.fspath(p)) for p in paths)])
-        key = hashlib.sha256(os.fsencode(joined)).hexdigest()[:20]
-        return cls(root, key)
-
-    def current(self) -> tuple[Path, dict[str, tuple[int, int, int]]] | None:
-        """The live generation folder and the stamps of its files (None: no usable cache).
-
-        Reads no table, so it needs no pyarrow: a cached report is served from here."""
-        try:
-            generation = (self.dir / "current").read_text().strip()
-            if not generation.startswith("gen-"):
-                return None
-            folder = self.dir / generation
-            files = json.loads((folder / "files.json").read_text(encoding="utf-8"))
-            return folder, {f: (s, m, i) for f, (s, m, i) in files.items()}
-        except (OSError, ValueError, TypeError, AttributeError):  # missing, truncated or foreign
-            return None
-
-    @staticmethod
-    def _read(path: Path) -> Any:
-        import pyarrow as pa
-
-        table = pa.ipc.open_file(pa.memory_map(str(path), "r")).read_all()
-        table.validate()
-        return table
-
-    @staticmethod
-    def _write(path: Path, table: Any) -> None:
-        import pyarrow as pa
-
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-
-    def load(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, Any] | None, Path | None]:
-        live = self.current()
-        if live is None:
-            return {}, None, None
-        folder, stamps = live
-        try:
-            tables = {name: self._read(folder / f"{name}.arrow") for name in TABLE_NAMES}
-            from pi_lab.corpus.schema import schema_of
-
-            for name in TABLE_NAMES:
-                if tables[name].schema != schema_of(name):
-                    return {}, None, None
-            return stamps, tables, folder
-        except Exception:  # missing, truncated or foreign files: read everything again
-            return {}, None, None
-
-    def save(self, stamps: dict[str, tuple[int, int, int]], tables: dict[str, Any]) -> Path:
-        import shutil
-        import uuid
-
-        self.dir.mkdir(parents=True, exist_ok=True)
-        generation = f"gen-{uuid.uuid4().hex}"
-        folder = self.dir / generation
-        folder.mkdir()
-        files = {f: list(stamps[f]) for f in sorted(stamps)}
-        text = json.dumps(files, ensure_ascii=False)
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:  # a name that is not UTF-8: its surrogates as JSON escapes
-            data = json.dumps(files).encode("ascii")
-        (folder / "files.json").write_bytes(data)
-        for name in TABLE_NAMES:
-            self._write(folder / f"{name}.arrow", tables[name].combine_chunks())
-        pointer = self.dir / f"current.{generation}.tmp"
-        pointer.write_text(generation)
-        os.replace(pointer, self.dir / "current")
-        # Older generations go; a Corpus still mapping one keeps its (unlinked) file.
-        for old in self.dir.iterdir():
-            if old.is_dir() and old.name.startswith("gen-") and old.name != generation:
-                shutil.rmtree(old, ignore_errors=True)
-        return folder
-
-    @staticmethod
-    def read_report(folder: Path, name: str) -> Any:
-        try:
-            return json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-
-    @staticmethod
-    def write_report(folder: Path, name: str, report: Any) -> None:
-        """Keep ``report`` beside the tables it was computed from (atomically; a generation
-        replaced meanwhile is simply not written to)."""
-        import uuid
-
-        if not folder.is_dir():
-            return
-        temporary = folder / f".{name}.{uuid.uuid4().hex}.tmp"
-        try:
-            temporary.write_text(json.dumps(report, ensure_ascii=False), encoding="utf-8")
-            os.replace(temporary, folder / f"{name}.json")
-        except OSError:
-            try:
-                temporary.unlink()
-            except OSError:
-                pass
 
 
 def _resolve_cache(cache: Any) -> Path | None:
@@ -349,7 +235,7 @@ class Corpus:
         self.stats: dict[str, Any] = {}
         self._duck: Any = None
         self._duck_lock = threading.Lock()
-        self._generation: Path | None = None
+        self._generation: tuple[Cache, str] | None = None
 
     @property
     def tables(self) -> dict[str, Any]:
@@ -380,11 +266,11 @@ class Corpus:
         paths, errors, files, stamps = _listing(paths)
         root = _resolve_cache(cache)
         store = None
-        generation: Path | None = None
+        generation: str | None = None
         cached_stamps: dict[str, tuple[int, int, int]] = {}
         cached_tables: dict[str, Any] | None = None
         if root is not None:
-            store = _Cache.for_paths(root, paths)
+            store = Cache.for_paths(root, paths)
             cached_stamps, cached_tables, generation = store.load()
             if cached_tables is None:
                 cached_stamps = {}
@@ -430,7 +316,8 @@ class Corpus:
                 except OSError as error:
                     errors.append((str(store.dir), f"cache not written: {error.strerror or error}"))
         corpus = cls(finished, errors, order)
-        corpus._generation = generation  # the cache folder holding exactly these tables, if any
+        # The cache generation holding exactly these tables, if any (for keep_report).
+        corpus._generation = (store, generation) if store is not None and generation is not None else None
         corpus.stats = {"files": len(files), "read": len(todo), "cached": len(fresh), "seconds": time.perf_counter() - started}
         return corpus
 
@@ -492,20 +379,77 @@ class Corpus:
         """Keep a JSON-able ``report`` computed from these tables in their cache generation,
         for :func:`cached_report` (nothing is kept for a corpus that is not cached)."""
         if self._generation is not None:
-            _Cache.write_report(self._generation, name, report)
+            store, generation = self._generation
+            store.write_report(generation, name, report)
+
+    def open(self, session: str, entry_id: str | None = None, *, leaf: bool = False, **options: Any) -> Any:
+        """A viewer on one session of the corpus, at ``entry_id``: a
+        :class:`~pi_lab.widget.SessionWidget` on its file, read-only, with that entry selected
+        (and, with ``leaf=True``, the leaf moved there in memory: the tree and the gauge as
+        the model saw them at that entry). ``session`` is a ``session_id`` or one of the
+        corpus's files; when a session id names several files (a copied file keeps its id),
+        the one that wrote ``entry_id`` first is chosen. An entry the default filter hides
+        (a label, a tool result) is shown with the ``all`` filter. ``options`` go to the widget.
+        """
+        from pi_lab.session import SessionManager
+        from pi_lab.widget import SessionWidget
+
+        path = self._file_of(session, entry_id)
+        sm = SessionManager.open(path, read_only=True, lazy=False)
+        if entry_id is not None:
+            if sm.get_entry(entry_id) is None:
+                raise EntryNotInCorpus(f"no entry {entry_id!r} in {path} (it may have changed since the scan)")
+            if leaf:
+                sm.branch(entry_id)
+        widget = SessionWidget(sm, selected_id=entry_id, **options)
+        if entry_id is not None and widget.selected_id != entry_id and "filter_mode" not in options:
+            # Hidden by the default filter: the selection fell back to a visible ancestor.
+            widget.close()
+            widget = SessionWidget(sm, selected_id=entry_id, filter_mode="all", **options)
+        return widget
+
+    def _file_of(self, session: str, entry_id: str | None) -> str:
+        """The file ``Corpus.open`` shows for ``session`` (an id or a file of the corpus)."""
+        wanted = os.path.abspath(os.path.expanduser(os.fspath(session)))
+        if wanted in self.files:
+            return wanted
+        import pyarrow.compute as pc
+
+        rows = self.sessions.filter(pc.equal(self.sessions.column("session_id"), session))
+        files = rows.column("file").to_pylist()
+        if not files:
+            raise SessionNotInCorpus(f"no session {session!r} in the corpus (pass a session_id or one of c.files)")
+        if len(files) > 1 and entry_id is not None:
+            entries = self.entries
+            mask = pc.and_(pc.is_in(entries.column("file"), value_set=rows.column("file")),
+                           pc.and_(pc.equal(entries.column("entry_id"), entry_id), pc.invert(entries.column("copied"))))
+            first = entries.filter(mask).column("file").to_pylist()
+            files = first or files
+        if len(files) > 1:
+            raise SessionNotInCorpus(f"session {session!r} is in {len(files)} files ({', '.join(files)}); "
+                                     "pass the file instead")
+        return files[0]
 
     def to_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
-        """Write one ``<table>.parquet`` per table into ``directory``; returns the paths."""
+        """Write one ``<table>.parquet`` per table into ``directory``; returns the paths.
+
+        Each file is written beside its name and renamed over it (a killed run leaves the
+        previous file whole). An existing file that is a symbolic link, not a regular file,
+        or a session pi would open is never replaced: :class:`~pi_lab.session.output.
+        OutputRefused` is raised before any table is written."""
         import pyarrow.parquet as pq
+
+        from pi_lab.session.output import check_output, replacing
 
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name in TABLE_NAMES:
-            target = out / f"{name}.parquet"
-            pq.write_table(getattr(self, name), target)
-            written.append(target)
-        return written
+        targets = [(name, out / f"{name}.parquet") for name in TABLE_NAMES]
+        for _name, target in targets:
+            check_output(target)
+        for name, target in targets:
+            with replacing(target) as handle:
+                pq.write_table(getattr(self, name), handle)
+        return [target for _name, target in targets]
 
 
 def _read_files(todo: list[str], workers: int | None, bar: _Progress):

@@ -92,3 +92,33 @@ def test_terminal_gets_a_progress_bar(fixtures_dir, tmp_path):
         os.close(leader)
     assert done.returncode == 0
     assert b"reading sessions" in seen and b"6/6" in seen
+
+
+def test_corpus_command_never_writes_through_a_link_onto_a_session(tmp_path, capsys):
+    from corpus_builders import build_corpus
+
+    files = build_corpus(tmp_path / "s")
+    session = files["P"]
+    before = session.read_bytes()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "sessions.parquet").symlink_to(session)
+    assert main(["corpus", str(tmp_path / "s"), "--out", str(out), "--workers", "1", "--no-cache"]) == 1
+    err = capsys.readouterr().err
+    assert "symbolic link" in err and err.count("\n") == 1, err
+    assert session.read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == ["sessions.parquet"]  # refused before any table
+
+
+def test_corpus_command_never_replaces_a_session_named_like_a_table(tmp_path, capsys):
+    from corpus_builders import build_corpus
+
+    files = build_corpus(tmp_path / "s")
+    out = tmp_path / "out"
+    out.mkdir()
+    copy = out / "entries.parquet"
+    copy.write_bytes(b"\n" + files["P"].read_bytes())  # a session pi opens (a blank first line)
+    before = copy.read_bytes()
+    assert main(["corpus", str(tmp_path / "s"), "--out", str(out), "--workers", "1", "--no-cache"]) == 1
+    assert "already holds a pi session" in capsys.readouterr().err
+    assert copy.read_bytes() == before
