@@ -37,6 +37,7 @@ import orjson
 
 from pi_lab.compaction.tokens import js_json
 from pi_lab.errors import ReadOnlySession
+from pi_lab.session._gc import collector_paused
 from pi_lab.session._json import loads_object
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.manager import SessionManager
@@ -800,6 +801,16 @@ class ClaudeCodeSession(SessionManager):
         resolved = os.path.abspath(os.fspath(path))
         check_regular_file(resolved)
         data = _read_file(resolved)
+        st = os.stat(resolved)
+        # Tens of thousands of lines make millions of acyclic dicts: the cyclic collector would
+        # rescan them over and over (more than half the time of a large file), as in the engine.
+        with collector_paused(data.count(b"\n") * 16, keep=True):
+            sm = cls._build(resolved, data, subagents)
+        sm._cc_read = (st.st_size, st.st_mtime_ns)
+        return sm
+
+    @classmethod
+    def _build(cls, resolved: str, data: bytes, subagents: bool) -> ClaudeCodeSession:
         lines, skipped = read_lines(data)
         conv = _Converter()
         conv.convert(lines)
@@ -823,10 +834,7 @@ class ClaudeCodeSession(SessionManager):
         sm.subagent_files = files
         sm._cc_name = conv.session_name or conv.legacy_summary
         sm._cc_aliases = {raw: entry["id"] for raw, entry in conv.owner.items() if raw != entry["id"]}
-        st = os.stat(resolved)
-        sm._cc_read = (st.st_size, st.st_mtime_ns)
-        leaf = conv.leaf()
-        sm._leaf_id = leaf
+        sm._leaf_id = conv.leaf()
         sm._leaf_pinned = True
         return sm
 
