@@ -2,7 +2,9 @@
 
 The conformance fixtures are real pi session files kept outside the repository, in
 `../shared/fixtures/pi-sessions` next to the clone. They are read-only, and opening a file may
-repair it, so tests work on copies made by `fixture_copy`.
+repair it, so tests work on copies made by `fixture_copy`. Every test that reads them skips when
+they are absent (a fresh clone): `PI_LAB_FIXTURES=/nowhere pytest ...` runs the suite as a clone
+without `../shared` would (tests/shared_fixtures.py, where every test module finds them).
 
 jupyter_server's own test fixtures (`jp_fetch`, `jp_serverapp`, ...) come with the `test` extra
 (pytest-jupyter[server]) but are not loaded here, because that plugin adds autouse fixtures to
@@ -18,8 +20,9 @@ from typing import Callable
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-FIXTURES_DIR = (REPO_ROOT / ".." / "shared" / "fixtures" / "pi-sessions").resolve()
+from shared_fixtures import FIXTURES_DIR, FIXTURES_PRESENT, NO_FIXTURES, REPO_ROOT
+
+__all__ = ["FIXTURES_DIR", "REPO_ROOT"]
 
 
 @pytest.fixture(scope="session")
@@ -31,8 +34,8 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     """The folder of real pi session files; the test is skipped when it is not beside the clone."""
-    if not FIXTURES_DIR.is_dir():
-        pytest.skip(f"pi session fixtures not found at {FIXTURES_DIR}")
+    if not FIXTURES_PRESENT:
+        pytest.skip(NO_FIXTURES)
     return FIXTURES_DIR
 
 

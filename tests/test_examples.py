@@ -19,7 +19,9 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-FIXTURE = EXAMPLES.parent.parent / "shared" / "fixtures" / "pi-sessions" / "before-compaction.jsonl"
+from shared_fixtures import FIXTURES_DIR  # noqa: E402  (the one place that finds them)
+
+FIXTURE = FIXTURES_DIR / "before-compaction.jsonl"
 
 
 _FILES_AROUND_RUN: dict[str, tuple[dict[str, str], dict[str, str]]] = {}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,7 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
 pytestmark = pytest.mark.slow
-FIXTURES_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pi-sessions"
+from shared_fixtures import FIXTURES_DIR  # noqa: E402  (the one place that finds them)
 
 
 @pytest.fixture(scope="module")

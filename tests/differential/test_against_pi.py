@@ -32,7 +32,7 @@ pytestmark = pytest.mark.differential
 
 HERE = Path(__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "pi-sessions"
+from shared_fixtures import FIXTURES_DIR as FIXTURES  # noqa: E402  (the one place that finds them)
 CASES = HERE / "cases"
 RUNNER = REPO / "bench" / "pi_runner" / "run.mjs"
 SETUP = REPO / "bench" / "pi_runner" / "setup.sh"

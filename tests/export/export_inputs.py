@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 
 
-FIXTURES = Path("/work/shared/fixtures/pi-sessions")
+from shared_fixtures import FIXTURES_DIR as FIXTURES  # noqa: E402  (the one place that finds them)
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -223,6 +223,8 @@ def test_static_views_on_fixtures_with_one_odd_field(checker, tmp_path):
     import fieldfuzz
 
     rng = random.Random(1406)
+    if not fieldfuzz.FIXTURES.is_dir():
+        pytest.skip(f"pi session fixtures not found at {fieldfuzz.FIXTURES}")
     lines = {name: (fieldfuzz.FIXTURES / name).read_bytes().splitlines()[:120] for name in fieldfuzz.SMALL_FIXTURES}
     answered = 0
     for trial in range(30):

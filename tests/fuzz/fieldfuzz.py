@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "pi-sessions"
+from shared_fixtures import FIXTURES_DIR as FIXTURES  # noqa: E402  (the one place that finds them)
 SMALL_FIXTURES = [
     "public-dwsy-real-truncated.jsonl",
     "public-twkrash-branching.jsonl",

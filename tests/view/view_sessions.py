@@ -17,7 +17,7 @@ from helpers import SEED_SECTION_14
 from pi_lab.session.readonly import session_from_bytes
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = (REPO / ".." / "shared" / "fixtures" / "pi-sessions").resolve()
+from shared_fixtures import FIXTURES_DIR as FIXTURES  # noqa: E402  (the one place that finds them)
 FIXTURE_NAMES = sorted(p.name for p in FIXTURES.glob("*.jsonl")) if FIXTURES.is_dir() else []
 
 
