@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from pi_lab.compaction.context_walk import ContextWalk, MeasureCache
@@ -32,7 +33,7 @@ from pi_lab.session.projection import entry_to_messages
 from pi_lab.session.readonly import stable_uuid_factory
 from pi_lab.session.storage import parse_lines
 
-__all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "read_complete_lines", "FileUnreadable"]
+__all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "extract_tables", "read_complete_lines", "FileUnreadable"]
 
 # pi's default compaction reserve (compaction.md §3): a compaction whose tokensBefore passed
 # window - reserve was the automatic threshold check.
@@ -95,6 +96,7 @@ _COMPACTION_ROW = (
 )
 _SUMMARY_ROW = ("entry_id", "timestamp", "from_id", "target_id", "summary_chars", "read_files", "modified_files", "from_hook")
 _NO_USAGE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+_USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 
 
 def extract_file(path: str | os.PathLike[str]) -> dict[str, dict[str, list[Any]]]:
@@ -104,14 +106,44 @@ def extract_file(path: str | os.PathLike[str]) -> dict[str, dict[str, list[Any]]
     """
     from pi_lab.session.storage import check_regular_file
 
+    return _read(path).columns()
+
+
+def extract_tables(path: str | os.PathLike[str], batch_rows: int = 65_536) -> dict[str, Any]:
+    """The Arrow tables of ``path``: ``columns_to_tables(extract_file(path))`` (equal tables),
+    built ``batch_rows`` rows at a time, so the Python rows of a million entries never exist
+    at once (one batch of them and the Arrow columns so far do).
+
+    Raises as :func:`extract_file` does."""
+    import pyarrow as pa
+
+    from pi_lab.corpus.schema import empty_table, to_table
+
+    parts: dict[str, list[Any]] = {name: [] for name in TABLE_NAMES}
+    for name, columns in _read(path).parts(batch_rows):
+        parts[name].append(to_table(name, columns))
+    return {name: pa.concat_tables(parts[name]) if parts[name] else empty_table(name) for name in TABLE_NAMES}
+
+
+def _read(path: str | os.PathLike[str]) -> _Extractor:
+    """The extractor of a file, its bytes already dropped: a file's bytes are a third of what
+    its parsed entries take, and the walk needs only the entries."""
+    from pi_lab.session.storage import check_regular_file
+
     path = os.fspath(path)
     check_regular_file(path)
     with open(path, "rb") as handle:
         data = handle.read()
-    return extract_bytes(data, path)
+    extractor = _prepare(data, path)
+    del data
+    return extractor
 
 
 def extract_bytes(data: bytes, path: str) -> dict[str, dict[str, list[Any]]]:
+    return _prepare(data, path).columns()
+
+
+def _prepare(data: bytes, path: str) -> _Extractor:
     if not data.strip():
         raise FileUnreadable("empty file (no session header)")
     file_entries, skipped, partial = read_complete_lines(data)
@@ -129,16 +161,7 @@ def extract_bytes(data: bytes, path: str) -> dict[str, dict[str, list[Any]]]:
     # does). Hashing the bytes costs ~0.6 ms per MB, so it is done only if an id is needed.
     migrate_entries(file_entries, _lazy_ids(data))
     entries = [e for e in file_entries if e.get("type") != "session"]
-    # The rows are tuples and lists of plain values (no reference cycles): collections
-    # during the walk would only rescan them, up to a tenth of the time.
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        return _Extractor(path, header, entries, version, len(skipped), partial).run()
-    finally:
-        if paused:
-            gc.enable()
+    return _Extractor(path, header, entries, version, len(skipped), partial)
 
 
 def _lazy_ids(data: bytes):
@@ -173,7 +196,7 @@ class _Extractor:
 
     # -- structure --------------------------------------------------------------------------
 
-    def run(self) -> dict[str, dict[str, list[Any]]]:
+    def run(self) -> None:
         entries = self.entries
         n = len(entries)
         kinds = [e.get("type") for e in entries]
@@ -232,9 +255,42 @@ class _Extractor:
         while leftovers:
             self._walk([leftovers[0]], visited, fallback=True)
             leftovers = [i for i in leftovers if not visited[i]]
-        cols = self._columns()
-        self._session_row(cols, name)
+        self.name = name
+
+    def columns(self) -> dict[str, dict[str, list[Any]]]:
+        """Every table's columns whole (one part each)."""
+        cols: dict[str, dict[str, list[Any]]] = {}
+        for name, part in self.parts(None):
+            into = cols.get(name)
+            if into is None:
+                cols[name] = part
+            else:
+                for key, values in part.items():
+                    into[key].extend(values)
+        cols = {name: cols.get(name) or {f.name: [] for f in SCHEMAS[name]} for name in TABLE_NAMES}
+        self._session_row(cols, self.name)
         return cols
+
+    def parts(self, batch_rows: int | None) -> Iterator[tuple[str, dict[str, list[Any]]]]:
+        """(table, columns of up to ``batch_rows`` rows, in the schema's order) in row order,
+        every table's rows after the walk; None: each table in one part, and no sessions
+        table (:meth:`columns` makes its row from the whole columns)."""
+        # The rows are tuples and lists of plain values (no reference cycles): collections
+        # during the walk would only rescan them, up to a tenth of the time.
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            self.run()
+        finally:
+            if paused:
+                gc.enable()
+        for name, part in self._parts(batch_rows):
+            yield name, {f.name: part[f.name] for f in SCHEMAS[name]}
+        if batch_rows is not None:  # (columns() adds the row from the whole columns)
+            totals = self._totals(self.messages)
+            self._session_row(totals, self.name)
+            yield "sessions", totals["sessions"]
 
     def _walk(self, starts: list[int], visited: list[bool], fallback: bool = False) -> None:
         entries, kinds, children = self.entries, self.kinds, self.children
@@ -422,28 +478,38 @@ class _Extractor:
 
     # -- columns -----------------------------------------------------------------------------
 
-    def _columns(self) -> dict[str, dict[str, list[Any]]]:
-        cols: dict[str, dict[str, list[Any]]] = {}
-        cols["entries"], messages = self._entry_columns()
-        cols["messages"] = self._table("messages", _MESSAGE_ROW, messages)
-        calls = self._table("model_calls", _CALL_ROW, self.call_rows_list)
-        n = len(self.call_rows_list)
+    def _parts(self, size: int | None) -> Iterator[tuple[str, dict[str, list[Any]]]]:
+        n = len(self.entries)
+        step = size or max(n, 1)
+        messages = 0
+        self.summary_rows: list[tuple[Any, ...]] = []
+        for start in range(0, n, step):
+            entries, rows = self._entry_columns(start, min(n, start + step))
+            messages += len(rows)
+            yield "entries", entries
+            del entries
+            yield "messages", self._table("messages", _MESSAGE_ROW, rows)
+            del rows
+        calls = self.call_rows_list
         overflowed, retried = self.overflowed, self._retried()
-        calls["overflowed"] = [r in overflowed for r in range(n)] if overflowed else [False] * n
-        calls["retried"] = [r in retried for r in range(n)] if retried else [False] * n
-        cols["model_calls"] = calls
-        tools = self._table("tool_calls", _TOOL_ROW, self.tool_rows)
-        results = self.tool_results
+        for start in range(0, len(calls), size or max(len(calls), 1)):
+            stop = min(len(calls), start + (size or len(calls)))
+            part = self._table("model_calls", _CALL_ROW, calls[start:stop])
+            part["overflowed"] = [r in overflowed for r in range(start, stop)] if overflowed else [False] * (stop - start)
+            part["retried"] = [r in retried for r in range(start, stop)] if retried else [False] * (stop - start)
+            yield "model_calls", part
+        tools, results = self.tool_rows, self.tool_results
         empty = (None, None, None, None)
-        late = list(zip(*[results.get(r, empty) for r in range(len(self.tool_rows))])) if self.tool_rows else [[]] * 4
-        for key, values in zip(_TOOL_RESULT, late):
-            tools[key] = list(values)
-        cols["tool_calls"] = tools
-        cols["compactions"] = self._table("compactions", _COMPACTION_ROW, self.compaction_rows)
-        cols["branch_summaries"] = self._table("branch_summaries", _SUMMARY_ROW, self.summary_rows)
-        cols["sessions"] = {f.name: [] for f in SCHEMAS["sessions"]}
-        # Every table's columns in the schema's order.
-        return {name: {f.name: cols[name][f.name] for f in SCHEMAS[name]} for name in TABLE_NAMES}
+        for start in range(0, len(tools), size or max(len(tools), 1)):
+            stop = min(len(tools), start + (size or len(tools)))
+            part = self._table("tool_calls", _TOOL_ROW, tools[start:stop])
+            late = list(zip(*[results.get(r, empty) for r in range(start, stop)]))
+            for key, values in zip(_TOOL_RESULT, late):
+                part[key] = list(values)
+            yield "tool_calls", part
+        yield "compactions", self._table("compactions", _COMPACTION_ROW, self.compaction_rows)
+        yield "branch_summaries", self._table("branch_summaries", _SUMMARY_ROW, self.summary_rows)
+        self.messages = messages
 
     def _table(self, name: str, fields: tuple[str, ...], rows: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
         n = len(rows)
@@ -455,15 +521,18 @@ class _Extractor:
         out["copied_from"] = [None] * n
         return out
 
-    def _entry_columns(self) -> tuple[dict[str, list[Any]], list[tuple[Any, ...]]]:
+    def _entry_columns(self, a: int, b: int) -> tuple[dict[str, list[Any]], list[tuple[Any, ...]]]:
+        """The entries columns of entries ``a`` to ``b`` and their message rows (the branch
+        summaries' rows go to ``summary_rows``)."""
         entries, kinds, ids, ts, active = self.entries, self.kinds, self.ids, self.ts, self.active
-        n = len(entries)
+        n = b - a
         plain, usage_of = self.stats.plain, self.usage_of
         roles: list[Any] = [None] * n
         chars = [0] * n
         message_rows: list[tuple[Any, ...]] = []
-        summary_rows: list[tuple[Any, ...]] = []
-        for i, kind in enumerate(kinds):
+        summary_rows = self.summary_rows
+        for i in range(a, b):
+            kind = kinds[i]
             if kind == "message":
                 entry = entries[i]
                 message = entry.get("message")
@@ -472,11 +541,11 @@ class _Extractor:
                 role = message.get("role")
                 if not isinstance(role, str):
                     role = None
-                roles[i] = role
-                text = chars[i] = _text_chars(message.get("content"))
+                roles[i - a] = role
+                text = chars[i - a] = _text_chars(message.get("content"))
                 if role in ("compactionSummary", "branchSummary"):  # (a hand-written message entry)
                     summary = message.get("summary")
-                    chars[i] = js_len(summary) if isinstance(summary, str) else 0
+                    chars[i - a] = js_len(summary) if isinstance(summary, str) else 0
                 # the walk estimated this entry's message already (one message, no edit)
                 known = plain.get(id(entry))
                 stop, error = message.get("stopReason"), message.get("errorMessage")
@@ -499,7 +568,7 @@ class _Extractor:
                         total += js_len(m["summary"]) if isinstance(m.get("summary"), str) else 0
                     else:
                         total += _text_chars(m.get("content"))
-                chars[i] = total
+                chars[i - a] = total
                 if kind == "branch_summary":
                     details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
                     summary, from_id, target = entry.get("summary"), entry.get("fromId"), entry.get("parentId")
@@ -510,30 +579,44 @@ class _Extractor:
                         _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")),
                         entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None,
                     ))
-        self.summary_rows = summary_rows
-        child_count = [len(k) if k is not None else 0 for k in self.children]
+        child_count = [len(k) if k is not None else 0 for k in self.children[a:b]]
         labels = self.labels
-        parents = [e.get("parentId") for e in entries]
+        parents = [e.get("parentId") for e in entries[a:b]]
         ec = {
             "file": [self.path] * n,
             "session_id": [self.session_id] * n,
-            "entry_id": [i if i.__class__ is str else None for i in ids],
+            "entry_id": [i if i.__class__ is str else None for i in ids[a:b]],
             "parent_id": [p if isinstance(p, str) else None for p in parents],
-            "line": list(range(1, n + 1)),
-            "type": [k if isinstance(k, str) else None for k in kinds],
+            "line": list(range(a + 1, b + 1)),
+            "type": [k if isinstance(k, str) else None for k in kinds[a:b]],
             "role": roles,
-            "timestamp": ts,
-            "depth": self.depth,
+            "timestamp": ts[a:b],
+            "depth": self.depth[a:b],
             "child_count": child_count,
             "is_leaf": [c == 0 for c in child_count],
-            "on_active_path": active,
+            "on_active_path": active[a:b],
             "branch_point": [c > 1 for c in child_count],
-            "label": [labels.get(i) if i.__class__ is str else None for i in ids],
+            "label": [labels.get(i) if i.__class__ is str else None for i in ids[a:b]],
             "chars": chars,
             "copied": [False] * n,
             "copied_from": [None] * n,
         }
         return ec, message_rows
+
+    def _totals(self, messages: int) -> dict[str, dict[str, Any]]:
+        """What :meth:`_session_row` reads of the other tables, without their rows: the
+        columns it reads over the file's arrays (``messages``: the file's message rows)."""
+        calls = self.call_rows_list
+        child_count = [len(k) if k is not None else 0 for k in self.children]
+        at = {key: _CALL_ROW.index(key) for key in ("entry_id", "model", *_USAGE_COLUMNS)}
+        return {
+            "sessions": {f.name: [] for f in SCHEMAS["sessions"]},
+            "entries": {"timestamp": self.ts, "type": [k if isinstance(k, str) else None for k in self.kinds],
+                        "branch_point": [c > 1 for c in child_count], "is_leaf": [c == 0 for c in child_count],
+                        "depth": self.depth},
+            "messages": {"entry_id": range(messages)},
+            "model_calls": {key: [r[k] for r in calls] for key, k in at.items()},
+        }
 
     def _session_row(self, cols: dict[str, dict[str, list[Any]]], name: str | None) -> None:
         sc = cols["sessions"]
