@@ -60,11 +60,17 @@ class CacheUnusable(Exception):
 def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "not a regular file"
+    # Only on this path: a cached report does not import the engine.
+    from pi_lab.session.storage import _kind_of
+
+    return f"a {_kind_of(mode)}"
+
+
+def _unlink_quietly(name: str, dir_fd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
 
 
 def _open_file(dir_fd: int, name: str) -> tuple[int, os.stat_result]:
@@ -76,14 +82,15 @@ def _open_file(dir_fd: int, name: str) -> tuple[int, os.stat_result]:
         raise
     except OSError as error:
         try:
-            kind = _kind(os.lstat(name, dir_fd=dir_fd).st_mode)
+            mode = os.lstat(name, dir_fd=dir_fd).st_mode
         except OSError:
-            kind = "unreadable"
+            mode = 0
+        kind = _kind(mode) if mode and not stat.S_ISREG(mode) else "unreadable"
         raise CacheUnusable(f"{name} is {kind} ({error.strerror or error})") from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
         os.close(fd)
-        raise CacheUnusable(f"{name} is {_kind(st.st_mode) if not stat.S_ISREG(st.st_mode) else 'owned by another user'}")
+        raise CacheUnusable(f"{name} is {'owned by another user' if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)}")
     return fd, st
 
 
@@ -356,10 +363,7 @@ class Cache:
             _write_new(gen_fd, temporary, _digest(text).encode("ascii") + b"\n" + text)
             os.replace(temporary, f"{name}.json", src_dir_fd=gen_fd, dst_dir_fd=gen_fd)
         except OSError:
-            try:
-                os.unlink(temporary, dir_fd=gen_fd)
-            except OSError:
-                pass
+            _unlink_quietly(temporary, gen_fd)
         finally:
             os.close(gen_fd)
 
@@ -413,17 +417,11 @@ def _remove_generation(fd: int, name: str) -> None:
     try:
         gen_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
     except OSError:
-        try:
-            os.unlink(name, dir_fd=fd)
-        except OSError:
-            pass
+        _unlink_quietly(name, fd)
         return
     try:
         for inner in os.listdir(gen_fd):
-            try:
-                os.unlink(inner, dir_fd=gen_fd)
-            except OSError:
-                pass
+            _unlink_quietly(inner, gen_fd)
     finally:
         os.close(gen_fd)
     try:

@@ -256,11 +256,16 @@ class Corpus:
         cache: bool | str | os.PathLike[str] = True,
         progress: bool = False,
     ) -> Corpus:
-        """Read every session file under ``paths`` (folders recursively; default: pi's folder).
+        """Read every session file under ``paths`` (folders recursively).
 
+        ``paths`` defaults to pi's sessions folder, ``$PI_CODING_AGENT_DIR/sessions`` or
+        ``~/.pi/agent/sessions`` (:func:`default_session_paths`; a folder that does not exist
+        yet gives an empty corpus and one line in ``errors``).
         ``workers``: processes reading files (default: the cores; 1 reads in this process).
         ``cache``: True (``$XDG_CACHE_HOME/pi_lab/corpus``), False, or a folder; a file is
-        re-read only when its size, mtime or inode changed. Session files are only read.
+        re-read only when its size, mtime or inode changed. The cache is a private folder
+        checked on every read (:mod:`pi_lab.corpus.cache`); one that cannot be trusted is
+        read again, with a warning. Session files are only read.
         """
         started = time.perf_counter()
         paths, errors, files, stamps = _listing(paths)

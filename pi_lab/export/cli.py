@@ -30,7 +30,9 @@ def register(commands: Any) -> None:
         help="write a self-contained HTML viewer of a session",
         description="Write one HTML file that shows the session read-only in any browser, "
         "without a kernel or network: tree with filters, search and folds, entry detail, what "
-        "the model sees at any entry, the gauge and compactions. The session file is only read.",
+        "the model sees at any entry, the gauge and compactions. The session file is only read. "
+        "OUT is written beside itself and renamed into place; an existing OUT that pi would open as a "
+        "session, a symbolic link or anything but a regular file is never replaced.",
     )
     export.add_argument("file", metavar="FILE", help="session file (.jsonl)")
     export.add_argument("-o", "--output", metavar="OUT", required=True, help="HTML file to write")
