@@ -1,0 +1,67 @@
+"""Run All of each example notebook in a real JupyterLab in Debian chromium (issue 22): every
+cell runs without an error or a stderr line, every plot and widget is drawn, and each output
+with a plot or a viewer is saved as a screenshot (PI_LAB_SCREENSHOTS) for a person to look at."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from browser.conftest import _skip_reason
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow,
+              pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))]
+
+# The notebook, and what its outputs must draw: (CSS selector, how many at least).
+NOTEBOOKS = {
+    "tour.ipynb": [(".pi-lab .pi-row", 1)],
+    "agent-tour.ipynb": [(".pi-lab .pi-row", 1)],
+    # Altair's Vega-Lite, drawn by JupyterLab's own renderer (no network), as SVG or canvas.
+    "corpus.ipynb": [(".jp-RenderedVegaCommon5 svg, .jp-RenderedVegaCommon5 canvas", 3)],
+}
+
+FINISHED = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel?.sessionContext?.session?.kernel;
+  if (!panel?.content || kernel?.status !== 'idle') return false;
+  const code = panel.content.widgets.filter(c => c.model.type === 'code');
+  return code.length > 0 && code.every(c => c.model.executionCount !== null && !c.hasClass('jp-mod-pending'));
+}"""
+
+PROBLEMS = """() => window.jupyterapp.shell.currentWidget.content.widgets
+  .filter(c => c.model.type === 'code')
+  .flatMap((c, i) => c.model.outputs.toJSON().map(o => [i, o]))
+  .filter(([, o]) => o.output_type === 'error' || (o.output_type === 'stream' && o.name === 'stderr'))
+  .map(([i, o]) => `cell ${i}: ${o.ename || ''} ${o.evalue || ''} ${o.text || ''}`)"""
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_run_all_in_lab(page, lab_server, open_lab, repo_root, screenshot_dir, name):
+    shutil.copyfile(repo_root / "examples" / name, lab_server.root_dir / name)
+    open_lab(name)
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'")
+    # Not awaited: the promise settles only when every cell has run.
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.wait_for_function(FINISHED, timeout=600_000, polling=1000)
+    problems = page.evaluate(PROBLEMS)
+    assert not problems, "\n".join(problems)
+    stem = name.removesuffix(".ipynb")
+    for selector, at_least in NOTEBOOKS[name]:
+        drawn = page.locator(selector)
+        drawn.nth(at_least - 1).wait_for(timeout=120_000)
+        assert drawn.count() >= at_least
+    # One screenshot per output that draws a plot or a viewer, in a window tall enough for each.
+    page.set_viewport_size({"width": 1280, "height": 2000})
+    outputs = page.locator(".jp-OutputArea-child:has(.jp-RenderedVegaCommon5, .pi-lab:not(.pi-lab-fallback .pi-lab))")
+    shots = []
+    for n in range(outputs.count()):
+        output = outputs.nth(n)
+        output.scroll_into_view_if_needed()
+        page.wait_for_timeout(1000)  # let the scrolled-in rows and plots paint (off-screen cells are not drawn)
+        path = screenshot_dir / f"run-all-{stem}-{n + 1:02d}.png"
+        output.screenshot(path=str(path))
+        shots.append(path.name)
+    assert shots
+    print(json.dumps({"notebook": name, "screenshots": shots}))
