@@ -4,6 +4,12 @@
 entries of the branch a compaction summarised away, the first kept entry, context edits);
 ``context_at`` lists the projected messages at any entry for the "what the model sees"
 pane, each with its token estimate and the entry it came from.
+
+At a user message the projection is pi's with the leaf on that message, unchanged: the context
+before it, then the message, which is what the model received when it was sent. The pane titles
+it so ("The context sent with this message", src_frontend/core/projection.ts ``sentWith``, which
+reads it from the last row; tests/view/test_context_sent.py), and says pi's own rule: going to a
+user message in /tree puts the leaf on its parent, so the message can be edited and sent again.
 """
 
 from __future__ import annotations
