@@ -40,7 +40,7 @@ from pi_lab.errors import ReadOnlySession
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._json import loads_object
 from pi_lab.session.ids import parse_iso_ms
-from pi_lab.session.manager import SessionManager
+from pi_lab.formats._foreign import ForeignSession
 from pi_lab.session.storage import check_regular_file
 
 __all__ = [
@@ -777,7 +777,7 @@ def convert_lines(lines: list[tuple[int, dict[str, Any]]]) -> tuple[list[Entry],
     return conv.entries, conv.leaf(), conv
 
 
-class ClaudeCodeSession(SessionManager):
+class ClaudeCodeSession(ForeignSession):
     """A Claude Code session as pi_lab's read-only session (``ReadableSession``).
 
     Entries are pi-shaped dicts (``id`` = the line's ``uuid``); each keeps what pi has no key
@@ -785,6 +785,8 @@ class ClaudeCodeSession(SessionManager):
     ``skipped_subagent_lines`` those of each sub-agent file. Nothing is ever written."""
 
     agent = "claude-code"
+    refusal = ClaudeCodeReadOnly
+    described_as = "a Claude Code session"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -829,6 +831,7 @@ class ClaudeCodeSession(SessionManager):
         sm = cls(cwd, os.path.dirname(resolved), None, False, preloaded=[header, *conv.entries])
         sm._read_only = True
         sm._cc_path = resolved
+        sm._foreign_loaded = True
         sm.skipped_lines = skipped
         sm.skipped_subagent_lines = skipped_sub
         sm.subagent_files = files
@@ -878,34 +881,6 @@ class ClaudeCodeSession(SessionManager):
         """Move the leaf in memory (navigating); the file is not touched."""
         super().branch(self.resolve_id(branch_from_id) or branch_from_id)
         self._cc_moved = True
-
-    # -- every write is refused
-
-    def _refuse(self, action: str) -> None:
-        raise ClaudeCodeReadOnly(self._cc_path, action)
-
-    def _append(self, entry: Entry) -> str:
-        self._refuse(f"append a {entry.get('type')} entry")
-        raise AssertionError  # unreachable
-
-    def branch_with_summary(self, *args: Any, **kwargs: Any) -> str:
-        self._refuse("append a branch summary")
-        raise AssertionError
-
-    def make_writable(self) -> None:
-        self._refuse("make it writable")
-
-    def write_plan(self) -> str:
-        return f"{self._cc_path}: a Claude Code session; pi_lab never writes it."
-
-    def create_branched_session(self, leaf_id: str) -> str | None:
-        self._refuse("fork it in place")
-        raise AssertionError
-
-    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
-        if getattr(self, "_cc_path", None) is not None:
-            self._refuse("start a new session in it")
-        return super().new_session(id=id, parent_session=parent_session)
 
     def refresh(self) -> list[Entry]:
         """Lines Claude Code appended since the read: the file is read again whole (Claude

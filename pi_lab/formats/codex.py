@@ -35,7 +35,7 @@ import orjson
 
 from pi_lab.errors import ReadOnlySession
 from pi_lab.formats.claude_code import _ms, _read_file, _s, read_lines
-from pi_lab.session.manager import SessionManager
+from pi_lab.formats._foreign import ForeignSession
 from pi_lab.session.storage import check_regular_file
 
 __all__ = ["CodexSession", "CodexReadOnly", "open_codex", "convert_lines", "line_id", "token_usage",
@@ -547,7 +547,7 @@ def _mark_copies(entries: list[Entry], copies: dict[int, int | None], parent_id:
 # ---------------------------------------------------------------------------- the session
 
 
-class CodexSession(SessionManager):
+class CodexSession(ForeignSession):
     """A Codex rollout as pi_lab's read-only session (``ReadableSession``).
 
     Entries are pi-shaped dicts (``id`` = ``L`` + the line number); each keeps what pi has no key
@@ -556,6 +556,8 @@ class CodexSession(SessionManager):
     sub-agent copied its first entries from (``copied_entry_ids``). Nothing is ever written."""
 
     agent = "codex"
+    refusal = CodexReadOnly
+    described_as = "a Codex rollout"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -602,6 +604,7 @@ class CodexSession(SessionManager):
         sm = cls(cwd, os.path.dirname(resolved), None, False, preloaded=[header, *entries])
         sm._read_only = True
         sm._codex_path = resolved
+        sm._foreign_loaded = True
         sm._codex_read = (st.st_size, st.st_mtime_ns)
         sm.skipped_lines = skipped
         sm.context_window = conv.context_window
@@ -624,34 +627,6 @@ class CodexSession(SessionManager):
     def branch(self, branch_from_id: str) -> None:
         """Move the leaf in memory (navigating); the file is not touched."""
         super().branch(branch_from_id)
-
-    # -- every write is refused
-
-    def _refuse(self, action: str) -> None:
-        raise CodexReadOnly(self._codex_path, action)
-
-    def _append(self, entry: Entry) -> str:
-        self._refuse(f"append a {entry.get('type')} entry")
-        raise AssertionError  # unreachable
-
-    def branch_with_summary(self, *args: Any, **kwargs: Any) -> str:
-        self._refuse("append a branch summary")
-        raise AssertionError
-
-    def make_writable(self) -> None:
-        self._refuse("make it writable")
-
-    def write_plan(self) -> str:
-        return f"{self._codex_path}: a Codex rollout; pi_lab never writes it."
-
-    def create_branched_session(self, leaf_id: str) -> str | None:
-        self._refuse("fork it in place")
-        raise AssertionError
-
-    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
-        if getattr(self, "_codex_path", None) is not None:
-            self._refuse("start a new session in it")
-        return super().new_session(id=id, parent_session=parent_session)
 
     def refresh(self) -> list[Entry]:
         """Lines Codex appended since the read: the file is read again whole and the entries

@@ -554,3 +554,29 @@ def _generated_session(seed: int) -> list[bytes]:
     entries.append(h.entry("model_change", "mc", "ce", 64, provider="anthropic", modelId="claude-opus-4-5"))
     entries.append(h.msg("u99", "mc", h.user_msg("after"), seconds=65))
     return [orjson.dumps(e) for e in entries]
+
+
+def mutate_line(lines: list[bytes], field_paths: Any, rng: random.Random) -> tuple[bytes, str]:
+    """One odd value (or a structure nested 300 or 3,000 levels deep) in one field of one JSON
+    line of ``lines``; the line is written as ``json.dumps`` writes it (a lone surrogate as its
+    escape, as JavaScript and serde_json read it). Returns the file and what was changed."""
+    for _ in range(50):
+        index = rng.randrange(len(lines))
+        entry = orjson.loads(lines[index])
+        path = rng.choice(field_paths)
+        deep_text = None
+        if rng.random() < 0.15:
+            levels = rng.choice([300, 3_000])
+            deep_text = deep_list_text(levels) if rng.random() < 0.6 else deep_object_text(levels)
+            value: Any = DEEP_MARK
+        else:
+            value = rng.choice(_odd_values(rng))
+        if not _set_path(entry, path, value, rng):
+            continue
+        text = json.dumps(entry, separators=(",", ":"))
+        if deep_text is not None:
+            text = text.replace(json.dumps(DEEP_MARK), deep_text, 1)
+        out = list(lines)
+        out[index] = text.encode()
+        return b"\n".join(out) + b"\n", f"line {index + 1} {'.'.join(path)} = {repr(value)[:40]}"
+    return b"\n".join(lines) + b"\n", "unchanged"

@@ -12,13 +12,11 @@ totals. The file is never written. ``PI_LAB_FUZZ_EXAMPLES`` bounds the run (defa
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import random
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -58,27 +56,7 @@ PARENT_ID, FORK_ID = (orjson.loads(lines[0])["payload"]["id"] for lines in (PARE
 
 
 def _mutate(lines: list[bytes], rng: random.Random) -> tuple[bytes, str]:
-    for _ in range(50):
-        index = rng.randrange(len(lines))
-        entry = orjson.loads(lines[index])
-        path = rng.choice(CODEX_FIELD_PATHS)
-        deep_text = None
-        if rng.random() < 0.15:
-            levels = rng.choice([300, 3_000])
-            deep_text = fieldfuzz.deep_list_text(levels) if rng.random() < 0.6 else fieldfuzz.deep_object_text(levels)
-            value: Any = fieldfuzz.DEEP_MARK
-        else:
-            value = rng.choice(fieldfuzz._odd_values(rng))
-        if not fieldfuzz._set_path(entry, path, value, rng):
-            continue
-        # json (not orjson) writes a lone surrogate as its escape, as serde_json would read it.
-        text = json.dumps(entry, separators=(",", ":"))
-        if deep_text is not None:
-            text = text.replace(json.dumps(fieldfuzz.DEEP_MARK), deep_text, 1)
-        out = list(lines)
-        out[index] = text.encode()
-        return b"\n".join(out) + b"\n", f"line {index + 1} {'.'.join(path)} = {repr(value)[:40]}"
-    return b"\n".join(lines) + b"\n", "unchanged"
+    return fieldfuzz.mutate_line(lines, CODEX_FIELD_PATHS, rng)
 
 
 def _run(path: Path, home: Path) -> list[fieldfuzz.Finding]:
