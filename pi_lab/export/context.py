@@ -21,6 +21,7 @@ path, stored as a diff of its parent's rows (runs copied from them, plus new row
 from __future__ import annotations
 
 import copy
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -148,17 +149,22 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
     """The records of :func:`context_records` one at a time, in flat order: a notebook
     snapshot that stops at its size limit computes only the records it embeds. ``embedded``
     (views.row_extras) says which entries the page gets whole, ``texts`` which long texts its
-    header holds."""
+    header holds.
+
+    Nothing is kept per entry once its children are done: a record's scalars and the walk's
+    state at a branch point live until its last child is reached, and the rows a rewriting
+    record is diffed against are projected again from its parent's path (the rows the page
+    rebuilds there, which tests/export/test_export_context.py checks equal context_at's). A
+    linear session of a million entries would otherwise hold every record until the end."""
     count = len(entries)
-    children = [0] * count
+    left = array("l", bytes(array("l").itemsize * count))  # children still to come
     for p in parents:
         if p >= 0:
-            children[p] += 1
-    records: list[ContextRecord] = []
+            left[p] += 1
     path: list[Entry] = []
-    depth = [0] * count
+    depth = array("l", bytes(array("l").itemsize * count))
     saved: dict[int, _ContextWalk] = {}
-    known: dict[int, list[dict[str, Any]]] = {}
+    scalars: dict[int, list[Any]] = {}
     walk = _ContextWalk(path)
     # The flat index of each entry object, and the one the page finds for an id (the last).
     flat_of = {id(entry): i for i, entry in enumerate(entries)}
@@ -167,6 +173,12 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
         entry_id = entry.get("id")
         if isinstance(entry_id, str):
             index_of[entry_id] = i
+
+    def rows_at(branch: list[Entry]) -> list[dict[str, Any]]:
+        """context_at's rows at the end of ``branch``, with what the context views read."""
+        rows = context_at(branch)["messages"]
+        return row_extras(rows, projected_pairs(branch), flat_of, index_of, embedded, texts)
+
     for i in range(count):
         entry = entries[i]
         p = parents[i]
@@ -190,20 +202,19 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
                 or any(m.get("role") == "system" for m in own_messages))
         call = _call(entry)
         walk.add(index, entry, call) if call is not None else walk.add(index, entry)
+        record: ContextRecord
         if full:
             result = context_at(path)
-            result["messages"] = row_extras(result["messages"], projected_pairs(path), flat_of, index_of, embedded, texts)
-            scalars = [result[k] for k in SCALARS]
+            rows = row_extras(result["messages"], projected_pairs(path), flat_of, index_of, embedded, texts)
+            values = [result[k] for k in SCALARS]
             if p < 0:
-                records.append({"b": -1, "m": result["messages"], "s": scalars})
+                record = {"b": -1, "m": rows, "s": values}
             else:
-                records.append({"b": p, "d": _diff(messages_of(records, p, known, extras=True), result["messages"]), "s": scalars})
-            # The rows of a record that rewrites its parent's are where later walks back stop.
-            known[i] = result["messages"]
+                record = {"b": p, "d": _diff(rows_at(path[:-1]), rows), "s": values}
         else:
             own = context_at([entry])
             own["messages"] = row_extras(own["messages"], projected_pairs([entry]), flat_of, index_of, embedded, texts)
-            base = records[p]["s"]
+            base = scalars[p]
             anchored = walk.anchor_tokens is not None
             tokens, _ = walk.estimate()
             tokens = whole_tokens(tokens)
@@ -211,9 +222,16 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
             trailing = whole_tokens(walk.trailing) if anchored else tokens
             thinking = own["thinking_level"] if entry.get("type") == "thinking_level_change" else base[5]
             model = own["model"] if own["model"] is not None else base[6]
-            records.append({"b": p, "m": own["messages"],
-                            "s": [base[0] + own["message_count"], base[1] + own["estimated_total"], tokens,
-                                  measured, trailing, thinking, model, base[7], base[8]]})
-        if children[i] > 1:
-            saved[i] = _snapshot(walk)
-        yield records[-1]
+            record = {"b": p, "m": own["messages"],
+                      "s": [base[0] + own["message_count"], base[1] + own["estimated_total"], tokens,
+                            measured, trailing, thinking, model, base[7], base[8]]}
+        if p >= 0:
+            left[p] -= 1
+            if not left[p]:  # its last child: nothing comes back to it
+                scalars.pop(p, None)
+                saved.pop(p, None)
+        if left[i]:
+            scalars[i] = record["s"]
+            if left[i] > 1:
+                saved[i] = _snapshot(walk)
+        yield record

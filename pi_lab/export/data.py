@@ -29,7 +29,7 @@ import json
 import os
 import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -49,7 +49,7 @@ from pi_lab.widget.kinds import FLAG_BITS, KIND_NAMES, entry_kind
 from pi_lab.widget.payload import SessionView, ViewSettings, entry_payload
 from pi_lab.widget.rows import RowState
 
-__all__ = ["CHUNK", "MAGIC", "export_data", "export_parts"]
+__all__ = ["CHUNK", "MAGIC", "ExportChunks", "export_data", "export_parts"]
 
 CHUNK = 1024
 # A notebook snapshot stops at its size limit chunk by chunk: smaller chunks fill it closer.
@@ -386,16 +386,73 @@ def _dumps(value: Any) -> bytes:
         return dumps(_plain(value))
 
 
-def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes, list[bytes]]:
-    """``(main, chunks)`` for the session at its current leaf (see the module docstring)."""
-    main, chunks = export_parts(sm, settings=settings)
-    return main, list(chunks)
+class ExportChunks(Sequence[bytes]):
+    """The chunks of an export, made as they are taken.
+
+    Iterated once (as ``html.render_html`` does, compressing each chunk as it comes), no chunk
+    is kept: the JSON of a million entries, about ten times the page's size, never sits in
+    memory at once. Anything else (an index, a slice, ``len``, ``==``) makes the list first and
+    answers from it, as the plain list this used to be."""
+
+    __hash__ = None  # type: ignore[assignment]  (a mutable sequence's equality)
+
+    def __init__(self, chunks: Iterator[bytes], length: int):
+        self._stream: Iterator[bytes] | None = chunks
+        self._list: list[bytes] | None = None
+        self._length = length  # known before any chunk is made (list() asks it first)
+
+    def _take(self) -> Iterator[bytes] | None:
+        stream, self._stream = self._stream, None
+        return stream
+
+    def _items(self) -> list[bytes]:
+        if self._list is None:
+            stream = self._take()
+            if stream is None:
+                raise RuntimeError("the export's chunks were streamed already; call export_data again")
+            self._list = list(stream)
+        return self._list
+
+    def __iter__(self) -> Iterator[bytes]:
+        if self._list is not None:
+            return iter(self._list)
+        stream = self._take()
+        if stream is None:
+            raise RuntimeError("the export's chunks were streamed already; call export_data again")
+        return stream
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._items()[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ExportChunks):
+            other = other._items()
+        return self._items() == other if isinstance(other, list) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"ExportChunks({'streaming' if self._list is None else len(self._list)})"
+
+
+def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes, ExportChunks]:
+    """``(main, chunks)`` for the session at its current leaf (see the module docstring);
+    the chunks are made as they are taken (:class:`ExportChunks`)."""
+    main, chunks, count = _parts(sm, settings, CHUNK)
+    return main, ExportChunks(chunks, -(-count // CHUNK))
 
 
 def export_parts(sm: Any, *, settings: ViewSettings | None = None,
                  chunk: int = CHUNK) -> tuple[bytes, Iterator[bytes]]:
     """``(main, chunks)`` with the chunks made one by one as they are taken: a notebook
     snapshot (pi_lab/widget/snapshot.py) stops at its size limit."""
+    main, chunks, _count = _parts(sm, settings, chunk)
+    return main, chunks
+
+
+def _parts(sm: Any, settings: ViewSettings | None, chunk: int) -> tuple[bytes, Iterator[bytes], int]:
+    """export_parts, and the number of flattened entries."""
     if settings is None:
         window = recorded_context_window(sm)
         settings = ViewSettings(context_window=window) if window else ViewSettings()
@@ -459,7 +516,7 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None,
     }
     main = _pack(header, columns)
     return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat, chunk,
-                         columns["kind"], columns["tokens"], texts, stats, shared)
+                         columns["kind"], columns["tokens"], texts, stats, shared), count
 
 
 def _summaries(sm: Any, flat: Any) -> list[list[Any]]:
@@ -503,26 +560,40 @@ _ABSENT = object()
 def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: list[int],
             texts: list[str], stats: list[Any], shared: dict[str, int]) -> Iterator[bytes]:
     count = len(flat.entries)
-    whole: dict[int, bool] = {}
+    # Per flat entry, whether it travels whole (its record's ``e``): 0 not known yet, 1 no,
+    # 2 yes. A byte each: the answers of a million entries in a megabyte.
+    whole = bytearray(count)
     # The printable copy made by embedded(i) for the record being built, taken by the loop.
     printed: dict[int, Any] = {}
 
     def embedded(i: int) -> bool:
         """Whether flat entry i travels whole as its record's ``e`` (the test below)."""
-        found = whole.get(i)
-        if found is None:
+        found = whole[i]
+        if not found:
             entry_id = flat.ids[i]
             copy = None
             if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
                 copy = printed[i] = _printable_entry(flat.entries[i])
-            found = whole[i] = copy is not None
-        return found
+            found = whole[i] = 2 if copy is not None else 1
+        return found == 2
 
     contexts = iter_context_records(flat.entries, flat.parents, embedded, shared)
-    kids: list[list[Any]] = [[] for _ in range(count)]
-    for j, p in enumerate(flat.parents):
+    # Each entry's children in flat order, as first child and next sibling (no list per entry).
+    first_kid = array("l", [-1]) * count
+    next_kid = array("l", [-1]) * count
+    for j in range(count - 1, -1, -1):
+        p = flat.parents[j]
         if p >= 0:
-            kids[p].append(flat.ids[j])
+            next_kid[j] = first_kid[p]
+            first_kid[p] = j
+
+    def kids_of(i: int) -> list[Any]:
+        out = []
+        j = first_kid[i]
+        while j >= 0:
+            out.append(flat.ids[j])
+            j = next_kid[j]
+        return out
     for start in range(0, count, size):
         part = []
         for i in range(start, min(count, start + size)):
@@ -548,7 +619,7 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: 
                 if type(full.get("tokens")) is int and full["tokens"] == tokens[i]:
                     derived |= K_TOKENS
                     del full["tokens"]
-                if full.get("children") == kids[i]:
+                if full.get("children") == kids_of(i):
                     derived |= K_CHILDREN
                     del full["children"]
                 if derived:
