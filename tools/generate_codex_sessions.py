@@ -10,7 +10,7 @@ markup and bidi controls in every text field, and (``torn=True``) a half-written
 
     python tools/generate_codex_sessions.py OUT [--seed N] [--turns N] [--hostile] [--sessions N]
 
-The line shapes follow the facts in docs/formats-codex.md; lines are written compact, as Codex's
+The line shapes follow the facts in docs/formats.md ("Codex CLI rollouts"); lines are written compact, as Codex's
 serde_json writes them.
 """
 

@@ -22,7 +22,7 @@ projection gives what the model saw:
   entries: shown in the tree, never in the context.
 
 Entry ids are the line numbers (``L000123``); items of a compaction's replacement history are
-``L000123.r0001``... docs/formats-codex.md gives each rule with its source. Nothing here writes.
+``L000123.r0001``... docs/formats.md ("Codex CLI rollouts") gives each rule with its source. Nothing here writes.
 """
 
 from __future__ import annotations
