@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import stat
 
-import orjson
-
 from pi_lab.errors import PiLabError
+from pi_lab.session._json import loads_object
 
 # How much of the file the decision may read: enough for a first line of pi's header or a
 # Codex session_meta that carries long instructions, and a few Claude Code lines after it.
@@ -58,14 +57,11 @@ def detect_format_of(data: bytes, path: str | os.PathLike[str] = "<bytes>") -> s
         line = raw.strip()
         if not line:
             continue
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            # pi skips an unparsable line before its header; a cut-off probe ends the same way.
-            seen += 1
-            continue
+        # JSON.parse's rules (lone surrogate escapes, any depth), as every reader here parses.
+        value = loads_object(line)
         seen += 1
         if not isinstance(value, dict):
+            # pi skips an unparsable line before its header; a cut-off probe ends the same way.
             continue
         kind = value.get("type")
         if kind == "session" and not claude_preamble:

@@ -66,3 +66,10 @@ def test_a_fifo_is_refused_without_being_opened(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(UnknownSessionFormat, match="not a regular file"):
         detect_format(fifo)
+
+
+def test_first_lines_with_lone_surrogates_or_deep_nesting_are_read_as_pi_reads_them(tmp_path):
+    header = orjson.dumps(HEADER)[:-1] + b',"note":"\\ud83d"}'
+    assert detect_format(_write(tmp_path / "surrogate.jsonl", [header + b"\n"])) == "pi"
+    deep = b'{"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":' + b"[" * 1500 + b"]" * 1500 + b"}}"
+    assert detect_format(_write(tmp_path / "deep.jsonl", [deep + b"\n"])) == "claude-code"
