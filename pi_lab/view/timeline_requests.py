@@ -30,6 +30,7 @@ from typing import Any, Callable
 from pi_lab.view.composition import context_composition
 from pi_lab.view.errors import ViewError, user_text
 from pi_lab.view.timeline import TimelineWalk
+from pi_lab.view.whatif import OPS as WHAT_IF_OPS
 
 __all__ = ["OPS", "timeline_payload", "timeline_at_payload", "composition_payload"]
 
@@ -286,4 +287,6 @@ OPS: dict[str, Callable[[Any, Any], Any]] = {
     "timeline": timeline_payload,
     "timeline_at": timeline_at_payload,
     "composition": composition_payload,
+    # The "what if" panel's replay (pi_lab/view/whatif.py) is drawn over this timeline.
+    **WHAT_IF_OPS,
 }

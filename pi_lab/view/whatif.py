@@ -1,0 +1,238 @@
+"""Read requests of the timeline's "what if" panel: pi's compaction replayed under other settings.
+
+:func:`pi_lab.replay` does the work; this module sends what the panel draws. Registered in
+``timeline_requests.OPS``, so the widget and the Lab viewer answer them with no change of their
+own (a static export has no kernel and refuses them as unknown requests: the panel says so).
+
+* ``what_if`` ``{context_window, reserve_tokens, keep_recent_tokens, leaf_id?}``: the replay of
+  the branch to ``leaf_id`` (default: the current leaf), the calls as columns (``tokens`` per
+  call, ``estimated`` flags, the hypothetical compaction in force as an index into
+  ``compactions`` or -1) and the compactions that would fire, each with the index of the first
+  call after it.
+* ``what_if_compaction`` ``{...settings, leaf_id?, id}``: one hypothetical compaction in full:
+  the entries it would summarize and keep (ids and row text), its split-turn flag, tokens
+  before, the summary, and the real compaction it coincides with.
+* ``what_if_context`` ``{...settings, leaf_id?, id}``: what the model would see with the leaf on
+  entry ``id`` under those settings (``hypothetical``, the shape of ``context_at``) beside what it
+  did see (``real``).
+
+The replay runs inside the request (the widget answers read requests on the kernel's thread), so
+it is bounded: a branch with more than :data:`MAX_CALLS` model calls is refused with a message
+saying so (a 450-call session with 170 hypothetical compactions replays in about 2 s on the
+offline model's summaries). The last replay per session is kept (weakly), so the compaction and
+context requests that follow a ``what_if`` reuse it instead of replaying again.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Mapping
+from typing import Any, Callable
+
+from pi_lab.compaction.replay import Replay, ReplayError, replay
+from pi_lab.view.errors import ViewError
+
+__all__ = ["OPS", "MAX_CALLS", "MAX_LISTED", "what_if_payload", "what_if_compaction_payload",
+           "what_if_context_payload"]
+
+MAX_CALLS = 1000
+"""The most model calls on a branch the panel replays inside one request."""
+MAX_LISTED = 200
+"""The most summarized (or kept) entries a compaction's detail lists by name."""
+_SUMMARY_CHARS = 20_000
+
+_SETTINGS = ("context_window", "reserve_tokens", "keep_recent_tokens")
+
+# Per session (weakly), the last replay: (key, Replay). The key holds the settings, the leaf and
+# the entry count, so a session that grew or moved its leaf is replayed again.
+_LAST: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Replay]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def _error(text: str) -> Exception:
+    # Imported here: payload imports timeline_requests, which imports this module.
+    from pi_lab.view.payload import RequestError
+
+    return RequestError(text)
+
+
+def _args(args: Any) -> Mapping[str, Any]:
+    from pi_lab.view.payload import request_args
+
+    return request_args(args)
+
+
+def _settings(args: Mapping[str, Any]) -> dict[str, int]:
+    from pi_lab.view.payload import kind_of
+
+    values = {}
+    for name in _SETTINGS:
+        value = args.get(name)
+        if value.__class__ is not int:
+            raise _error(f"{name.replace('_', ' ')} must be a whole number of tokens, not {kind_of(value)}")
+        values[name] = value
+    return values
+
+
+def _leaf(view: Any, args: Mapping[str, Any]) -> str | None:
+    from pi_lab.view._common import require_entry
+
+    leaf = args.get("leaf_id")
+    if leaf is None or leaf == "":
+        return view.sm.leaf_id
+    try:
+        require_entry(view.sm, leaf, "leaf_id")
+    except ViewError as error:
+        from pi_lab.view.errors import user_text
+
+        raise _error(user_text(error)) from None
+    return leaf
+
+
+def _count_calls(path: list[Mapping[str, Any]]) -> int:
+    count = 0
+    for entry in path:
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            count += 1
+    return count
+
+
+def replay_for(view: Any, args: Mapping[str, Any]) -> Replay:
+    """The replay the request names: the cached one when the session, leaf and settings are
+    unchanged; refused past :data:`MAX_CALLS` calls or with settings pi would reject."""
+    from pi_lab.view._common import manager_of
+
+    settings = _settings(args)
+    sm = manager_of(view.sm)
+    leaf = _leaf(view, args)
+    key = (leaf, len(sm.get_entries()), *settings.values())
+    with _LOCK:
+        try:
+            held = _LAST.get(sm)
+        except TypeError:  # not weakly referenceable: no cache
+            held = None
+        if held is not None and held[0] == key:
+            return held[1]
+        path = sm.get_branch(leaf) if leaf is not None else []
+        calls = _count_calls(path)
+        if calls > MAX_CALLS:
+            raise _error(f"this branch has {calls:,} model calls; the what-if panel replays at most "
+                         f"{MAX_CALLS:,} in the viewer (run pi_lab.replay(...) in a cell for longer ones)")
+        try:
+            result = replay(sm, leaf=leaf, **settings)
+        except ReplayError as error:
+            raise _error(str(error)) from None
+        try:
+            _LAST[sm] = (key, result)
+        except TypeError:
+            pass
+        return result
+
+
+def what_if_payload(view: Any, args: Any = None) -> dict[str, Any]:
+    """The hypothetical sawtooth and its compactions (see the module docstring)."""
+    result = replay_for(view, _args(args))
+    position = {record["id"]: k for k, record in enumerate(result.compactions)}
+    ids: list[Any] = []
+    tokens: list[int] = []
+    estimated: list[bool] = []
+    compaction: list[int] = []
+    first_call: dict[Any, int] = {}
+    for call in result.calls:
+        in_force = position.get(call["compaction_id"], -1) if call["compaction_id"] is not None else -1
+        if in_force >= 0 and in_force not in first_call:
+            first_call[in_force] = len(ids)
+        ids.append(call["entry_id"])
+        tokens.append(call["context_tokens"])
+        estimated.append(bool(call["estimated"]))
+        compaction.append(in_force)
+    compactions = []
+    for k, record in enumerate(result.compactions):
+        compactions.append({
+            "id": record["id"],
+            "after_entry_id": record["after_entry_id"],
+            "call": first_call.get(k, len(ids)),
+            "first_kept_entry_id": record["first_kept_entry_id"],
+            "tokens_before": record["tokens_before"],
+            "context_tokens_at_check": record["context_tokens_at_check"],
+            "check_point": record["check_point"],
+            "is_split_turn": record["is_split_turn"],
+            "real_entry_id": record["real_entry_id"],
+            "summarized_count": len(record["summarized_entry_ids"]),
+            "kept_count": len(record["kept_entry_ids"]),
+        })
+    return {
+        "leaf_id": result.leaf_id,
+        "context_window": result.context_window,
+        "reserve_tokens": result.settings.reserve_tokens,
+        "keep_recent_tokens": result.settings.keep_recent_tokens,
+        "threshold": result.threshold,
+        "calls": {"id": ids, "tokens": tokens, "estimated": estimated, "compaction": compaction},
+        "compactions": compactions,
+        "dropped_real_compactions": list(result.dropped_real_compactions),
+        "max_calls": MAX_CALLS,
+    }
+
+
+def _listed(sm: Any, ids: list[str]) -> list[dict[str, Any]]:
+    from pi_lab.view.compare_requests import row_text
+
+    listed = []
+    for entry_id in ids[:MAX_LISTED]:
+        entry = sm.get_entry(entry_id)
+        listed.append({"id": entry_id, "text": row_text(entry) if entry is not None else ""})
+    return listed
+
+
+def what_if_compaction_payload(view: Any, args: Any = None) -> dict[str, Any]:
+    """One hypothetical compaction: what it would summarize and keep, and its summary."""
+    args = _args(args)
+    result = replay_for(view, args)
+    compaction_id = args.get("id")
+    if not isinstance(compaction_id, str):
+        raise _error("name the hypothetical compaction by its id")
+    try:
+        record = result.compaction(compaction_id)
+    except ReplayError as error:
+        raise _error(str(error)) from None
+    summary = record["summary"] if isinstance(record["summary"], str) else ""
+    return {
+        "id": record["id"],
+        "after_entry_id": record["after_entry_id"],
+        "first_kept_entry_id": record["first_kept_entry_id"],
+        "tokens_before": record["tokens_before"],
+        "context_tokens_at_check": record["context_tokens_at_check"],
+        "check_point": record["check_point"],
+        "is_split_turn": record["is_split_turn"],
+        "real_entry_id": record["real_entry_id"],
+        "summary": summary[:_SUMMARY_CHARS],
+        "summary_truncated": len(summary) > _SUMMARY_CHARS,
+        "summarized": _listed(view.sm, record["summarized_entry_ids"]),
+        "summarized_count": len(record["summarized_entry_ids"]),
+        "kept": _listed(view.sm, record["kept_entry_ids"]),
+        "kept_count": len(record["kept_entry_ids"]),
+    }
+
+
+def what_if_context_payload(view: Any, args: Any = None) -> dict[str, Any]:
+    """What the model would see at entry ``id`` under the settings, beside what it did see."""
+    from pi_lab.view.context import context_at
+    from pi_lab.view.payload import context_payload, entry_id_arg
+
+    args = _args(args)
+    result = replay_for(view, args)
+    entry_id = entry_id_arg(args)
+    path = result.path
+    end = next((i + 1 for i, entry in enumerate(path) if entry.get("id") == entry_id), 0)
+    if not end:
+        raise _error(f"entry {entry_id} is not on the replayed branch")
+    return {"id": entry_id, "hypothetical": context_at(path[:end]), "real": context_payload(view, entry_id)}
+
+
+OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "what_if": what_if_payload,
+    "what_if_compaction": what_if_compaction_payload,
+    "what_if_context": what_if_context_payload,
+}
