@@ -5,6 +5,7 @@ and a leaf; :class:`SessionManager` owns one session's file, index and leaf.
 """
 
 from pi_lab.session.ids import iso_timestamp, parse_iso_ms, uuid7
+from pi_lab.session.errors import UnfinishedLineError
 from pi_lab.session.manager import EntryNotFound, SessionManager
 from pi_lab.session.changes import ChangeCursor, Changes
 from pi_lab.session.flatten import FlatTree, NavRow, flatten_tree, navigation_rows, visible_rows
@@ -28,6 +29,7 @@ __all__ = [
     "SessionManager",
     "SessionInfo",
     "EntryNotFound",
+    "UnfinishedLineError",
     "InvalidSessionFile",
     "TreeNode",
     "Changes",

@@ -332,7 +332,6 @@ class EntryAppends:
         self._known_size = self._consumed_bytes = self._line_count = 0
         self._own_spans = []
         self._tail = None
-        self._partial_seen = None
         self._pending_rewrite = False
         self._read_only = False  # the new file is pi_lab's own
         if not self._persist:

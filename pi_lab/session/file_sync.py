@@ -11,8 +11,11 @@ rules it keeps (session-format.md §9, and pi_lab's own safety rules):
 * an append goes out only when the file is exactly as pi_lab last left it; otherwise the
   other writer's complete lines are read first and :class:`~pi_lab.errors.ConcurrentWriteError`
   is raised (or, with ``allow_concurrent_writes``, the entry goes after them);
-* an unfinished last line is a write in progress for ``STALE_LINE_SECONDS``; after that it
-  was left by a writer that died and is ended with a newline, as pi's repair on open does;
+* an unfinished last line (another writer's: pi_lab writes each line whole) is never written
+  after, whatever its age: an append is refused with
+  :class:`~pi_lab.session.errors.UnfinishedLineError` while it lasts, a writable open leaves
+  it as it is (pi would end it with a newline), and only :meth:`end_unfinished_line` or
+  :meth:`make_writable`, called by the user, end it;
 * own lines that landed after another writer's unread bytes are remembered (``_own_spans``)
   so that a refresh reads theirs and skips ours, and memory stays in file order;
 * a read-only manager never writes until :meth:`make_writable` does what :meth:`write_plan` says.
@@ -28,6 +31,7 @@ from pi_lab.errors import ConcurrentWriteError, ReadOnlySession
 from pi_lab.session import paths as _paths
 from pi_lab.session._json import dumps_line
 from pi_lab.session.entries import Entry
+from pi_lab.session.errors import UnfinishedLineError
 from pi_lab.session.ids import new_entry_id
 from pi_lab.session.migration import CURRENT_VERSION
 from pi_lab.session.storage import (
@@ -43,10 +47,9 @@ from pi_lab.session.storage import (
     rewrite_file,
 )
 
-__all__ = ["FileSync", "STALE_LINE_SECONDS"]
+__all__ = ["FileSync"]
 
 _GUARD_ATTEMPTS = 32  # with allow_concurrent_writes: tries to find the file between two lines
-STALE_LINE_SECONDS = 2.0  # an unfinished last line unchanged this long was left by a dead writer
 
 
 class FileSync:
@@ -72,10 +75,14 @@ class FileSync:
         # A rewrite (migration, empty-file header) is refused if another process wrote to the
         # file after it was read; it is read again then (its lines must not be lost).
         for attempt in range(3):
-            loaded = load_entries_from_file(resolved, lazy=self._lazy)
+            # Never pi's repair on open (a newline after an unfinished last line): the line
+            # may be another writer's, still being written. It is shown as pi parses it.
+            loaded = load_entries_from_file(resolved, repair=False, lazy=self._lazy)
             try:
                 self._take_loaded(resolved, loaded)
                 return
+            except UnfinishedLineError:
+                raise  # (reading again changes nothing while the line stays unfinished)
             except ConcurrentWriteError:
                 if attempt == 2:
                     raise
@@ -93,11 +100,28 @@ class FileSync:
         self._session_file = resolved
         self.skipped_lines = loaded.skipped_lines
         self._bodies = loaded.bodies
+        unfinished = loaded.tail_start < loaded.size
         if self._adopt_checked(loaded.entries, resolved):
+            if unfinished:  # the rewrite would end (or drop) that line
+                raise UnfinishedLineError(resolved, loaded.size - loaded.tail_start, at_open=True)
             self._note_write(rewrite_file(resolved, self._file_entries, expect))
         else:
             self._note_read(loaded)
+            if unfinished:
+                self._note_unfinished(loaded)
         self._flushed = True
+
+    def _note_unfinished(self, loaded: LoadResult) -> None:
+        """An unterminated last line read at open: shown as pi parses it, not yet consumed (if
+        its writer is still on it, a refresh reads the finished line again). Unparsable, it is
+        not counted in ``skipped_lines`` until it is finished or ended."""
+        self._consumed_bytes = loaded.tail_start
+        if loaded.tail_skipped and self.skipped_lines:
+            self.skipped_lines.pop()
+        if loaded.tail_parsed:
+            with open(self._session_file, "rb") as handle:
+                handle.seek(loaded.tail_start)
+                self._tail = handle.read(loaded.size - loaded.tail_start)
 
     def _adopt_checked(self, entries: list[Entry], path: str) -> bool:
         """:meth:`_adopt`, with pi's failure on a v1 file that holds a number or string line
@@ -115,7 +139,6 @@ class FileSync:
         self._line_count = loaded.lines
         self._own_spans = []
         self._tail = None
-        self._partial_seen = None
 
     def _note_write(self, st: os.stat_result) -> None:
         """Remember the file pi_lab has just written whole."""
@@ -124,7 +147,6 @@ class FileSync:
         self._line_count = len(self._file_entries)
         self._own_spans = []
         self._tail = None
-        self._partial_seen = None
         self._pending_rewrite = False
 
     def write_plan(self) -> str:
@@ -151,7 +173,7 @@ class FileSync:
         """Allow appends on a manager opened read-only, after doing what :meth:`write_plan`
         says: a migrated file is rewritten atomically (refused with ConcurrentWriteError if
         another process wrote to it meanwhile); an unfinished last line that stayed unchanged
-        is ended with a newline (pi's repair on open)."""
+        is ended with a newline (pi's repair on open: :meth:`write_plan` says so first)."""
         if not self._read_only:
             return
         path = self._session_file
@@ -164,6 +186,23 @@ class FileSync:
                 self._end_stale_line(wait=True)
         self._read_only = False
         self._tail = None
+
+    def end_unfinished_line(self) -> bool:
+        """End the file's unfinished last line with a newline (pi's repair on open), so that
+        appends can go after it; the user's explicit choice when its writer is gone (an
+        append is refused with :class:`~pi_lab.session.errors.UnfinishedLineError` while it
+        lasts). The line is then read as pi reads it (an entry, or a skipped line).
+
+        Returns ``False`` when there is no unfinished line, or when it changed between the
+        look and the newline (its writer is still on it: nothing is written then)."""
+        if self._read_only:
+            raise ReadOnlySession(self._session_file, "end the unfinished last line (make_writable() does)")
+        if not self._persist or not self._session_file or not self._flushed:
+            return False
+        self._refresh()
+        if self._consumed_bytes >= self._known_size:
+            return False
+        return self._end_stale_line(wait=False)
 
     def _end_stale_line(self, *, wait: bool) -> bool:
         """Append ``\n`` after an unterminated last line that did not change across two
@@ -181,8 +220,9 @@ class FileSync:
             self._known_size = end  # someone wrote between the check and the newline
             return False
         self._known_size = end
-        self._tail = None
-        self._refresh()  # the line is complete now: take it in as pi would read it
+        # The line is complete now: take it in as pi would read it (one already parsed at
+        # open, kept in _tail, is then consumed, not read twice).
+        self._refresh()
         return True
 
     def _open_checked(self, entry: Entry) -> int | None:
@@ -223,23 +263,20 @@ class FileSync:
                 self._leaf_id = keep
                 if entry.get("id") in self._by_id:  # an id the other writer used meanwhile
                     entry["id"] = new_entry_id(self._by_id, self._uuid_factory)
-            else:
+            elif self._consumed_bytes == self._known_size or new:
                 raise ConcurrentWriteError(path, f"it grew by {foreign} bytes" if foreign else "it changed", new)
             if self._consumed_bytes < self._known_size:
                 # An unfinished last line: appending now would join it. It is usually a write
-                # in progress (finished a moment later); one unchanged for STALE_LINE_SECONDS
-                # was left by a writer that died and is ended with a newline (pi's repair).
-                if not self._stale_partial:
-                    time.sleep(TAIL_SETTLE_SECONDS)
-                    later = self._refresh()
-                    if later and not self.allow_concurrent_writes:
-                        raise ConcurrentWriteError(path, "another writer finished a line", later)
-                    if self.allow_concurrent_writes:
-                        self._leaf_id = keep
-                if self._consumed_bytes < self._known_size and self._stale_partial:
-                    self._end_stale_line(wait=False)
+                # in progress, finished a moment later; whatever its age it is never ended
+                # here (its writer may be slow, not dead): only end_unfinished_line() does.
+                time.sleep(TAIL_SETTLE_SECONDS)
+                later = self._refresh()
+                if later and not self.allow_concurrent_writes:
+                    raise ConcurrentWriteError(path, "another writer finished a line", later)
+                if self.allow_concurrent_writes:
+                    self._leaf_id = keep
                 if self._consumed_bytes < self._known_size:
-                    raise ConcurrentWriteError(path, "another writer is in the middle of a line", new)
+                    raise UnfinishedLineError(path, self._known_size - self._consumed_bytes, [*new, *later])
         raise ConcurrentWriteError(path, f"it kept changing ({_GUARD_ATTEMPTS} attempts to append)")
 
     def _persist_entry(self, entry: Entry, fd: int | None = None) -> None:
@@ -336,20 +373,6 @@ class FileSync:
         self._line_count += part.lines  # complete_only: each line walked ended with \n
         self._consumed_bytes = base + pos + part.consumed_bytes
         self._known_size = size
-        if self._consumed_bytes < size:
-            # Stale: the same unfinished line at reads STALE_LINE_SECONDS apart. pi writes a
-            # line in one call, so its unfinished line is visible only for an instant; one
-            # that stays is a writer that died.
-            now = time.monotonic()
-            previous = self._partial_seen
-            if previous is not None and previous[:2] == (self._consumed_bytes, size):
-                self._stale_partial = now - previous[2] >= STALE_LINE_SECONDS
-            else:
-                self._stale_partial = False
-                self._partial_seen = (self._consumed_bytes, size, now)
-        else:
-            self._partial_seen = None
-            self._stale_partial = False
 
     def _take_interleaved(self, own: list[Entry], pieces: list[Any], after: list[Entry]) -> list[Entry]:
         """Another writer's lines landed before own lines on disk (it wrote between the

@@ -36,7 +36,7 @@ from pi_lab.session.projection import (
 from pi_lab.session.changes import ChangeCursor, ChangeLog, Changes
 from pi_lab.session.appends import EntryAppends, _is_user_or_assistant
 from pi_lab.session.errors import EntryNotFound, SessionNotFound
-from pi_lab.session.file_sync import STALE_LINE_SECONDS, FileSync  # noqa: F401  (STALE_LINE_SECONDS: a re-export)
+from pi_lab.session.file_sync import FileSync
 from pi_lab.session.bodies import BodyFile, LazyEntry, ResolvingIndex, ResolvingPath, resolve_all
 from pi_lab.session.index import apply_label, index_and_tree, index_lines, last_line_path
 from pi_lab.session.tail import FileTail
@@ -120,9 +120,6 @@ class SessionManager(EntryAppends, FileSync):
         # (start, end, entry), in file order.
         self._own_spans: list[tuple[int, int, Entry]] = []
         self._tail: bytes | None = None  # an unterminated last line already parsed (read-only)
-        # (offset, size, monotonic time first seen) of an unfinished last line
-        self._partial_seen: tuple[int, int, float] | None = None
-        self._stale_partial = False  # that partial line was the same at the previous read
         self._line_count = 0  # lines before _consumed_bytes (numbers for skipped_lines)
         self._read_only = False
         self._pending_rewrite = False  # read-only: migrated in memory, the file is older
@@ -168,6 +165,9 @@ class SessionManager(EntryAppends, FileSync):
         of 8 MiB and more; see :mod:`pi_lab.session.bodies`). Every method returns the same
         dicts either way; a lazy session holds a descriptor of the file while it lives.
         Raises :class:`InvalidSessionFile` for a non-empty file that is not a pi session.
+        An unfinished last line (no newline) is left to its writer, where pi ends it with a
+        newline: appends are refused with :class:`~pi_lab.session.errors.UnfinishedLineError`
+        until it is finished or :meth:`end_unfinished_line` ends it.
         """
         resolved = _paths.resolve_path(str(path))
         if read_only:
@@ -330,7 +330,6 @@ class SessionManager(EntryAppends, FileSync):
         self._identity = None
         self._own_spans = []
         self._tail = None
-        self._partial_seen = None
         self._pending_rewrite = False
         self._leaf_pinned = False
         self.skipped_lines = []

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,8 +40,9 @@ def header_cwd(resolved: str) -> str:
         check_regular_file(resolved)
     header = read_session_header(resolved)
     if header is None and os.path.exists(resolved):
-        # The first line may exceed the discovery scan; a full load learns the cwd.
-        loaded = load_entries_from_file(resolved).entries
+        # The first line may exceed the discovery scan; a full load learns the cwd (it
+        # writes nothing: an unfinished last line is another writer's).
+        loaded = load_entries_from_file(resolved, repair=False).entries
         header = loaded[0] if loaded else None
     cwd = header.get("cwd") if header else None
     return cwd if isinstance(cwd, str) else os.getcwd()
@@ -101,13 +101,7 @@ def open_read_only(
     sm._flushed = True
     sm._note_read(loaded)
     if loaded.tail_start < loaded.size:
-        # The unterminated last line is shown (pi parses it) but not yet consumed: if its
-        # writer is still on it, refresh reads the finished line again.
-        sm._consumed_bytes = loaded.tail_start
-        with open(resolved, "rb") as handle:
-            handle.seek(loaded.tail_start)
-            sm._tail = handle.read(loaded.size - loaded.tail_start) if loaded.tail_parsed else None
-        sm._partial_seen = (loaded.tail_start, loaded.size, time.monotonic())
+        sm._note_unfinished(loaded)
     return sm
 
 
@@ -125,7 +119,9 @@ def write_fork(
     """
     source = _paths.resolve_path(str(source_path))
     cwd = _paths.resolve_path(str(target_cwd))
-    loaded = load_entries_from_file(source)
+    # The source is only read (pi ends its unfinished last line first: that line may be
+    # another writer's, still being written; it is copied as pi parses it).
+    loaded = load_entries_from_file(source, repair=False)
     if not loaded.entries:
         raise ValueError(f"Cannot fork: source session file is empty or invalid: {source}")
     directory = str(session_dir) if session_dir is not None else _paths.default_session_dir(cwd)

@@ -1,6 +1,6 @@
 """Reading a session file without ever writing it (the CLI and the JupyterLab viewer).
 
-``SessionManager.open`` may repair or migrate the file it opens (session-format.md §7–§8);
+``SessionManager.open`` may migrate the file it opens (session-format.md §7–§8);
 a viewer must not, since pi may be writing the same file. ``SessionManager.open(path,
 read_only=True)`` reads a file that way; :func:`session_from_bytes` builds an in-memory
 manager from bytes that were read elsewhere. Both use the same header rule

@@ -10,9 +10,11 @@ import sys
 import textwrap
 import time
 
+import pytest
 from helpers import Clock, Ids, asst_msg, user_msg
 
 from pi_lab.session import SessionManager
+from pi_lab.session.errors import UnfinishedLineError
 
 
 def make_session(tmp_path, n=5):
@@ -34,6 +36,10 @@ def test_torn_last_line_never_corrupts_earlier_lines(tmp_path):
         reopened = SessionManager.open(torn)
         assert len(reopened.entries) == len(sm.entries) - 1
         assert reopened.entries == sm.entries[:-1]
+        assert open(torn, "rb").read() == complete[:cut]  # its writer may still finish it
+        with pytest.raises(UnfinishedLineError, match="end_unfinished_line"):
+            reopened.append_message(user_msg("too early"))
+        assert reopened.end_unfinished_line()  # the user knows its writer is gone
         assert reopened.skipped_lines == [len(complete[:last_line_start].splitlines()) + 1]
         new_id = reopened.append_message(user_msg("after the crash"))
         again = SessionManager.open(torn)
@@ -68,6 +74,10 @@ def test_killed_writer_leaves_a_readable_file(tmp_path):
     assert len(reopened.entries) > 2
     for entry in reopened.entries[2:]:
         assert entry["message"]["role"] == "user"
+    if not open(sm.session_file, "rb").read().endswith(b"\n"):  # killed inside a line
+        with pytest.raises(UnfinishedLineError):  # a slow writer looks the same: not ended unasked
+            reopened.append_message(asst_msg("too early"))
+        assert reopened.end_unfinished_line()
     reopened.append_message(asst_msg("still works"))
     final = SessionManager.open(sm.session_file)
     assert final.entries[-1]["message"]["content"][0]["text"] == "still works"

@@ -117,18 +117,24 @@ def test_empty_file_becomes_a_fresh_header(tmp_path):
     assert SessionManager.open(path).session_id == sm.session_id
 
 
-def test_missing_trailing_newline_is_repaired_once(tmp_path):
+def test_missing_trailing_newline_is_added_once_when_asked(tmp_path):
+    """pi ends an unterminated last line with a newline on open; pi_lab never writes after
+    another writer's unfinished line unless told to (issue 21): end_unfinished_line()."""
     path = write(tmp_path, HEADER + "\n" + USER)
-    SessionManager.open(path)
+    sm = SessionManager.open(path)
+    assert path.read_text() == HEADER + "\n" + USER and sm.leaf_id == "u"  # parsed as pi parses it
+    assert sm.end_unfinished_line() is True
     assert path.read_text() == HEADER + "\n" + USER + "\n"
-    SessionManager.open(path)
+    assert sm.end_unfinished_line() is False and [e["id"] for e in sm.entries] == ["u"]
+    SessionManager.open(path).end_unfinished_line()
     assert path.read_text() == HEADER + "\n" + USER + "\n"
 
 
-def test_unparsable_last_line_still_gets_a_newline(tmp_path):
+def test_unparsable_last_line_gets_a_newline_when_asked(tmp_path):
     path = write(tmp_path, HEADER + "\n" + USER + "\n{half a li")
     sm = SessionManager.open(path)
-    assert path.read_text().endswith("{half a li\n") and len(sm.entries) == 1
+    assert path.read_text().endswith("{half a li") and len(sm.entries) == 1 and sm.skipped_lines == []
+    assert sm.end_unfinished_line() and path.read_text().endswith("{half a li\n") and sm.skipped_lines == [3]
     sm.append_message({"role": "assistant", "content": [], "timestamp": 2})
     reopened = SessionManager.open(path)
     assert [e["type"] for e in reopened.entries] == ["message", "message"]

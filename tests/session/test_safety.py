@@ -19,6 +19,7 @@ from helpers import Clock, Ids, asst_msg, user_msg
 from pi_lab.errors import ConcurrentWriteError, NotARegularFile, PiLabError, ReadOnlySession
 from pi_lab.session import InvalidSessionFile, SessionManager, load_entries_from_file, storage
 from pi_lab.session._json import dumps
+from pi_lab.session.errors import UnfinishedLineError
 from pi_lab.session.paths import find_most_recent_session, list_sessions, session_info
 from pi_lab.session.readonly import session_from_bytes
 from pi_lab.session.storage import check_regular_file, read_session_header
@@ -253,38 +254,87 @@ def test_guard_never_joins_a_line_another_writer_is_still_writing(tmp_path):
     assert lines[-2] == line[:-1] and json.loads(lines[-1])["id"] == mine
 
 
-def test_guard_ends_a_stale_unfinished_line_before_appending(tmp_path, monkeypatch):
-    from pi_lab.session import file_sync as manager_module  # the guard and appends live there
-
-    monkeypatch.setattr(manager_module, "STALE_LINE_SECONDS", 0.1)
-    sm = make_session(tmp_path)
-    sm.allow_concurrent_writes = True
-    append_raw(sm.session_file, b'{"type":"message","id":"cut')  # its writer died
-    with pytest.raises(ConcurrentWriteError, match="middle of a line"):
-        sm.append_message(user_msg("too early"))  # it may still be written: not ours to end
-    assert open(sm.session_file, "rb").read().endswith(b'"id":"cut')
-    time.sleep(0.12)
-    mine = sm.append_message(user_msg("mine"))
-    data = open(sm.session_file, "rb").read()
-    assert data.endswith(b'{"type":"message","id":"cut\n' + dumps(sm.get_entry(mine)) + b"\n")
-    assert SessionManager.open(sm.session_file).leaf_id == mine
-
-
-def test_without_allow_a_stale_unfinished_line_is_reported_then_ended(tmp_path, monkeypatch):
-    from pi_lab.session import file_sync as manager_module  # the guard and appends live there
-
-    monkeypatch.setattr(manager_module, "STALE_LINE_SECONDS", 0.1)
+@pytest.mark.parametrize("allow", [False, True])
+def test_an_unfinished_line_is_never_ended_by_an_append_whatever_its_age(tmp_path, allow):
+    """Issue 21: the guard ended a line unchanged for 2 s and appended after it (its writer,
+    only slow, then lost its entry). Now only the user's explicit call ends it."""
     sm = make_session(tmp_path)
     leaf = sm.leaf_id
-    append_raw(sm.session_file, b'{"type":"message","id":"cut')  # its writer died
-    with pytest.raises(ConcurrentWriteError, match="grew by 27 bytes"):
-        sm.append_message(user_msg("first try"))
-    with pytest.raises(ConcurrentWriteError, match="middle of a line"):
-        sm.append_message(user_msg("too early"))
-    time.sleep(0.12)
+    sm.allow_concurrent_writes = allow
+    append_raw(sm.session_file, b'{"type":"message","id":"cut')
+    for _ in range(2):
+        with pytest.raises(UnfinishedLineError, match=r"middle of a line \(27 bytes.*sm.end_unfinished_line\(\)") as raised:
+            sm.append_message(user_msg("refused"))
+        assert isinstance(raised.value, ConcurrentWriteError) and raised.value.pending == 27
+    assert open(sm.session_file, "rb").read().endswith(b'"id":"cut')
+    assert sm.end_unfinished_line() is True  # the user: its writer is gone
     mine = sm.append_message(user_msg("mine"))
     assert sm.leaf_id == mine and sm.get_entry(mine)["parentId"] == leaf
     assert open(sm.session_file, "rb").read().endswith(b'"id":"cut\n' + dumps(sm.get_entry(mine)) + b"\n")
+
+
+_SLOW_WRITER = textwrap.dedent(
+    """
+    import os, sys
+    line = sys.argv[2].encode() + b"\\n"
+    fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+    os.write(fd, line[:40])
+    print("half", flush=True)
+    sys.stdin.readline()  # paused (a slow disk, a stopped process) until told to go on
+    os.write(fd, line[40:])
+    os.close(fd)
+    """
+)
+
+
+def test_an_old_format_with_an_unfinished_line_is_not_rewritten_on_open(tmp_path):
+    """Migrating on open rewrites the file, which would end (or drop) another writer's
+    unfinished line: refused, saying how to do it on purpose."""
+    path = tmp_path / "old.jsonl"
+    data = V1.encode() + b'{"type":"message","timest'
+    path.write_bytes(data)
+    with pytest.raises(UnfinishedLineError, match=r"read_only=True.*make_writable\(\)"):
+        SessionManager.open(path)
+    assert path.read_bytes() == data
+    ro = SessionManager.open(path, read_only=True)
+    ro.make_writable()
+    assert path.read_bytes().endswith(b"\n") and SessionManager.open(path).header["version"] == 3
+
+
+def test_a_slow_writer_in_another_process_keeps_its_line(tmp_path):
+    """Issue 21: a writer that writes 40 bytes of a line, pauses 3 s and finishes it lost that
+    entry (`skipped_lines` [4, 6]): pi_lab ended the line after 2 s and appended its own."""
+    sm = make_session(tmp_path)
+    leaf = sm.leaf_id
+    theirs = foreign_line("p1", leaf).rstrip(b"\n").decode()
+    writer = subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, sm.session_file, theirs],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline() == "half\n"
+        before = open(sm.session_file, "rb").read()
+        with pytest.raises(ConcurrentWriteError):  # (UnfinishedLineError; before issue 21, "grew by 40 bytes")
+            sm.append_message(user_msg("mine"))
+        time.sleep(2.5)  # older than the 2 s after which the line used to be ended
+        with pytest.raises(UnfinishedLineError):
+            sm.append_message(user_msg("mine"))
+        other = SessionManager.open(sm.session_file)  # a writable open leaves it too (pi would not)
+        with pytest.raises(UnfinishedLineError):
+            other.append_message(user_msg("also refused"))
+        assert open(sm.session_file, "rb").read() == before
+        writer.stdin.write("go on\n")
+        writer.stdin.flush()
+        assert writer.wait(timeout=60) == 0
+    finally:
+        writer.kill()
+        writer.wait()
+    with pytest.raises(ConcurrentWriteError, match="grew by") as raised:  # their line is read in first
+        sm.append_message(user_msg("mine"))
+    assert [e["id"] for e in raised.value.new_entries] == ["p1"]
+    mine = sm.append_message(user_msg("mine"))
+    reopened = SessionManager.open(sm.session_file)
+    assert reopened.skipped_lines == [] and [e["id"] for e in reopened.entries][-2:] == ["p1", mine]
+    assert reopened.get_entry("p1") == json.loads(theirs)
+    assert [e["id"] for e in other.refresh()] == ["p1", mine]
 
 
 def test_an_append_with_nothing_new_costs_one_fstat_and_no_read(tmp_path, monkeypatch):
@@ -415,30 +465,28 @@ def test_own_append_pins_the_leaf(tmp_path):
 # ------------------------------------------------------------------ tail repair
 
 
-def test_a_growing_last_line_is_not_repaired_on_open(tmp_path, monkeypatch):
+def test_a_growing_last_line_is_left_to_its_writer_on_open(tmp_path):
     sm = make_session(tmp_path)
     line = foreign_line("p1", sm.leaf_id)
     append_raw(sm.session_file, line[:30])
-    real_sleep = storage.time.sleep
-
-    def writer_continues(seconds):
-        append_raw(sm.session_file, line[30:60])
-        real_sleep(seconds)
-
-    monkeypatch.setattr(storage.time, "sleep", writer_continues)
+    size = os.path.getsize(sm.session_file)
     reopened = SessionManager.open(sm.session_file)
-    monkeypatch.setattr(storage.time, "sleep", real_sleep)
-    assert b"\n" not in open(sm.session_file, "rb").read()[-60:]  # no newline inside the line
+    assert os.path.getsize(sm.session_file) == size  # no newline inside the line
     assert reopened.skipped_lines == []
-    append_raw(sm.session_file, line[60:])
-    assert [e["id"] for e in reopened.refresh()] == ["p1"]
+    append_raw(sm.session_file, line[30:])
+    assert [e["id"] for e in reopened.refresh()] == ["p1"] and reopened.skipped_lines == []
 
 
-def test_a_stale_last_line_is_repaired_once_on_a_writable_open(tmp_path):
+def test_a_writable_open_never_ends_an_unfinished_last_line(tmp_path):
+    """pi ends it on open (and on the source of a fork); pi_lab leaves it to its writer
+    (issue 21) until the user asks."""
     sm = make_session(tmp_path)
     append_raw(sm.session_file, b'{"type":"mess')
-    SessionManager.open(sm.session_file)
-    assert open(sm.session_file, "rb").read().endswith(b'{"type":"mess\n')
+    fork = SessionManager.fork_from(sm.session_file, "/elsewhere", tmp_path / "forks")
+    assert [e["id"] for e in fork.entries] == [e["id"] for e in sm.entries]
+    reopened = SessionManager.open(sm.session_file)
+    assert open(sm.session_file, "rb").read().endswith(b'{"type":"mess')
+    assert reopened.end_unfinished_line() and open(sm.session_file, "rb").read().endswith(b'{"type":"mess\n')
 
 
 # ------------------------------------------------------------------ non-regular files
