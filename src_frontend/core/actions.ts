@@ -228,7 +228,7 @@ export class Dialogs {
         : 'The leaf moves to this entry: what the model sees, the gauge and the timeline follow it.');
     }
     el('p', 'pi-view-only-note', body,
-      'This viewer moves the leaf in this view only: the session file is untouched. ' +
+      'This viewer is read-only: it moves the leaf in this view only, and the session file is untouched. ' +
       'To move it in the file (with a branch summary), open the session in a notebook.');
     const choices = el('div', 'pi-choices', body);
     const move = this.hooks.moveLeaf;

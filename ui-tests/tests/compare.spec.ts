@@ -107,14 +107,21 @@ test.describe('Compare pane (Lab viewer)', () => {
     expect(await sideIds(page, 'b')).toEqual(b.b);
     await expect(page.locator(`${PANE} .pi-cmp-summary .pi-cmp-summary-text`)).toHaveText('离开的 JWT 路径已完成认证改造。');
     await page.screenshot(shot('lab-seed-branches-A3-A4.png'));
-    // The read-only viewer's Go-here dialog says what it can do.
+    // The read-only viewer's Go-here dialog says what it can do: move the leaf in this view only.
     await page.locator(`${PANE} .pi-cmp-goto[data-side='a']`).click();
     const dialog = page.locator(`${VIEWER} .pi-dialog`);
     await expect(dialog).toBeVisible();
     await expect(dialog).toContainText('read-only');
+    await expect(dialog.getByRole('button', { name: 'Open in notebook' })).toBeVisible();
     await page.screenshot(shot('lab-seed-goto-dialog.png'));
     await page.keyboard.press('Escape');
     await expect(dialog).toBeHidden();
+    await page.locator(`${PANE} .pi-cmp-goto[data-side='a']`).click();
+    await dialog.getByRole('button', { name: 'Move the leaf here (this view only)' }).click();
+    const bar = page.locator(`${VIEWER} .pi-view-leaf-bar`);
+    await expect(bar).toContainText('Leaf moved to A3 in this view only; the file is untouched');
+    await bar.getByRole('button', { name: "Back to the file's leaf" }).click();
+    await expect(bar).toBeHidden();
 
     await page.locator(`${PANE} .pi-cmp-mode[data-mode='diff']`).click();
     await pick(page, 'a', 'A6');

@@ -65,6 +65,12 @@ test.describe('Pi Session viewer navigation', () => {
     await expect(page.locator(`${VIEWER} .pi-row.pi-view-leaf`)).toHaveCount(0);
     await expect(page.locator(`${VIEWER} .pi-row.pi-selected`)).toHaveAttribute('data-id', fileLeaf);
     expect(sha(file)).toBe(before);
+
+    // The dialog's Open in notebook is the toolbar's: a notebook beside the file, opened.
+    await page.locator(`${VIEWER} .pi-row[data-id='${target}']`).click();
+    await rows.press('Enter');
+    await dialog.getByRole('button', { name: 'Open in notebook' }).click();
+    await expect(page.locator('.lm-TabBar-tab.lm-mod-current', { hasText: name.replace('.jsonl', '.ipynb') })).toBeVisible();
   });
 
   test('a new filter says it is being laid out until its rows arrive', async ({ page, tmpPath }) => {
