@@ -69,9 +69,14 @@ def _python_text_rules() -> tuple[dict[str, str], str]:
         for ch in chars:
             if ch.casefold() != ch.lower():
                 fold[ch] = ch.casefold()
-    # re's \s is str.isspace (the same Unicode table), one pass over every character.
-    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, sys.maxunicode + 1)))
-    return fold, "".join(re.findall(r"\s", every))
+    # re's \s is str.isspace (the same Unicode table), one pass over every character, a
+    # block at a time (the whole range at once made a million one-character strings: 90 MB).
+    space: list[str] = []
+    for start in range(0, sys.maxunicode + 1, 1 << 16):
+        stop = min(start + (1 << 16), sys.maxunicode + 1)
+        codes = [c for c in range(start, stop) if not 0xD800 <= c < 0xE000]
+        space.extend(re.findall(r"\s", "".join(map(chr, codes))))
+    return fold, "".join(space)
 
 
 _TEXT_RULES: tuple[dict[str, str], str] | None = None

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Peak memory of pi_lab's whole-file commands on one long linear session.
+
+    .venv/bin/python bench/memory_bench.py [--linear 1000000] [--dir /tmp/pi-lab-memory] [--only export,corpus]
+
+1. Writes a linear session of ``--linear`` entries with bench/generate.py into ``--dir`` (a
+   folder of its own, never the checkout: the 1M-entry file is 319 MB), unless it is there.
+2. Runs each step as a fresh process under ``/usr/bin/time -v`` (Debian package ``time``) and
+   prints its wall time and peak resident set size (``Maximum resident set size``; for a
+   command that starts workers, the largest single process):
+
+   * ``open``: ``SessionManager.open(FILE)``
+   * ``context``: ``pi-lab context FILE``
+   * ``export``: ``pi-lab export FILE -o DIR/out.html``
+   * ``corpus``: ``pi-lab corpus DIR/corpus --no-cache --out DIR/pq`` (the session alone in
+     its folder)
+   * ``scan``: ``Corpus.scan([DIR/corpus], cache=False)``
+   * ``extract_tables``: ``pi_lab.corpus.extract.extract_tables(FILE)`` (one file's tables,
+     built a batch of rows at a time)
+
+Prints a Markdown table; no number is checked (the goals are in bench/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PYTHON = sys.executable
+PI_LAB = [PYTHON, "-m", "pi_lab.cli"]
+
+
+def _steps(session: Path, folder: Path) -> dict[str, list[str]]:
+    corpus = folder / "corpus"
+    return {
+        "open": [PYTHON, "-c", "import sys; from pi_lab import SessionManager; SessionManager.open(sys.argv[1])", str(session)],
+        "context": [*PI_LAB, "context", str(session)],
+        "export": [*PI_LAB, "export", str(session), "-o", str(folder / "out.html")],
+        "corpus": [*PI_LAB, "corpus", str(corpus), "--no-cache", "--out", str(folder / "pq")],
+        "scan": [PYTHON, "-c", "import sys; from pi_lab.corpus import Corpus; Corpus.scan([sys.argv[1]], cache=False)", str(corpus)],
+        "extract_tables": [PYTHON, "-c", "import sys; from pi_lab.corpus.extract import extract_tables; extract_tables(sys.argv[1])",
+                           str(session)],
+    }
+
+
+def _measure(command: list[str]) -> tuple[float, int, int]:
+    """(seconds, peak RSS in MB, exit status) of ``command`` run under /usr/bin/time -v."""
+    started = time.perf_counter()
+    run = subprocess.run(["/usr/bin/time", "-v", *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - started
+    found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr)
+    if found is None:
+        raise SystemExit(f"memory_bench: no peak from /usr/bin/time:\n{run.stderr[-2000:]}")
+    return seconds, int(found.group(1)) // 1024, run.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--linear", type=int, default=1_000_000, help="entries of the linear session")
+    parser.add_argument("--dir", default="/tmp/pi-lab-memory", help="folder for the session and the outputs")
+    parser.add_argument("--only", default="", help="comma-separated steps (default: all)")
+    args = parser.parse_args()
+    if not os.path.exists("/usr/bin/time"):
+        raise SystemExit("memory_bench: /usr/bin/time is missing (apt-get install time)")
+    folder = Path(args.dir)
+    (folder / "corpus").mkdir(parents=True, exist_ok=True)
+    session = folder / "corpus" / f"linear{args.linear}.jsonl"
+    if not session.exists():
+        subprocess.run([PYTHON, str(HERE / "generate.py"), "--linear", str(args.linear), "--out", str(session), "--quiet"],
+                       check=True)
+    steps = _steps(session, folder)
+    wanted = [s for s in args.only.split(",") if s] or list(steps)
+    unknown = [s for s in wanted if s not in steps]
+    if unknown:
+        raise SystemExit(f"memory_bench: unknown step {', '.join(unknown)} (steps: {', '.join(steps)})")
+    print(f"linear session: {args.linear:,} entries, {session.stat().st_size / 1e6:.0f} MB ({session})")
+    print("| step | seconds | peak RSS (MB) | exit |")
+    print("| --- | ---: | ---: | ---: |")
+    for name in wanted:
+        shutil.rmtree(folder / "pq", ignore_errors=True)
+        seconds, peak, status = _measure(steps[name])
+        print(f"| {name} | {seconds:.1f} | {peak:,} | {status} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
