@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
+from typing import Any
 
 from pi_lab.session._text import field_text
 from pi_lab.session.display import _display_text, format_label_time
@@ -105,19 +106,10 @@ def window_range(selected_index: int, total: int, window: int) -> tuple[int, int
     return start, min(start + window, total)
 
 
-def render_rows(
-    rows: Sequence[NavRow],
-    selected_index: int,
-    *,
-    filter_mode: str = "default",
-    show_label_times: bool = False,
-    window: int | None = None,
-    now: datetime | None = None,
-    home: str | None = None,
-) -> list[str]:
-    """The list as pi draws it: the rows (all, or a window) and the status line."""
-    return list(iter_rendered_rows(rows, selected_index, filter_mode=filter_mode, show_label_times=show_label_times,
-                                   window=window, now=now, home=home))
+def render_rows(rows: Sequence[NavRow], selected_index: int, **options: Any) -> list[str]:
+    """The list as pi draws it: the rows (all, or a window) and the status line (the options
+    of :func:`iter_rendered_rows`)."""
+    return list(iter_rendered_rows(rows, selected_index, **options))
 
 
 def iter_rendered_rows(
