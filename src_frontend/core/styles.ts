@@ -123,6 +123,36 @@ export const STYLES = `
 .pi-tl-key-branch::before { width: 0; height: 0; border: 4px solid transparent; border-bottom: 7px solid var(--pi-tl-branch);
   border-top: none; }
 .pi-tl-key-overflow::before { content: '×'; width: auto; border: none; color: var(--pi-bad); font-weight: 700; }
+.pi-lab { --pi-tl-whatif: #8250df; }
+.pi-tl-key-whatif, .pi-tl-key-whatif-compaction { display: none; }
+.pi-timeline-whatif-on .pi-tl-key-whatif, .pi-timeline-whatif-on .pi-tl-key-whatif-compaction { display: inline; color: var(--pi-tl-whatif); }
+.pi-tl-key-whatif::before { color: var(--pi-tl-whatif); border-top-width: 2px; }
+.pi-tl-key-whatif-compaction::before { content: '◆'; width: auto; border: none; color: var(--pi-tl-whatif); }
+.pi-whatif-toggle { border: 1px solid var(--pi-border); padding: 0 6px; white-space: nowrap; flex: none; }
+.pi-whatif-toggle.pi-active { border-color: var(--pi-tl-whatif); color: var(--pi-tl-whatif); }
+/* The panel lives in the timeline, which does not grow: its long parts scroll within it. */
+.pi-whatif { border-top: 1px dashed var(--pi-tl-whatif); margin-top: 4px; padding-top: 4px; font-size: 12px; max-height: 45vh; overflow: auto; }
+.pi-whatif-form { display: flex; flex-wrap: wrap; gap: 4px 10px; align-items: center; }
+.pi-whatif-title { font-weight: 600; color: var(--pi-tl-whatif); }
+.pi-whatif-field { display: inline-flex; gap: 4px; align-items: center; }
+.pi-whatif-input { width: 8em; font: inherit; padding: 1px 4px; border: 1px solid var(--pi-border); border-radius: 3px; background: var(--pi-bg); color: var(--pi-fg); }
+.pi-whatif-status { margin: 4px 0; }
+.pi-whatif-bad { color: var(--pi-bad); }
+.pi-whatif-list { display: flex; flex-wrap: wrap; gap: 3px 6px; align-items: center; }
+.pi-whatif-marker { color: var(--pi-tl-whatif); border: 1px solid var(--pi-border); padding: 0 5px; }
+.pi-whatif-marker.pi-whatif-same { font-style: italic; }
+.pi-whatif-marker.pi-active { border-color: var(--pi-tl-whatif); background: var(--pi-bg2); }
+.pi-whatif-detail { margin-top: 6px; padding: 4px 6px; border-left: 3px solid var(--pi-tl-whatif); background: var(--pi-bg2); }
+.pi-whatif-detail h5 { margin: 6px 0 2px; font-size: 12px; }
+.pi-whatif-split { display: flex; gap: 12px; }
+.pi-whatif-side { flex: 1 1 0; min-width: 0; }
+.pi-whatif-entries { margin: 0; padding-left: 0; list-style: none; max-height: 140px; overflow: auto; }
+.pi-whatif-entries li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.pi-whatif-summary { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 160px; overflow: auto; margin: 0; font-family: var(--pi-mono); font-size: 11px; }
+.pi-whatif-same-note { margin: 4px 0; color: var(--pi-good); }
+.pi-whatif-compare { display: flex; gap: 12px; margin-top: 6px; }
+.pi-whatif-column { flex: 1 1 0; min-width: 0; max-height: 260px; overflow: auto; }
+.pi-whatif-hypothetical .pi-pane-title { color: var(--pi-tl-whatif); }
 .pi-timeline-plot { position: relative; height: 96px; margin-top: 2px; outline: none; cursor: crosshair; border-radius: 3px; }
 .pi-timeline-plot:focus-visible { box-shadow: 0 0 0 2px var(--pi-accent); }
 .pi-timeline-canvas { position: absolute; left: 0; top: 0; display: block; }

@@ -12,6 +12,7 @@
 
 import { button, el, formatTokens, rowSafe, shortId } from './dom';
 import type { Transport } from './transport';
+import { Hypothesis, WhatIfPanel } from './whatif';
 
 export interface TimelineMarker {
   kind: 'compaction' | 'branch_summary' | 'overflow';
@@ -137,6 +138,10 @@ export class TimelineStrip {
   private atTimer = 0;
   private frame = 0;
   private readonly resize: ResizeObserver | null;
+  /** The what-if panel (whatif.ts) and the hypothetical sawtooth it hands the strip to draw. */
+  private readonly whatIf: WhatIfPanel;
+  private hyp: Hypothesis | null = null;
+  private readonly legend: HTMLSpanElement;
 
   constructor(parent: HTMLElement, before: HTMLElement | null, private readonly transport: Transport,
     private readonly handlers: TimelineHandlers) {
@@ -150,7 +155,7 @@ export class TimelineStrip {
     this.toggle.setAttribute('aria-expanded', 'true');
     this.summary = el('span', 'pi-timeline-summary pi-muted', head);
     this.above = el('span', 'pi-timeline-above', head);
-    const legend = el('span', 'pi-timeline-legend', head);
+    const legend = this.legend = el('span', 'pi-timeline-legend', head);
     el('span', 'pi-tl-key pi-tl-key-measured', legend, 'measured');
     el('span', 'pi-tl-key pi-tl-key-estimated', legend, 'estimated');
     el('span', 'pi-tl-key pi-tl-key-threshold', legend, 'auto-compaction');
@@ -158,6 +163,9 @@ export class TimelineStrip {
     el('span', 'pi-tl-key pi-tl-key-compaction', legend, 'compaction');
     el('span', 'pi-tl-key pi-tl-key-branch', legend, 'branch summary');
     el('span', 'pi-tl-key pi-tl-key-overflow', legend, 'overflow');
+    // The what-if keys, shown while a replay is drawn.
+    el('span', 'pi-tl-key pi-tl-key-whatif', legend, 'what if');
+    el('span', 'pi-tl-key pi-tl-key-whatif-compaction', legend, 'what-if compaction');
     this.body = el('div', 'pi-timeline-body', this.el);
     this.toggle.setAttribute('aria-controls', this.body.id = `pi-timeline-${Math.random().toString(36).slice(2, 10)}`);
     // A slider is what the strip is to the keyboard: one value (the call) moved by the arrows.
@@ -177,6 +185,17 @@ export class TimelineStrip {
     this.caption = el('div', 'pi-timeline-caption', this.body);
     this.caption.setAttribute('role', 'status');
     this.caption.setAttribute('aria-live', 'polite');
+    this.whatIf = new WhatIfPanel(head, this.body, transport, {
+      leaf: () => this.data?.leaf_id ?? this.leaf,
+      settings: () => this.settings(),
+      callIndex: id => this.index.get(id),
+      callCount: () => this.data?.call_count ?? 0,
+      selectedCallId: () => (this.data && this.selectedCall >= 0 ? this.data.calls.id[this.selectedCall] : null),
+      show: h => this.showHypothesis(h),
+      select: id => handlers.select(id)
+    });
+    // the toggle sits after the summary, before the legend
+    head.insertBefore(this.whatIf.toggle, legend);
 
     this.plot.addEventListener('pointermove', event => this.onPointer(event));
     this.plot.addEventListener('pointerleave', () => {
@@ -222,6 +241,7 @@ export class TimelineStrip {
   }
 
   dispose(): void {
+    this.whatIf.dispose();
     this.width?.disconnect();
     this.resize?.disconnect();
     window.clearTimeout(this.refreshTimer);
@@ -290,9 +310,22 @@ export class TimelineStrip {
     this.schedule();
   }
 
+  /** Draw the what-if panel's hypothetical sawtooth over the real one (null: remove it). */
+  private showHypothesis(h: Hypothesis | null): void {
+    this.hyp = h;
+    this.legend.classList.toggle('pi-timeline-whatif-on', h !== null);
+    this.el.dataset.whatif = h ? String(h.markers.length) : '';
+    if (h && this.collapsed) {
+      this.chosen = true;
+      this.setCollapsed(false);
+    }
+    this.redraw();
+  }
+
   private setSelectedCall(call: number, note: string | null = null): void {
     this.selectedCall = call;
     this.el.dataset.selectedCall = String(call);
+    this.whatIf.selectedCall(call >= 0 && this.data ? this.data.calls.id[call] : null);
     if (call >= 0 && document.activeElement !== this.plot) {
       this.focus = { kind: 'call', index: call };
     }
@@ -397,6 +430,7 @@ export class TimelineStrip {
     this.drawBase();
     this.el.dataset.drawn = String(performance.now());
     this.select(this.selectedId);
+    this.whatIf.dataChanged();
   }
 
   private showMessage(text: string): void {
@@ -493,10 +527,21 @@ export class TimelineStrip {
     // extension-made value (the seed's 115,000 over a 29-token context) would flatten the rest.
     // The threshold is shown when it is near the data; a 1M window over a 100k session would
     // flatten the sawtooth, so then it is named at the top instead.
+    const hyp = this.hyp;
+    if (hyp) {
+      for (let i = 0; i < hyp.tokens.length; i++) {
+        if (hyp.tokens[i] > dataMax) {
+          dataMax = hyp.tokens[i];
+        }
+      }
+    }
     const threshold = this.threshold();
     let yMax = Math.max(1, dataMax);
     if (threshold > 0 && threshold < dataMax * 1.6) {
       yMax = Math.max(yMax, threshold);
+    }
+    if (hyp && hyp.threshold > 0 && hyp.threshold < dataMax * 1.6) {
+      yMax = Math.max(yMax, hyp.threshold);
     }
     return { width, mMin, mMax, eMin, eMax, yMax: yMax * 1.06 };
   }
@@ -698,8 +743,112 @@ export class TimelineStrip {
         ctx.stroke();
       }
     }
+    if (this.hyp) {
+      this.drawHypothesis(ctx, this.hyp);
+    }
     this.el.dataset.drawMs = (performance.now() - started).toFixed(2);
     this.drawOverlay();
+  }
+
+  /** The what-if replay: its threshold (dashed), its sawtooth (one line, a point per call when
+   * few) and its compactions (a dashed line and a diamond on the bottom band: the real ones are
+   * solid teal lines labelled on top). Drawn per call: the replay is bounded to 1,000 calls. */
+  private drawHypothesis(ctx: CanvasRenderingContext2D, h: Hypothesis): void {
+    const colour = this.colour('--pi-tl-whatif', '#8250df');
+    const w = this.cssWidth;
+    const bottom = HEIGHT - PAD.bottom;
+    const cols = this.columns as Columns;
+    if (h.threshold > 0 && h.threshold <= cols.yMax) {
+      const y = Math.round(this.yOf(h.threshold)) + 0.5;
+      ctx.strokeStyle = colour;
+      ctx.lineWidth = 1;
+      ctx.setLineDash([6, 3]);
+      ctx.beginPath();
+      ctx.moveTo(PAD.left, y);
+      ctx.lineTo(w - PAD.right, y);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    ctx.strokeStyle = colour;
+    ctx.lineWidth = 1.8;
+    ctx.beginPath();
+    let open = false;
+    for (let i = 0; i < h.tokens.length; i++) {
+      const t = h.tokens[i];
+      if (Number.isNaN(t)) {
+        open = false;
+        continue;
+      }
+      const x = this.xOf(i);
+      if (open) {
+        ctx.lineTo(x, this.yOf(t));
+      } else {
+        ctx.moveTo(x, this.yOf(t));
+        open = true;
+      }
+    }
+    ctx.stroke();
+    const few = h.tokens.length <= cols.width / 4;
+    for (let i = 0; few && i < h.tokens.length; i++) {
+      if (!Number.isNaN(h.tokens[i])) {
+        ctx.fillStyle = colour;
+        ctx.fillRect(this.xOf(i) - 2, this.yOf(h.tokens[i]) - 2, 4, 4);
+      }
+    }
+    for (const m of h.markers) {
+      const x = Math.round(this.xBefore(m.call)) + 0.5;
+      ctx.strokeStyle = colour;
+      ctx.lineWidth = 1;
+      ctx.setLineDash([3, 3]);
+      ctx.beginPath();
+      ctx.moveTo(x, PAD.top);
+      ctx.lineTo(x, bottom);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      // a diamond: filled when new, hollow when it is the session's own compaction again
+      const y = bottom - 5;
+      ctx.beginPath();
+      ctx.moveTo(x, y - 5);
+      ctx.lineTo(x + 4, y);
+      ctx.lineTo(x, y + 5);
+      ctx.lineTo(x - 4, y);
+      ctx.closePath();
+      if (m.realEntryId) {
+        ctx.fillStyle = this.colour('--pi-bg', '#ffffff');
+        ctx.fill();
+        ctx.lineWidth = 1.5;
+        ctx.stroke();
+      } else {
+        ctx.fillStyle = colour;
+        ctx.fill();
+      }
+    }
+  }
+
+  /** The hypothetical compaction whose diamond is under the pointer (-1: none). */
+  private hypotheticalAt(x: number, y: number): number {
+    const h = this.hyp;
+    if (!h || y < HEIGHT - PAD.bottom - 14) {
+      return -1;
+    }
+    let best = -1;
+    let bestDistance = 6;
+    h.markers.forEach((m, k) => {
+      const distance = Math.abs(x - this.xBefore(m.call));
+      if (distance < bestDistance) {
+        best = k;
+        bestDistance = distance;
+      }
+    });
+    return best;
+  }
+
+  private describeHypothetical(k: number): string {
+    const m = (this.hyp as Hypothesis).markers[k];
+    const words = [`what-if compaction ${k + 1}`, `${formatTokens(m.tokensBefore)} tokens before`];
+    words.push(m.realEntryId ? `the same as the real compaction ${shortId(m.realEntryId)}` : 'not in the session');
+    words.push('click to see what it would summarize and keep');
+    return words.join(' · ');
   }
 
   private schedule(): void {
@@ -779,6 +928,9 @@ export class TimelineStrip {
     if (d.markers.some(mk => mk.kind === 'overflow' && mk.call === i)) {
       words.push('overflowed the context');
     }
+    if (this.hyp && !Number.isNaN(this.hyp.tokens[i])) {
+      words.push(`what if: ${formatTokens(this.hyp.tokens[i])}`);
+    }
     words.push(`entry ${shortId(c.id[i])}`);
     return words.join(' · ');
   }
@@ -825,9 +977,11 @@ export class TimelineStrip {
     const x = event.clientX - rect.left;
     const y = event.clientY - rect.top;
     const marker = this.markerAt(x, y);
+    const hypothetical = this.hypotheticalAt(x, y);
     this.hover = this.callAt(x);
     this.tip.hidden = false;
-    this.tip.textContent = marker >= 0 ? this.describeMarker(marker) : this.describeCall(this.hover);
+    this.tip.textContent = hypothetical >= 0 ? this.describeHypothetical(hypothetical)
+      : marker >= 0 ? this.describeMarker(marker) : this.describeCall(this.hover);
     const left = Math.min(Math.max(0, x + 12), Math.max(0, this.cssWidth - 320));
     this.tip.style.left = `${left}px`;
     this.schedule();
@@ -861,6 +1015,11 @@ export class TimelineStrip {
       return;
     }
     const rect = this.plot.getBoundingClientRect();
+    const hypothetical = this.hypotheticalAt(event.clientX - rect.left, event.clientY - rect.top);
+    if (hypothetical >= 0) {
+      this.whatIf.showCompaction(hypothetical);
+      return;
+    }
     const marker = this.markerAt(event.clientX - rect.left, event.clientY - rect.top);
     if (marker >= 0) {
       this.focus = { kind: 'marker', index: marker };

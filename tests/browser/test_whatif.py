@@ -1,0 +1,147 @@
+"""The timeline's "what if" panel in a real JupyterLab (Debian chromium through Playwright), and
+in an exported page with no kernel.
+
+The shipped tiny-auth session replayed with a smaller window: the settings typed and run with
+Enter, the hypothetical sawtooth and its diamonds drawn over the real strip (legend keys shown),
+a diamond clicked and another chosen with the keyboard show what they would summarize and keep
+(equal to pi_lab.replay in the kernel), and a call selected shows what the model would see beside
+what it did see. Screenshots go to PI_LAB_SCREENSHOTS (default /tmp/pi-lab-screenshots).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from playwright.sync_api import expect
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_widget import kernel_json, run_notebook, widget_cell, write_notebook  # noqa: E402
+
+from pi_lab.data import recorded_session  # noqa: E402
+
+STRIP = ".pi-lab .pi-timeline"
+PANEL = ".pi-lab .pi-whatif"
+SETTINGS = {"context_window": 3000, "reserve_tokens": 1500, "keep_recent_tokens": 300}
+# The strip's padding (timeline.ts PAD): where a call's boundary is drawn.
+PAD_LEFT, PAD_RIGHT, HEIGHT, PAD_BOTTOM = 46, 10, 96, 12
+
+
+def _open_panel(page, lab_server, open_lab, name: str) -> Path:
+    session = lab_server.root_dir / f"{name}.jsonl"
+    shutil.copyfile(recorded_session().path, session)
+    run_notebook(page, open_lab, write_notebook(lab_server, f"{name}.ipynb", [widget_cell(session)]))
+    page.wait_for_function(f"() => Number(document.querySelector('{STRIP}')?.dataset.calls) > 0")
+    toggle = page.locator(".pi-lab .pi-whatif-toggle")
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    return session
+
+
+def test_what_if_panel_replays_and_explains(page, lab_server, open_lab, screenshot_dir):
+    _open_panel(page, lab_server, open_lab, "whatif_tiny")
+    panel = page.locator(PANEL)
+    # prefilled with the widget's own settings
+    own = kernel_json(page, "{'context_window': w.context_window, 'reserve_tokens': w.reserve_tokens, "
+                            "'keep_recent_tokens': w.keep_recent_tokens}")
+    for name, value in own.items():
+        expect(panel.locator(f"input[name={name}]")).to_have_value(str(value))
+    # no hypothesis drawn yet: its legend keys are hidden
+    expect(page.locator(".pi-lab .pi-tl-key-whatif")).to_be_hidden()
+
+    for name, value in SETTINGS.items():
+        panel.locator(f"input[name={name}]").fill(str(value))
+    panel.locator("input[name=keep_recent_tokens]").press("Enter")  # Enter runs
+    expect(panel).to_have_attribute("data-state", "done")
+    replay = kernel_json(page, "(lambda r: {'ids': [c['id'] for c in r.compactions], "
+                               "'summaries': [c['summary'] for c in r.compactions], "
+                               "'summarized': [c['summarized_entry_ids'] for c in r.compactions], "
+                               "'kept': [c['kept_entry_ids'] for c in r.compactions]})"
+                               f"(__import__('pi_lab').replay(w.session_manager, **{SETTINGS!r}))")
+    count = len(replay["ids"])
+    assert count >= 2
+    expect(page.locator(STRIP)).to_have_attribute("data-whatif", str(count))
+    expect(panel.locator(".pi-whatif-marker")).to_have_count(count)
+    expect(page.locator(".pi-lab .pi-tl-key-whatif")).to_be_visible()
+    expect(page.locator(".pi-lab .pi-tl-key-whatif-compaction")).to_be_visible()
+    expect(panel.locator(".pi-whatif-status")).to_contain_text(f"{count} compactions would fire")
+    page.locator(".pi-lab .pi-timeline").screenshot(path=str(screenshot_dir / "whatif-strip.png"))
+
+    # a click on the first diamond (bottom band of the plot, at its call's boundary)
+    first_call = int(kernel_json(page, f"__import__('pi_lab.view.whatif', fromlist=['x']).what_if_payload("
+                                       f"w.view, {SETTINGS!r})['compactions'][0]['call']"))
+    plot = page.locator(".pi-lab .pi-timeline-plot")
+    box = plot.bounding_box()
+    calls = int(page.locator(STRIP).get_attribute("data-calls"))
+    x = PAD_LEFT + first_call / calls * (box["width"] - PAD_LEFT - PAD_RIGHT)
+    plot.click(position={"x": x, "y": HEIGHT - PAD_BOTTOM - 5})
+    detail = panel.locator(".pi-whatif-detail")
+    expect(detail).to_have_attribute("data-id", replay["ids"][0])
+    expect(detail.locator(".pi-whatif-summarized li")).to_have_count(len(replay["summarized"][0]))
+    expect(detail.locator(".pi-whatif-kept li")).to_have_count(len(replay["kept"][0]))
+    expect(detail.locator(".pi-whatif-summary")).to_have_text(replay["summaries"][0])
+    expect(detail).to_contain_text("tokens before")
+    expect(detail).to_contain_text(replay["summarized"][0][0][:8])
+
+    # the keyboard: Tab to the second marker button, Enter
+    panel.locator(".pi-whatif-marker").nth(0).focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    expect(detail).to_have_attribute("data-id", replay["ids"][1])
+    page.locator(".pi-lab .pi-timeline").screenshot(path=str(screenshot_dir / "whatif-compaction.png"))
+
+    # a call selected: what the model would see there beside what it did see
+    plot.click(position={"x": box["width"] - PAD_RIGHT - 2, "y": 40})
+    compare = panel.locator(".pi-whatif-compare")
+    expect(compare.locator(".pi-whatif-real .pi-pane-title")).to_contain_text("What the model did see at")
+    expect(compare.locator(".pi-whatif-hypothetical .pi-pane-title")).to_have_text("What it would see under these settings")
+    at = compare.get_attribute("data-at")
+    both = kernel_json(page, "__import__('pi_lab.view.whatif', fromlist=['x']).what_if_context_payload("
+                             f"w.view, {{**{SETTINGS!r}, 'id': {at!r}}})")
+    expect(compare.locator(".pi-whatif-hypothetical .pi-context-item")).to_have_count(len(both["hypothetical"]["messages"]))
+    expect(compare.locator(".pi-whatif-real .pi-context-item")).to_have_count(len(both["real"]["messages"]))
+    assert both["hypothetical"]["messages"] != both["real"]["messages"]
+    compare.scroll_into_view_if_needed()
+    page.locator(".pi-lab").screenshot(path=str(screenshot_dir / "whatif-context.png"))
+
+    # at the session's own settings the replay's compactions are the real ones
+    rec = recorded_session()
+    for name in SETTINGS:
+        panel.locator(f"input[name={name}]").fill(str(getattr(rec, name)))
+    panel.locator(".pi-whatif-run").click()
+    expect(panel.locator(".pi-whatif-status")).to_contain_text("the same as the session's own")
+    panel.locator(".pi-whatif-marker").first.click()
+    expect(panel.locator(".pi-whatif-same-note")).to_contain_text("Same as the real compaction")
+
+
+def test_bad_settings_and_the_bound_are_said(page, lab_server, open_lab):
+    _open_panel(page, lab_server, open_lab, "whatif_bad")
+    panel = page.locator(PANEL)
+    panel.locator("input[name=context_window]").fill("")
+    panel.locator(".pi-whatif-run").click()
+    expect(panel.locator(".pi-whatif-status")).to_have_text("context window must be a whole number of tokens")
+    panel.locator("input[name=context_window]").fill("3000")
+    kernel_json(page, "setattr(__import__('pi_lab.view.whatif', fromlist=['x']), 'MAX_CALLS', 3) or 0")
+    panel.locator(".pi-whatif-run").click()
+    expect(panel.locator(".pi-whatif-status")).to_contain_text("replays at most 3 in the viewer")
+    expect(panel).to_have_attribute("data-state", "error")
+    kernel_json(page, "setattr(__import__('pi_lab.view.whatif', fromlist=['x']), 'MAX_CALLS', 1000) or 0")
+
+
+def test_the_exported_page_says_the_panel_needs_a_kernel(page, tmp_path, screenshot_dir):
+    from pi_lab.export import export_html
+
+    session = tmp_path / "tiny.jsonl"
+    shutil.copyfile(recorded_session().path, session)
+    html = tmp_path / "tiny.html"
+    export_html(str(session), str(html))
+    page.goto(html.resolve().as_uri())
+    page.wait_for_selector(".pi-row", timeout=60_000)
+    page.wait_for_function(f"() => Number(document.querySelector('{STRIP}')?.dataset.calls) > 0")
+    page.locator(".pi-lab .pi-whatif-toggle").click()
+    panel = page.locator(PANEL)
+    panel.locator("input[name=context_window]").press("Enter")
+    expect(panel).to_have_attribute("data-state", "no-kernel")
+    expect(panel.locator(".pi-whatif-status")).to_contain_text("runs in the kernel")
+    page.locator(".pi-lab .pi-timeline").screenshot(path=str(screenshot_dir / "whatif-static.png"))
