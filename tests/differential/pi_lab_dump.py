@@ -135,6 +135,7 @@ def dump(path: str | os.PathLike[str], inplace: bool = False, keeps=DEFAULT_KEEP
         sm = None
         try:
             sm = SessionManager.open(target)
+            sm.end_unfinished_line()  # pi ends an unfinished last line on open; pi_lab when asked (issue 21)
         except Exception as exc:
             out["error"] = f"{type(exc).__name__}: {exc}"
         data = Path(target).read_bytes()
