@@ -90,7 +90,8 @@ def _internal_error(error: BaseException) -> str:
 
 
 def load_session(path: str) -> Any:
-    """Read a session file without touching it and return an in-memory SessionManager.
+    """Read a session file without touching it and return an in-memory SessionManager (for
+    a Claude Code or Codex file, that agent's read-only session).
 
     Raises :class:`pi_lab.session.InvalidSessionFile` for a non-empty file that is not a pi
     session, and :class:`CliError` for a path that cannot be read.
@@ -118,6 +119,16 @@ def load_session(path: str) -> Any:
         raise CliError(f"{path}: {error.strerror or error}") from None
     if not data.strip():
         raise CliError(f"{path}: empty file (no session header)")
+    from pi_lab.formats.detect import UnknownSessionFormat, detect_format_of
+
+    try:
+        agent = detect_format_of(data[: 1 << 20], path)
+    except UnknownSessionFormat:
+        agent = "pi"  # pi's own reader says what is wrong with the file, in pi's words
+    if agent != "pi":
+        from pi_lab.formats import open_session
+
+        return open_session(path)  # another agent's file: read by that agent's rules, never written
     return session_from_bytes(data, path)
 
 

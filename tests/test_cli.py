@@ -306,3 +306,27 @@ def test_tree_writes_each_row_as_it_is_made(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "stdout", Recorder())
     assert main(["tree", str(_comb(tmp_path / "d.jsonl", 200))]) == 0
     assert len(writes) > 200 and max(writes) < 1000
+
+
+AGENT_FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize("name,first_row", [
+    ("claude-code/inspect_scout-compaction_session.jsonl", "user: Start a long conversation"),
+    ("codex/inspect_scout-rollout-2026-08-01T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl",
+     "user: <environment_context>"),
+])
+def test_tree_and_context_read_other_agents_files_by_their_rules(capsys, tmp_path, name, first_row):
+    import shutil
+
+    path = shutil.copy(AGENT_FIXTURES / name, tmp_path / "session.jsonl")
+    before = open(path, "rb").read()
+    code, out, err = run(capsys, "tree", str(path))
+    assert code == 0 and err == ""
+    assert first_row in out
+    code, out, err = run(capsys, "context", str(path))
+    assert code == 0 and out.startswith("Context at leaf ")
+    if name.startswith("claude-code"):
+        # after the compaction the model saw its summary, not the messages it replaced
+        assert "compactionSummary" in out and "Start a long conversation" not in out
+    assert open(path, "rb").read() == before
