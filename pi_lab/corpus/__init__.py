@@ -33,7 +33,8 @@ reported in ``errors`` with the reason. An unexpected exception in pi_lab's own 
 reading one file loses only that file: its reason starts with ``internal error`` and asks to
 be reported, and a warning with the traceback is logged (logger ``pi_lab.corpus``). Read
 files are cached by path, size, mtime and inode (Arrow IPC files under
-``$XDG_CACHE_HOME/pi_lab/corpus`` by default), so an unchanged folder is read again in a
+``$XDG_CACHE_HOME/pi_lab/corpus`` by default, in a private folder verified by checksums: see
+``pi_lab.corpus.cache``), so an unchanged folder is read again in a
 fraction of a second and a grown file is re-read alone; ``pi-lab usage`` also keeps each
 report it printed beside the cached tables it came from, and prints it again, without
 loading the tables, while no file changed.
