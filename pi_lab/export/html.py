@@ -172,6 +172,23 @@ def render_html(sm: Any, *, title: str | None = None) -> str:
     ])
 
 
+def _open_any(session_file: str) -> Any:
+    """The session at ``session_file`` read-only, whichever agent wrote it (pi's reader, and its
+    error, for a file no agent's rules recognise)."""
+    from pi_lab.formats.detect import UnknownSessionFormat, detect_format
+    from pi_lab.session import SessionManager
+
+    try:
+        agent = detect_format(session_file)
+    except UnknownSessionFormat:
+        agent = "pi"
+    if agent == "pi":
+        return SessionManager.open(session_file, read_only=True, lazy=False)  # it embeds every body
+    from pi_lab.formats import open_session
+
+    return open_session(session_file)
+
+
 def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | None = None) -> Path:
     """Write a self-contained, read-only HTML viewer of a session to ``path``.
 
@@ -179,7 +196,6 @@ def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | Non
     ``SessionManager`` (its leaf is restored afterwards). ``leaf_id`` fixes the leaf shown.
     Returns the path written.
     """
-    from pi_lab.session import SessionManager
     from pi_lab.session.manager import EntryNotFound
 
     out = Path(path)
@@ -189,7 +205,7 @@ def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | Non
         # the writer just before the rename: a session may be put there while the page builds.
         with _refusals_as_export_errors():
             check_output(out, source=session_file)
-        sm = SessionManager.open(session_file, read_only=True, lazy=False)  # it embeds every body
+        sm = _open_any(session_file)
         restore = None
     else:
         sm = source

@@ -78,3 +78,28 @@ def _main_header(path: Path) -> str:
     blob = unpack(packed)
     length = int.from_bytes(blob[4:8], "little")
     return blob[8:8 + length].decode()
+
+
+AGENT_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@needs_script
+@pytest.mark.parametrize("name", [
+    "claude-code/inspect_scout-compaction_session.jsonl",
+    "codex/inspect_scout-rollout-2026-08-01T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl",
+])
+def test_other_agents_files_export_read_only(tmp_path, capsys, name):
+    import shutil
+
+    import pi_lab
+
+    src = Path(shutil.copy(AGENT_FIXTURES / name, tmp_path / "session.jsonl"))
+    before = src.read_bytes()
+    out = tmp_path / "out.html"
+    assert main(["export", str(src), "-o", str(out)]) == 0
+    assert src.read_bytes() == before
+    session = pi_lab.open_session(src)
+    header = _main_header(out)
+    assert session.session_id in header
+    # the exported leaf is the agent's own leaf rule's
+    assert main(["export", str(src), "-o", str(out), "--leaf", session.get_branch()[0]["id"]]) == 0
