@@ -236,6 +236,9 @@ class Corpus:
         self._duck: Any = None
         self._duck_lock = threading.Lock()
         self._generation: tuple[Cache, str] | None = None
+        self.notes_path: str | None = None
+        """The notes file (``pi_lab.research.NoteStore``); None: ``pi-lab-notes.jsonl`` in the
+        current folder, beside the notebook."""
 
     @property
     def tables(self) -> dict[str, Any]:
@@ -342,6 +345,9 @@ class Corpus:
                 for name in TABLE_NAMES:
                     con.register(name, getattr(self, name))
                 self._duck = con
+            if "annotations" in query:
+                # the notes change while a researcher works: read them at each query that names them
+                self._duck.register("annotations", self.annotations)
             relation = self._duck.sql(query)
             if relation is None:  # a statement without a result (SET, CREATE ...)
                 import pyarrow as pa
@@ -434,6 +440,49 @@ class Corpus:
             raise SessionNotInCorpus(f"session {session!r} is in {len(files)} files ({', '.join(files)}); "
                                      "pass the file instead")
         return files[0]
+
+    # -- research: notes beside the sessions, questions asked by a model (pi_lab.research)
+
+    @property
+    def notes(self) -> Any:
+        """The :class:`~pi_lab.research.NoteStore` the corpus's notes and findings go to."""
+        from pi_lab.research.corpus_api import corpus_notes
+
+        return corpus_notes(self)
+
+    @property
+    def annotations(self) -> Any:
+        """Every note on this corpus's sessions, a person's or a model's finding (``source``
+        names the model and the question), as a ``pyarrow.Table``; ``annotations`` in ``sql``."""
+        from pi_lab.research.corpus_api import corpus_annotations
+
+        return corpus_annotations(self)
+
+    def ask(self, question: str, *, client: Any, model: Any, unit: str = "session", where: str | None = None,
+            answer: str = "yes/no", labels: Any = None, max_cost: float | None = None, concurrency: int = 4,
+            dry_run: bool = False, progress: bool = True, retry: Any = None, cache: Any = None) -> Any:
+        """Ask ``question`` of every session, branch or model call (``unit``) with a model.
+
+        ``where`` is a SQL condition on the unit's table (``sessions``, ``entries`` for branches,
+        ``model_calls`` for calls). Returns a ``pyarrow.Table`` (session_id, unit_id, answer,
+        explanation, cited_entry_ids and invalid_citations, input/output tokens, cost...); the
+        findings are also written to :attr:`notes`. ``dry_run=True`` returns only the estimate
+        (units, tokens, cost); ``max_cost`` stops before it would be passed. Answers are cached:
+        asking again makes no request. The offline model is refused (it cannot judge). See
+        :mod:`pi_lab.research.ask`."""
+        from pi_lab.research.corpus_api import corpus_ask
+
+        return corpus_ask(self, question, client=client, model=model, unit=unit, where=where, answer=answer,
+                          labels=labels, max_cost=max_cost, concurrency=concurrency, dry_run=dry_run,
+                          progress=progress, retry=retry, cache=cache)
+
+    def find(self, pattern: str, *, in_: str = "text", regex: bool = False, case: bool = False,
+             note: str | None = None) -> Any:
+        """Entries whose ``in_`` (``"text"``, ``"tool_args"``, ``"tool_results"``) match
+        ``pattern``, as a table; ``note="tag"`` also writes each match as a note. No model."""
+        from pi_lab.research.corpus_api import corpus_find
+
+        return corpus_find(self, pattern, in_=in_, regex=regex, case=case, note=note)
 
     def to_parquet(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write one ``<table>.parquet`` per table into ``directory``; returns the paths.

@@ -487,7 +487,12 @@ async def ask_units(
                                          "author": model_key})
         rows.append(row)
     if findings and notes is not None:
-        notes.add_many(findings)
+        # Idempotent: asking again (answers from the cache) or resuming an interrupted run adds
+        # only the findings the store does not hold yet.
+        held = {(n.session_id, n.entry_id, n.source, n.text) for n in notes.notes()}
+        fresh = [f for f in findings if (f["session_id"], f["entry_id"], f["source"], f["text"]) not in held]
+        if fresh:
+            notes.add_many(fresh)
     return _table(rows)
 
 
