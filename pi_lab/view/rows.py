@@ -251,7 +251,9 @@ class RowList(MutableSequence):
         return f"<RowList {len(self._items)} rows>"
 
 
-HIT_CONTEXT = 32  # characters of the entry's search text shown on each side of a match
+# Characters of the entry's search text shown before and after a match: few before, so that the
+# word itself stays in view on a narrow row.
+HIT_BEFORE, HIT_AFTER = 12, 40
 
 
 def search_hit(search: str, entry: Mapping[str, Any], label: str | None, shown: str) -> str | None:
@@ -267,7 +269,7 @@ def search_hit(search: str, entry: Mapping[str, Any], label: str | None, shown: 
     at = full.find(missing)
     if at < 0:
         return None
-    start, end = max(0, at - HIT_CONTEXT), min(len(full), at + len(missing) + HIT_CONTEXT)
+    start, end = max(0, at - HIT_BEFORE), min(len(full), at + len(missing) + HIT_AFTER)
     return f"{'…' if start else ''}{' '.join(full[start:end].split())}{'…' if end < len(full) else ''}"
 
 

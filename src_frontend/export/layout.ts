@@ -315,8 +315,9 @@ export function encodeStructure(layout: Layout, header: Record<string, unknown>)
   return buffer;
 }
 
-/** Characters of the entry's search text shown on each side of a match (rows.py HIT_CONTEXT). */
-const HIT_CONTEXT = 32;
+/** Characters of the entry's search text shown before and after a match (rows.py HIT_BEFORE, HIT_AFTER). */
+const HIT_BEFORE = 12;
+const HIT_AFTER = 40;
 
 /**
  * Why a row matched when its shown text and label do not say it: the words around the first
@@ -332,8 +333,8 @@ export function searchHit(search: string, full: string, shown: string, label: st
   if (at < 0) {
     return undefined;
   }
-  const start = Math.max(0, at - HIT_CONTEXT);
-  const end = Math.min(full.length, at + missing.length + HIT_CONTEXT);
+  const start = Math.max(0, at - HIT_BEFORE);
+  const end = Math.min(full.length, at + missing.length + HIT_AFTER);
   const words = full.slice(start, end).split(/\s+/).filter(Boolean).join(' ');
   return `${start ? '…' : ''}${words}${end < full.length ? '…' : ''}`;
 }
