@@ -65,3 +65,47 @@ def test_run_all_in_lab(page, lab_server, open_lab, repo_root, screenshot_dir, n
         shots.append(path.name)
     assert shots
     print(json.dumps({"notebook": name, "screenshots": shots}))
+
+
+def test_an_odd_session_opens_in_lab(page, lab_server, open_lab, screenshot_dir):
+    """Issue 22's notebook in a real browser: ``pi_lab.open()`` on a session with lone surrogates
+    everywhere (text, label, name, tool arguments, an id) draws the viewer, with no error, and
+    every row's entry opens (but the one whose id itself holds a lone surrogate, see below)."""
+    import nbformat
+    from widget.test_sendable import odd_session
+
+    path = lab_server.root_dir / "odd.jsonl"
+    path.write_bytes(odd_session())
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"import pi_lab\npi_lab.open({str(path)!r})")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab_server.root_dir / "odd.ipynb")
+    open_lab("odd.ipynb")
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'")
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.wait_for_function(FINISHED, timeout=300_000, polling=1000)
+    assert not page.evaluate(PROBLEMS)
+    rows = page.locator(".pi-lab .pi-row")
+    rows.first.wait_for()
+    page.wait_for_function("() => ![...document.querySelectorAll('.pi-lab .pi-row-text')].some(e => e.textContent === '…')")
+    detail = page.locator(".pi-lab .pi-detail-id")
+    ids = [rows.nth(n).get_attribute("data-id") for n in range(rows.count())]
+    odd = [n for n, i in enumerate(ids) if not i.isascii() or "\\" in i]
+    assert len(odd) == 1  # the hand-edited id
+    for n in [n for n in range(len(ids)) if n not in odd] + odd + [0]:
+        rows.nth(n).click()
+        if n in odd:
+            # Known limit: the reply names this entry as "odd\\ud800" (its escape text: a lone
+            # surrogate cannot be sent as UTF-8), the tree as the id itself, so its detail is not
+            # drawn; the next row opens as before (checked by the last step, row 0 again).
+            page.wait_for_timeout(1000)
+            continue
+        try:
+            page.wait_for_function("id => document.querySelector('.pi-lab .pi-detail-id')?.textContent === id", arg=ids[n])
+        except Exception:
+            raise AssertionError(f"row {n} ({ids[n]!r}) did not open; order {ids}; shown {detail.all_inner_texts()}")
+        assert detail.inner_text() == ids[n]
+    assert not page.evaluate(PROBLEMS)
+    assert page.locator(".pi-lab .pi-row-text", has_text="look at a\\ud800b").count() == 1
+    page.locator(".jp-OutputArea-child:has(.pi-lab:not(.pi-lab-fallback .pi-lab))").first.screenshot(
+        path=str(screenshot_dir / "run-all-odd-session.png"))
