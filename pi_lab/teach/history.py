@@ -16,7 +16,7 @@ from typing import Any
 
 from pi_lab.errors import PiLabError
 
-__all__ = ["TeachError", "session_at", "frozen"]
+__all__ = ["TeachError", "frozen", "session_at"]
 
 
 class TeachError(PiLabError, ValueError):

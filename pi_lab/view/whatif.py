@@ -25,16 +25,23 @@ context requests that follow a ``what_if`` reuse it instead of replaying again.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pi_lab.compaction.replay import Replay, ReplayError, replay
 from pi_lab.view.errors import ViewError
 
-__all__ = ["OPS", "MAX_CALLS", "MAX_LISTED", "what_if_payload", "what_if_compaction_payload",
-           "what_if_context_payload"]
+__all__ = [
+    "MAX_CALLS",
+    "MAX_LISTED",
+    "OPS",
+    "what_if_compaction_payload",
+    "what_if_context_payload",
+    "what_if_payload",
+]
 
 MAX_CALLS = 1000
 """The most model calls on a branch the panel replays inside one request."""
@@ -124,10 +131,8 @@ def replay_for(view: Any, args: Mapping[str, Any]) -> Replay:
             result = replay(sm, leaf=leaf, **settings)
         except ReplayError as error:
             raise _error(str(error)) from None
-        try:
+        with contextlib.suppress(TypeError):  # not weakly referenceable: not kept
             _LAST[sm] = (key, result)
-        except TypeError:
-            pass
         return result
 
 
@@ -150,19 +155,7 @@ def what_if_payload(view: Any, args: Any = None) -> dict[str, Any]:
         compaction.append(in_force)
     compactions = []
     for k, record in enumerate(result.compactions):
-        compactions.append({
-            "id": record["id"],
-            "after_entry_id": record["after_entry_id"],
-            "call": first_call.get(k, len(ids)),
-            "first_kept_entry_id": record["first_kept_entry_id"],
-            "tokens_before": record["tokens_before"],
-            "context_tokens_at_check": record["context_tokens_at_check"],
-            "check_point": record["check_point"],
-            "is_split_turn": record["is_split_turn"],
-            "real_entry_id": record["real_entry_id"],
-            "summarized_count": len(record["summarized_entry_ids"]),
-            "kept_count": len(record["kept_entry_ids"]),
-        })
+        compactions.append({**_facts(record), "call": first_call.get(k, len(ids))})
     return {
         "leaf_id": result.leaf_id,
         "context_window": result.context_window,
@@ -174,6 +167,16 @@ def what_if_payload(view: Any, args: Any = None) -> dict[str, Any]:
         "dropped_real_compactions": list(result.dropped_real_compactions),
         "max_calls": MAX_CALLS,
     }
+
+
+_FACTS = ("id", "after_entry_id", "first_kept_entry_id", "tokens_before", "context_tokens_at_check", "check_point",
+          "is_split_turn", "real_entry_id")
+
+
+def _facts(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A hypothetical compaction's scalars, and how many entries it summarizes and keeps."""
+    return {**{key: record[key] for key in _FACTS}, "summarized_count": len(record["summarized_entry_ids"]),
+            "kept_count": len(record["kept_entry_ids"])}
 
 
 def _listed(sm: Any, ids: list[str]) -> list[dict[str, Any]]:
@@ -199,20 +202,11 @@ def what_if_compaction_payload(view: Any, args: Any = None) -> dict[str, Any]:
         raise _error(str(error)) from None
     summary = record["summary"] if isinstance(record["summary"], str) else ""
     return {
-        "id": record["id"],
-        "after_entry_id": record["after_entry_id"],
-        "first_kept_entry_id": record["first_kept_entry_id"],
-        "tokens_before": record["tokens_before"],
-        "context_tokens_at_check": record["context_tokens_at_check"],
-        "check_point": record["check_point"],
-        "is_split_turn": record["is_split_turn"],
-        "real_entry_id": record["real_entry_id"],
+        **_facts(record),
         "summary": summary[:_SUMMARY_CHARS],
         "summary_truncated": len(summary) > _SUMMARY_CHARS,
         "summarized": _listed(view.sm, record["summarized_entry_ids"]),
-        "summarized_count": len(record["summarized_entry_ids"]),
         "kept": _listed(view.sm, record["kept_entry_ids"]),
-        "kept_count": len(record["kept_entry_ids"]),
     }
 
 

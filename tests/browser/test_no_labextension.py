@@ -19,10 +19,10 @@ import pytest
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import lab_server as _lab_server_fixture  # noqa: E402
-from test_widget import kernel_json, run_notebook, write_notebook  # noqa: E402
+from conftest import lab_server as _lab_server_fixture
+from test_widget import kernel_json, run_notebook, write_notebook
 
-from pi_lab.data import recorded_session  # noqa: E402
+from pi_lab.data import recorded_session
 
 
 @pytest.fixture(scope="module")

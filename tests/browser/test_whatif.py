@@ -17,9 +17,9 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_widget import kernel_json, run_notebook, widget_cell, write_notebook  # noqa: E402
+from test_widget import kernel_json, run_notebook, widget_cell, write_notebook
 
-from pi_lab.data import recorded_session  # noqa: E402
+from pi_lab.data import recorded_session
 
 STRIP = ".pi-lab .pi-timeline"
 PANEL = ".pi-lab .pi-whatif"

@@ -7,13 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
 from pi_lab.data import recorded_session
 from pi_lab.session import SessionManager
 from pi_lab.teach import TeachError, frozen, session_at
-
 from tests.shared_fixtures import FIXTURES_DIR
 
 NAMES = ["before-compaction.jsonl", "public-twkrash-branching.jsonl", "public-twkrash-uat.jsonl",
@@ -46,9 +46,9 @@ def _same_ids(at, cut, path):
     ids the cut file got, line for line: session_at keeps the whole session's ids, so a node
     id names the same entry in the full widget and the frozen one."""
     state = _state(at)
-    if b'"version"' in open(path, "rb").readline():
+    if b'"version"' in Path(path).read_bytes().split(b"\n", 1)[0]:
         return state  # ids from the file: compared as they are
-    mapping = {a.get("id"): c.get("id") for a, c in zip(at.file_entries[1:], cut.file_entries[1:])}
+    mapping = {a.get("id"): c.get("id") for a, c in zip(at.file_entries[1:], cut.file_entries[1:], strict=True)}
     text = json.dumps(state, default=repr)
     for old, new in mapping.items():
         if isinstance(old, str) and old != new:
@@ -67,8 +67,8 @@ def test_session_at_equals_the_file_cut_after_line_k(tmp_path):
     paths = _sessions(tmp_path)
     assert len(paths) >= 2 or not FIXTURES_DIR.exists()
     for path in paths:
-        digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
-        lines = open(path, "rb").read().splitlines(keepends=True)
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        lines = Path(path).read_bytes().splitlines(keepends=True)
         whole = SessionManager.open(str(path), read_only=True)
         for k in _steps(len(lines)):
             cut = tmp_path / f"cut-{k}.jsonl"
@@ -79,12 +79,12 @@ def test_session_at_equals_the_file_cut_after_line_k(tmp_path):
                 at = session_at(source, k)
                 assert _same_ids(at, cut_sm, path) == expected, (path, k)
                 assert at.read_only
-        assert hashlib.sha256(open(path, "rb").read()).hexdigest() == digest
+        assert hashlib.sha256(Path(path).read_bytes()).hexdigest() == digest
 
 
 def test_session_at_refuses_steps_out_of_range(tmp_path):
     path = shutil.copy(recorded_session().path, tmp_path / "t.jsonl")
-    count = len(open(path, "rb").read().splitlines())
+    count = len(Path(path).read_bytes().splitlines())
     for bad in (0, -1, count + 1, "3", 2.0):
         with pytest.raises(TeachError):
             session_at(path, bad)

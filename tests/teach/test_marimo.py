@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browser.conftest import CHROMIUM, CHROMIUM_ARGS, _skip_reason
 
 from pi_lab.data import recorded_session
