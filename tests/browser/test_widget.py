@@ -684,7 +684,8 @@ def test_context_window_commits_on_enter_and_summaries_render_markdown(page, lab
 
 def test_read_only_viewer_says_so_before_any_choice(page, lab_server, open_lab, fixtures_dir, screenshot_dir):
     # The JupyterLab "Pi Session" document never writes: double-click (or Enter) on a row says
-    # so at once, with the way to a writable notebook, instead of offering choices it refuses.
+    # so at once, with the way to a writable notebook, instead of offering choices it refuses;
+    # what it offers is to move the leaf in this view only.
     name = f"2026-01-02T10-00-00-000Z_readonly-{secrets.token_hex(3)}.jsonl"
     shutil.copyfile(fixtures_dir / "public-twkrash-branching.jsonl", lab_server.root_dir / name)
     open_lab()
@@ -696,9 +697,13 @@ def test_read_only_viewer_says_so_before_any_choice(page, lab_server, open_lab, 
     row_id = row.get_attribute("data-id")
     row.dblclick()
     dialog = page.locator(f"{viewer} .pi-dialog")
-    expect(dialog.locator(".pi-readonly-note")).to_contain_text("read-only")
-    expect(dialog.locator(".pi-readonly-note")).to_contain_text("notebook")
+    expect(dialog.locator(".pi-view-only-note")).to_contain_text("read-only")
+    expect(dialog.locator(".pi-view-only-note")).to_contain_text("notebook")
     expect(dialog.locator(".pi-dialog-target")).not_to_have_text("")  # also for an entry of an unknown type
+    # This row is the file's leaf (the viewer says "Already at this point"): no move is offered.
+    expect(dialog).to_contain_text("Already at this point.")
+    expect(dialog.get_by_role("button", name="Move the leaf here (this view only)")).to_have_count(0)
+    expect(dialog.get_by_role("button", name="Open in notebook")).to_be_visible()
     for choice in ("No summary", "Summarize"):
         expect(dialog.get_by_role("button", name=choice)).to_have_count(0)
     expect(page.locator(f"{viewer} .pi-readonly-badge")).to_be_visible()
