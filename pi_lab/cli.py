@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
+from pi_lab._text_out import one_line
 from pi_lab.session._text import content_preview, field_text
 
 __all__ = ["main", "build_parser", "load_session"]
@@ -37,20 +38,13 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         current = stack.pop()
 
         def error(message: str, _parser: argparse.ArgumentParser = current) -> NoReturn:
-            _parser.exit(2, f"{_parser.prog}: {_one_line(message)} (see {_parser.prog} --help)\n")
+            _parser.exit(2, f"{_parser.prog}: {one_line(message)} (see {_parser.prog} --help)\n")
 
         current.error = error  # type: ignore[method-assign]
         for action in current._actions:
             if isinstance(action, argparse._SubParsersAction):
                 stack.extend(action.choices.values())
     return parser
-
-
-def _one_line(text: str) -> str:
-    # Control characters of a file name or an argument would break the line (or the terminal);
-    # a name that is not UTF-8 (surrogate escapes) is shown escaped, whatever stderr's encoding.
-    text = "".join(" " if ch < " " or ch == "\x7f" else ch for ch in text)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class _Printable:
@@ -81,7 +75,7 @@ def _internal_error(error: BaseException) -> str:
 
     where = where_it_failed(error)
     detail = str(error)[:200] if not isinstance(error, RecursionError) else "nested too deeply"
-    return (f"{PROG}: internal error: {type(error).__name__}{where}: {_one_line(detail)} "
+    return (f"{PROG}: internal error: {type(error).__name__}{where}: {one_line(detail)} "
             "(a bug: please report it; PI_LAB_DEBUG=1 prints the traceback)")
 
 
@@ -246,7 +240,7 @@ def _cmd_context(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from pi_lab.session.navigation import FILTER_MODES
+    from pi_lab.session.flatten import FILTER_MODES
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -309,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_tree(args, out)
         return _cmd_context(args, out)
     except (InvalidSessionFile, PiLabError, CliError) as error:  # NotARegularFile, ... included
-        print(_one_line(f"{PROG}: {error}"), file=sys.stderr)
+        print(one_line(f"{PROG}: {error}"), file=sys.stderr)
         return 1
     except BrokenPipeError:
         # The reader went away (`pi-lab tree f | head`); stop quietly.
@@ -320,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as error:  # never a traceback for a file the system would not read
         name = f"{error.filename}: " if error.filename else ""
-        print(_one_line(f"{PROG}: {name}{error.strerror or error}"), file=sys.stderr)
+        print(one_line(f"{PROG}: {name}{error.strerror or error}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
@@ -351,7 +345,7 @@ class _LogLines(logging.Handler):
         if record.exc_info:
             return
         try:
-            print(_one_line(f"{PROG}: {record.getMessage()}"), file=sys.stderr)
+            print(one_line(f"{PROG}: {record.getMessage()}"), file=sys.stderr)
         except Exception:  # noqa: BLE001  a broken record must not end the command
             self.handleError(record)
 

@@ -31,6 +31,7 @@ from pi_lab.compaction import (
 from pi_lab.errors import PiLabError, Refused
 from pi_lab.llm import is_context_overflow, is_recoverable_length
 from pi_lab.session.ids import parse_iso_ms
+from pi_lab.session.entries import Message
 
 if TYPE_CHECKING:
     from pi_lab.agent.session import AgentSession
@@ -49,7 +50,6 @@ __all__ = [
     "summary_retry_callbacks",
 ]
 
-Message = dict[str, Any]
 Emit = Callable[[dict[str, Any]], None]
 
 OVERFLOW_RETRY_FAILED = (

@@ -16,10 +16,10 @@ from typing import Any
 
 from pi_lab.agent.tools import Tool
 from pi_lab.llm.protocol import StreamDone, StreamError, StreamStart, TextDelta, ThinkingDelta, ToolCallEvent
+from pi_lab.session.entries import Message
 
 __all__ = ["Agent", "AgentHooks", "LENGTH_TOOL_ERROR"]
 
-Message = dict[str, Any]
 EventHandler = Callable[[dict[str, Any]], Awaitable[None]]
 
 LENGTH_TOOL_ERROR = (

@@ -37,10 +37,10 @@ from pi_lab.llm.protocol import run_sync
 from pi_lab.llm.tokens import system_message_text
 from pi_lab.session import SessionManager
 from pi_lab.session.projection import get_context_settings, replay_system_state
+from pi_lab.session.entries import Message
 
 __all__ = ["AgentSession", "SessionStats", "PROMPT_DURING_COMPACTION", "ALREADY_PROCESSING"]
 
-Message = dict[str, Any]
 Listener = Callable[[dict[str, Any]], Any]
 
 PROMPT_DURING_COMPACTION = (

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pi_lab.session.entries import Message
+
 if TYPE_CHECKING:
     from pi_lab.agent.session import AgentSession
 
 __all__ = ["Transcript", "OMISSION_WITHOUT_SOURCE"]
 
-Message = dict[str, Any]
 
 OMISSION_WITHOUT_SOURCE = "Cannot persist recovery omission because a projected message has no source entry"
 

@@ -46,7 +46,7 @@ __all__ = [
 DEFAULT_CONTEXT_WINDOW = 128000
 
 from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
-Message = Mapping[str, Any]
+from pi_lab.session.entries import MessageView as Message  # noqa: E402
 
 
 class CollectEntriesResult(NamedTuple):

@@ -38,7 +38,7 @@ CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "br
 TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 
 from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
-Message = Mapping[str, Any]
+from pi_lab.session.entries import MessageView as Message  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from pi_lab.compaction.tokens import estimate_projected_context_tokens
 __all__ = ["CompactionPreparation", "prepare_compaction", "messages_for_summary"]
 
 from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
-Message = Mapping[str, Any]
+from pi_lab.session.entries import MessageView as Message  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,13 +72,13 @@ def _cache(args: argparse.Namespace) -> Any:
 def _scan(args: argparse.Namespace) -> Any:
     from pi_lab.corpus import Corpus
 
-    from pi_lab.cli import _one_line
+    from pi_lab._text_out import one_line
 
     corpus = Corpus.scan(args.paths or None, workers=args.workers, cache=_cache(args), progress=sys.stderr.isatty())
     for path, reason in corpus.errors:
         # One line per file, written as pi-lab writes its other messages: a newline in a file
         # name (or in a reason quoting the file) must not make two lines of one.
-        print(_one_line(f"pi-lab: skipped {path}: {reason}"), file=sys.stderr)
+        print(one_line(f"pi-lab: skipped {path}: {reason}"), file=sys.stderr)
     return corpus
 
 

@@ -27,6 +27,8 @@ from pi_lab.session._js import js_trim
 __all__ = [
     "Entry",
     "EntryView",
+    "Message",
+    "MessageView",
     "ENTRY_TYPES",
     "SETTINGS_ENTRY_TYPES",
     "SessionHeader",
@@ -53,6 +55,12 @@ Entry = dict[str, Any]
 
 EntryView = Mapping[str, Any]
 """An entry as a read-only function takes it (compaction, previews): any mapping."""
+
+Message = dict[str, Any]
+"""pi's AgentMessage as the engine holds it (a parsed JSON object: role, content, usage...)."""
+
+MessageView = Mapping[str, Any]
+"""A message as a read-only function takes it (compaction's cut points and summaries)."""
 
 
 class SessionHeader(TypedDict, total=False):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_lab.session._text import content_text
-from pi_lab.session.entries import Entry
+from pi_lab.session.entries import Entry, Message
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.tree import UNSET, build_session_path, index_by_id
 
@@ -33,7 +33,6 @@ __all__ = [
     "EDITABLE_ROLES",
 ]
 
-Message = dict[str, Any]
 
 EDITABLE_ROLES = frozenset({"user", "assistant", "toolResult", "custom"})
 _EMPTY_LIST_ROLES = frozenset({"user", "assistant", "toolResult"})

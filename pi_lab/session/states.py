@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_lab.session._text import content_preview
-from pi_lab.session.navigation import display_text
+from pi_lab.session.display import display_text
 
 __all__ = ["FourStates", "four_states", "entry_label", "message_label"]
 
