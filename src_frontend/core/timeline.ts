@@ -192,7 +192,13 @@ export class TimelineStrip {
       callCount: () => this.data?.call_count ?? 0,
       selectedCallId: () => (this.data && this.selectedCall >= 0 ? this.data.calls.id[this.selectedCall] : null),
       show: h => this.showHypothesis(h),
-      select: id => handlers.select(id)
+      select: id => handlers.select(id),
+      unfold: () => {
+        if (this.collapsed) {
+          this.chosen = true; // as if the user had unfolded it: the width no longer folds it
+          this.setCollapsed(false);
+        }
+      }
     });
     // the toggle sits after the summary, before the legend
     head.insertBefore(this.whatIf.toggle, legend);
@@ -315,10 +321,6 @@ export class TimelineStrip {
     this.hyp = h;
     this.legend.classList.toggle('pi-timeline-whatif-on', h !== null);
     this.el.dataset.whatif = h ? String(h.markers.length) : '';
-    if (h && this.collapsed) {
-      this.chosen = true;
-      this.setCollapsed(false);
-    }
     this.redraw();
   }
 

@@ -52,6 +52,8 @@ export interface WhatIfHost {
   show(h: Hypothesis | null): void;
   /** Select an entry in the tree. */
   select(entryId: string): void;
+  /** Unfold the strip (the panel lives in its body). */
+  unfold(): void;
 }
 
 interface WhatIfAnswer extends WhatIfSettings {
@@ -169,6 +171,9 @@ export class WhatIfPanel {
     this.toggle.classList.toggle('pi-active', open);
     if (open && !this.prefilled) {
       this.prefill();
+    }
+    if (open) {
+      this.host.unfold();
     }
     if (open) {
       this.host.show(this.hypothesis());

@@ -145,3 +145,22 @@ def test_the_exported_page_says_the_panel_needs_a_kernel(page, tmp_path, screens
     expect(panel).to_have_attribute("data-state", "no-kernel")
     expect(panel.locator(".pi-whatif-status")).to_contain_text("runs in the kernel")
     page.locator(".pi-lab .pi-timeline").screenshot(path=str(screenshot_dir / "whatif-static.png"))
+
+
+def test_what_if_unfolds_a_folded_strip(page, lab_server, open_lab, screenshot_dir):
+    # A narrow widget starts with the strip folded (timeline.ts): the panel lives in its body.
+    session = lab_server.root_dir / "whatif_narrow.jsonl"
+    shutil.copyfile(recorded_session().path, session)
+    cell = widget_cell(session) + "\nw.layout.width = '45%'\nw"
+    run_notebook(page, open_lab, write_notebook(lab_server, "whatif_narrow.ipynb", [cell]))
+    toggle = page.locator(".pi-lab .pi-timeline-toggle")
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    page.locator(".pi-lab .pi-whatif-toggle").click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    panel = page.locator(PANEL)
+    expect(panel).to_be_visible()
+    for name, value in SETTINGS.items():
+        panel.locator(f"input[name={name}]").fill(str(value))
+    panel.locator(".pi-whatif-run").press("Enter")
+    expect(panel).to_have_attribute("data-state", "done")
+    page.locator(".pi-lab").screenshot(path=str(screenshot_dir / "whatif-narrow.png"))
