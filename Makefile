@@ -14,11 +14,12 @@ PYTEST_ARGS ?=
 # apt-get needs root; use sudo when we are not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help lab test install venv frontend chromium typecheck pytest ui-tests pi-reference clean
+.PHONY: help lab test install venv frontend chromium typecheck lint pytest ui-tests pi-reference clean
 
 help:
 	@echo "make lab      - install everything, then start JupyterLab on the tour notebook"
-	@echo "make test     - install everything (chromium, pi for the differential tests), typecheck, ui-tests, pytest"
+	@echo "make test     - install everything (chromium, pi for the differential tests), typecheck, lint, ui-tests, pytest"
+	@echo "make lint     - ruff and pyright (basic) on pi_lab/, configured in pyproject.toml"
 	@echo "make install  - .venv + pip install -e '.[test]' + front-end build + labextension develop"
 
 $(VENV)/bin/activate:
@@ -61,6 +62,11 @@ chromium:
 typecheck:
 	$(ACTIVATE) jlpm typecheck
 
+# Python lint and types (settings in pyproject.toml [tool.ruff], [tool.pyright]).
+lint:
+	$(ACTIVATE) ruff check pi_lab
+	$(ACTIVATE) pyright
+
 # pi itself (npm, into the gitignored bench/.pi) for the differential tests that run it beside
 # pi_lab. Optional: without node or the registry those tests skip, so a failure here only warns.
 pi-reference:
@@ -80,6 +86,7 @@ pytest:
 
 test: chromium install pi-reference
 	$(MAKE) --no-print-directory typecheck
+	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory ui-tests
 	$(MAKE) --no-print-directory pytest
 

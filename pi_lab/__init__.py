@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["SessionManager", "AgentSession", "SessionWidget", "open", "open_session", "replay"]
+if TYPE_CHECKING:  # editors and type checkers see the public types; at run time they load lazily
+    from pi_lab.agent import AgentSession
+    from pi_lab.session import SessionManager
+    from pi_lab.session.protocol import ReadableSession
+    from pi_lab.widget import SessionWidget
+
+__all__ = [
+    "SessionManager",
+    "AgentSession",
+    "SessionWidget",
+    "ReadableSession",
+    "open",
+    "open_session",
+    "replay",
+]
 
 # Public names resolve lazily so that `import pi_lab.session` (or the CLI) does not pull in
 # Jupyter or widget dependencies it does not need.
@@ -12,10 +26,11 @@ _LAZY = {
     "SessionManager": ("pi_lab.session", "SessionManager"),
     "AgentSession": ("pi_lab.agent", "AgentSession"),
     "SessionWidget": ("pi_lab.widget", "SessionWidget"),
+    "ReadableSession": ("pi_lab.session.protocol", "ReadableSession"),
 }
 
 
-def open(path: str, **options: Any) -> Any:  # noqa: A001  (pi_lab.open mirrors the built-in on purpose)
+def open(path: str, **options: Any) -> SessionWidget:  # noqa: A001  (pi_lab.open mirrors the built-in on purpose)
     """Open a pi session file in a :class:`SessionWidget` (tree, context, gauge).
 
     The file is only read (an old format is migrated in memory, nothing is repaired on disk);
@@ -26,7 +41,7 @@ def open(path: str, **options: Any) -> Any:  # noqa: A001  (pi_lab.open mirrors 
     return open_session(path, **options)
 
 
-def open_session(path: str, **options: Any) -> Any:
+def open_session(path: str, **options: Any) -> ReadableSession:
     """Open any agent's session file read-only (a :class:`~pi_lab.session.protocol.ReadableSession`).
 
     The agent is recognised from the file's content: ``.agent`` says which. Nothing is written."""

@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
+
 from pi_lab._text_out import one_line
 from pi_lab.session._text import content_preview, field_text
 

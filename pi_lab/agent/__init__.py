@@ -12,7 +12,13 @@ Refusals raise :class:`pi_lab.errors.Refused`; the context gauge rule is
 from pi_lab.agent.compactor import LENGTH_RETRY_FAILED, OVERFLOW_RETRY_FAILED, CompactionCancelled
 from pi_lab.agent.session import ALREADY_PROCESSING, PROMPT_DURING_COMPACTION, AgentSession, SessionStats
 from pi_lab.agent.tools import Tool, ToolError, ToolOutput, demo_tools, tool
-from pi_lab.agent.tree_flow import NAVIGATE_WHILE_COMPACTING, NAVIGATE_WHILE_RUNNING, ForkResult, InvalidEntry, NavigateResult
+from pi_lab.agent.tree_flow import (
+    NAVIGATE_WHILE_COMPACTING,
+    NAVIGATE_WHILE_RUNNING,
+    ForkResult,
+    InvalidEntry,
+    NavigateResult,
+)
 from pi_lab.compaction.usage import ContextUsage
 
 __all__ = [

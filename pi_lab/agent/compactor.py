@@ -30,8 +30,8 @@ from pi_lab.compaction import (
 )
 from pi_lab.errors import PiLabError, Refused
 from pi_lab.llm import is_context_overflow, is_recoverable_length
-from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.entries import Message
+from pi_lab.session.ids import parse_iso_ms
 
 if TYPE_CHECKING:
     from pi_lab.agent.session import AgentSession

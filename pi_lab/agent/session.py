@@ -22,7 +22,14 @@ from typing import Any
 
 from pi_lab.agent.compactor import Compactor, context_window, message_model
 from pi_lab.agent.loop import Agent, AgentHooks
-from pi_lab.agent.run_state import AUTO_COMPACTION, BRANCH_SUMMARY, COMPACTIONS, MANUAL_COMPACTION, RETRY, RunState
+from pi_lab.agent.run_state import (
+    AUTO_COMPACTION,
+    BRANCH_SUMMARY,
+    COMPACTIONS,
+    MANUAL_COMPACTION,
+    RETRY,
+    RunState,
+)
 from pi_lab.agent.tools import Tool
 from pi_lab.agent.transcript import Transcript
 from pi_lab.agent.tree_flow import ForkResult, NavigateResult, TreeNavigator
@@ -36,8 +43,8 @@ from pi_lab.llm.model import Model
 from pi_lab.llm.protocol import run_sync
 from pi_lab.llm.tokens import system_message_text
 from pi_lab.session import SessionManager
-from pi_lab.session.projection import get_context_settings, replay_system_state
 from pi_lab.session.entries import Message
+from pi_lab.session.projection import get_context_settings, replay_system_state
 
 __all__ = ["AgentSession", "SessionStats", "PROMPT_DURING_COMPACTION", "ALREADY_PROCESSING"]
 

@@ -70,9 +70,8 @@ def _cache(args: argparse.Namespace) -> Any:
 
 
 def _scan(args: argparse.Namespace) -> Any:
-    from pi_lab.corpus import Corpus
-
     from pi_lab._text_out import one_line
+    from pi_lab.corpus import Corpus
 
     corpus = Corpus.scan(args.paths or None, workers=args.workers, cache=_cache(args), progress=sys.stderr.isatty())
     for path, reason in corpus.errors:

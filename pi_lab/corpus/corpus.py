@@ -47,7 +47,7 @@ def list_session_files(paths: Iterable[str | os.PathLike[str]], errors: list[tup
         path = os.path.abspath(os.path.expanduser(os.fspath(raw)))
         if os.path.isdir(path):
             found: list[str] = []
-            for folder, dirs, files in os.walk(path, onerror=lambda e: errors.append((e.filename or path, e.strerror or str(e)))):
+            for folder, dirs, files in os.walk(path, onerror=lambda e, top=path: errors.append((e.filename or top, e.strerror or str(e)))):
                 dirs.sort()
                 found.extend(os.path.join(folder, f) for f in files if f.endswith(".jsonl"))
             candidates = sorted(found)

@@ -15,7 +15,6 @@ from pi_lab.session._js import js_double
 from pi_lab.session._text import js_len
 from pi_lab.session.ids import parse_iso_ms
 
-
 _MINUTE_MS: dict[str, int | None] = {}
 
 

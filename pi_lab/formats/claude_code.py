@@ -29,18 +29,18 @@ from __future__ import annotations
 
 import glob
 import os
-from datetime import datetime, timedelta, timezone
 from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import orjson
 
 from pi_lab.compaction.tokens import js_json
 from pi_lab.errors import ReadOnlySession
+from pi_lab.formats._foreign import ForeignSession
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._json import loads_object
 from pi_lab.session.ids import parse_iso_ms
-from pi_lab.formats._foreign import ForeignSession
 from pi_lab.session.storage import check_regular_file
 
 __all__ = [

@@ -29,7 +29,9 @@ import asyncio
 import math
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
+
+from pi_lab.session._text import content_text
 
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .model import Model, make_usage
@@ -37,7 +39,6 @@ from .offline_summary import summarise_request
 from .protocol import Cancel, Cancelled, CompleteFromStream, Context, StreamEvent
 from .request import build_request
 from .tokens import compact_json, estimate_request_tokens, estimate_text_tokens, utf16_len
-from pi_lab.session._text import content_text
 
 __all__ = [
     "FAULT_KINDS",
@@ -83,7 +84,7 @@ class FaultReply:
             raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {FAULT_KINDS}")
 
 
-ScriptedReply = Union[str, ToolCallReply, FaultReply]
+ScriptedReply = str | ToolCallReply | FaultReply
 
 
 @dataclass(frozen=True, slots=True)

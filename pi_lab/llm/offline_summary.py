@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from .convert import (
     BRANCH_SUMMARY_PREFIX,
@@ -120,8 +121,7 @@ def _sentences(text: str) -> list[str]:
 
 
 _STOPWORDS = frozenset(
-    "the and for with now this that all are was were has have had not but you your our its into from then "
-    "will can let".split()
+    ["the", "and", "for", "with", "now", "this", "that", "all", "are", "was", "were", "has", "have", "had", "not", "but", "you", "your", "our", "its", "into", "from", "then", "will", "can", "let"]
 )
 
 
@@ -130,7 +130,7 @@ def _words(text: str) -> set[str]:
     lowered = text.lower()
     keys = {w for w in re.findall(r"[a-z0-9_]{3,}", lowered) if w not in _STOPWORDS}
     cjk = re.findall(r"[\u4e00-\u9fff]", lowered)
-    keys.update(a + b for a, b in zip(cjk, cjk[1:]))
+    keys.update(a + b for a, b in pairwise(cjk))
     return keys
 
 

@@ -24,7 +24,7 @@ import queue
 import threading
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict, TypeVar, Union, runtime_checkable
+from typing import Any, Protocol, TypedDict, TypeVar, runtime_checkable
 
 from pi_lab.errors import PiLabError
 
@@ -110,7 +110,7 @@ class StreamError:
     kind = "error"
 
 
-StreamEvent = Union[StreamStart, TextDelta, ThinkingDelta, ToolCallEvent, StreamDone, StreamError]
+StreamEvent = StreamStart | TextDelta | ThinkingDelta | ToolCallEvent | StreamDone | StreamError
 
 
 # --- cancellation -----------------------------------------------------------------------------

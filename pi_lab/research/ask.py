@@ -382,7 +382,7 @@ async def ask_units(
     instructions_tokens = estimate_text_tokens(_instructions(question, answer, labels))
     per_unit = []
     requests = cached = input_tokens = 0
-    for unit, _transcript_, parts, keys in plan:
+    for unit, _unit_transcript, parts, keys in plan:
         unit_tokens = 0
         for part, key in zip(parts, keys):
             if answers.get(key) is not None:

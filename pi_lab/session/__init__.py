@@ -4,11 +4,11 @@ Pure Python plus orjson; no Jupyter, no network. The pure functions take a list 
 and a leaf; :class:`SessionManager` owns one session's file, index and leaf.
 """
 
-from pi_lab.session.ids import iso_timestamp, parse_iso_ms, uuid7
-from pi_lab.session.errors import UnfinishedLineError
-from pi_lab.session.manager import EntryNotFound, SessionManager
 from pi_lab.session.changes import ChangeCursor, Changes
+from pi_lab.session.errors import UnfinishedLineError
 from pi_lab.session.flatten import FlatTree, NavRow, flatten_tree, navigation_rows, visible_rows
+from pi_lab.session.ids import iso_timestamp, parse_iso_ms, uuid7
+from pi_lab.session.manager import EntryNotFound, SessionManager
 from pi_lab.session.paths import SessionInfo, default_session_dir, session_file_name
 from pi_lab.session.projection import (
     ProjectedEntry,

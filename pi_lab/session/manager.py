@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
-from pi_lab.errors import ConcurrentWriteError
 from pi_lab.session import opening as _opening
 from pi_lab.session import paths as _paths
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._text import js_trim
+from pi_lab.session.appends import EntryAppends, _is_user_or_assistant
+from pi_lab.session.bodies import BodyFile, LazyEntry, ResolvingIndex, ResolvingPath, resolve_all
+from pi_lab.session.changes import ChangeCursor, ChangeLog, Changes
+from pi_lab.session.errors import EntryNotFound, SessionNotFound
+from pi_lab.session.file_sync import FileSync
 from pi_lab.session.ids import (
     Clock,
     UuidFactory,
@@ -25,6 +28,7 @@ from pi_lab.session.ids import (
     uuid7,
     validate_session_id,
 )
+from pi_lab.session.index import apply_label, index_and_tree, index_lines, last_line_path
 from pi_lab.session.migration import CURRENT_VERSION, migrate_entries
 from pi_lab.session.projection import (
     SessionContext,
@@ -33,12 +37,6 @@ from pi_lab.session.projection import (
     build_session_projection,
     project_path,
 )
-from pi_lab.session.changes import ChangeCursor, ChangeLog, Changes
-from pi_lab.session.appends import EntryAppends, _is_user_or_assistant
-from pi_lab.session.errors import EntryNotFound, SessionNotFound
-from pi_lab.session.file_sync import FileSync
-from pi_lab.session.bodies import BodyFile, LazyEntry, ResolvingIndex, ResolvingPath, resolve_all
-from pi_lab.session.index import apply_label, index_and_tree, index_lines, last_line_path
 from pi_lab.session.tail import FileTail
 from pi_lab.session.tree import (
     UNSET,

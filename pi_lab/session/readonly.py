@@ -15,12 +15,11 @@ import hashlib
 import itertools
 import os
 from collections.abc import Callable
-
 from typing import Any
 
 from pi_lab.session.manager import SessionManager
 from pi_lab.session.migration import js_to_number
-from pi_lab.session.storage import InvalidSessionFile, parse_lines, validate_loaded
+from pi_lab.session.storage import parse_lines, validate_loaded
 
 __all__ = ["session_from_bytes", "session_from_loaded", "needs_stable_ids", "stable_uuid_factory",
            "stable_uuid_factory_from_digest"]

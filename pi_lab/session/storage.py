@@ -15,9 +15,9 @@ import orjson
 
 from pi_lab.errors import NotARegularFile, PiLabError
 from pi_lab.session._gc import collector_paused
-from pi_lab.session.bodies import bodies_for
 from pi_lab.session._json import NonObjectLine, dumps_line, loads_object
 from pi_lab.session._text import safe_repr
+from pi_lab.session.bodies import bodies_for
 
 __all__ = [
     "InvalidSessionFile",

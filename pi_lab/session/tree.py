@@ -83,7 +83,7 @@ def get_branch(by_id: Mapping[str, Entry], from_id: str | None) -> list[Entry]:
     """Root-first path ending at ``from_id``; empty when the id is empty or unknown."""
     # Only string ids are keys; any other value (a list, an object) matches nothing, as a
     # JavaScript Map keyed by ids finds nothing for it.
-    if not from_id or from_id.__class__ is not str and not isinstance(from_id, str):
+    if not from_id or (from_id.__class__ is not str and not isinstance(from_id, str)):
         return []
     get = by_id.get
     entry = get(from_id)

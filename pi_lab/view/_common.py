@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 from pi_lab.session.projection import SessionProjection, project_path
 from pi_lab.view.errors import UnknownEntry, ViewError
-
-from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
 
 def manager_of(sm: Any) -> Any:

@@ -14,14 +14,15 @@ from typing import Any
 
 from pi_lab.compaction.file_ops import compute_file_lists, create_file_ops, extract_file_ops_from_message
 from pi_lab.compaction.tokens import estimate_projected_context_tokens, whole_tokens
-from pi_lab.session._js import js_double
 from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow, is_retryable_assistant_error
+from pi_lab.session._js import js_double
 from pi_lab.view._common import branch_to, manager_of, model_id_of, projection_at, str_or_none
 
 __all__ = ["compare_branches", "entry_stats", "fold_stats", "usage_numbers"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
+
 _ERROR_PREVIEW = 300
 _COUNTERS = (("input", "input"), ("output", "output"), ("cacheRead", "cache_read"), ("cacheWrite", "cache_write"))
 

@@ -13,8 +13,8 @@ pane draws without one request per row. Bad arguments are refused with a
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pi_lab.session.display import display_text
 from pi_lab.session.entries import display_kind, is_error_entry

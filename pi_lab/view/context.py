@@ -21,9 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 from pi_lab.compaction import estimate_projected_context_tokens, estimate_tokens
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, whole_tokens
-from pi_lab.session.projection import SessionProjection, context_edits, entry_to_messages, project_path, replay_system_state
 from pi_lab.session._js import js_string
 from pi_lab.session._text import content_preview
+from pi_lab.session.projection import (
+    SessionProjection,
+    context_edits,
+    entry_to_messages,
+    project_path,
+    replay_system_state,
+)
 
 if TYPE_CHECKING:
     from pi_lab.session.flatten import EntryFacts, FactTable
@@ -32,6 +38,7 @@ __all__ = ["ContextMarks", "context_marks", "context_at", "message_preview", "en
            "share_facts", "shared_facts", "PREVIEW_CHARS"]
 
 from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
+
 PREVIEW_CHARS = 240
 
 

@@ -19,6 +19,7 @@ from pi_lab.view.errors import ViewError
 __all__ = ["context_diff", "context_search"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
+
 _SNIPPET = 40
 
 
