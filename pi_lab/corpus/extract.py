@@ -483,15 +483,26 @@ class _Extractor:
         step = size or max(n, 1)
         messages = 0
         self.summary_rows: list[tuple[Any, ...]] = []
+        overflowed, retried = self.overflowed, self._retried()
+        # What only the walk needed goes before the rows are made: a million entries' depths
+        # by object, their call rows by object, their edited measures.
+        self.depth_of, self.call_rows, self.pending_tools, self.tool_start = {}, {}, {}, []
+        self.stats.edited.clear()
+        entries_of, plain = self.entries, self.stats.plain
         for start in range(0, n, step):
-            entries, rows = self._entry_columns(start, min(n, start + step))
+            stop = min(n, start + step)
+            entries, rows = self._entry_columns(start, stop)
+            # Each entry is read for the last time: it goes now (with its measure, which is
+            # keyed by the object's address, and an address is reused once the object is freed).
+            for i in range(start, stop):
+                plain.pop(id(entries_of[i]), None)
+                entries_of[i] = None
             messages += len(rows)
             yield "entries", entries
             del entries
             yield "messages", self._table("messages", _MESSAGE_ROW, rows)
             del rows
         calls = self.call_rows_list
-        overflowed, retried = self.overflowed, self._retried()
         for start in range(0, len(calls), size or max(len(calls), 1)):
             stop = min(len(calls), start + (size or len(calls)))
             part = self._table("model_calls", _CALL_ROW, calls[start:stop])
