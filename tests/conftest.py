@@ -15,11 +15,10 @@ every test. A suite that needs them can add
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
 from shared_fixtures import FIXTURES_DIR, FIXTURES_PRESENT, NO_FIXTURES, REPO_ROOT
 
 __all__ = ["FIXTURES_DIR", "REPO_ROOT"]

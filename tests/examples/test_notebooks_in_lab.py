@@ -8,7 +8,6 @@ import json
 import shutil
 
 import pytest
-
 from browser.conftest import _skip_reason
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -102,8 +101,8 @@ def test_an_odd_session_opens_in_lab(page, lab_server, open_lab, screenshot_dir)
             continue
         try:
             page.wait_for_function("id => document.querySelector('.pi-lab .pi-detail-id')?.textContent === id", arg=ids[n])
-        except Exception:
-            raise AssertionError(f"row {n} ({ids[n]!r}) did not open; order {ids}; shown {detail.all_inner_texts()}")
+        except Exception as error:
+            raise AssertionError(f"row {n} ({ids[n]!r}) did not open; order {ids}; shown {detail.all_inner_texts()}") from error
         assert detail.inner_text() == ids[n]
     assert not page.evaluate(PROBLEMS)
     assert page.locator(".pi-lab .pi-row-text", has_text="look at a\\ud800b").count() == 1

@@ -21,8 +21,8 @@ jupyter_client_session = pytest.importorskip("jupyter_client.session")
 
 from ipywidgets.widgets.widget import _remove_buffers  # noqa: E402
 
-from pi_lab.widget import SessionWidget  # noqa: E402
 from pi_lab.view.payload import READ_OPS  # noqa: E402
+from pi_lab.widget import SessionWidget  # noqa: E402
 
 S = "\ud800"  # a lone high surrogate
 LOW = "\udc9f"  # what a non-UTF-8 byte of a file name decodes to
