@@ -5,7 +5,8 @@ The shipped tiny-auth session replayed with a smaller window: the settings typed
 Enter, the hypothetical sawtooth and its diamonds drawn over the real strip (legend keys shown),
 a diamond clicked and another chosen with the keyboard show what they would summarize and keep
 (equal to pi_lab.replay in the kernel), and a call selected shows what the model would see beside
-what it did see. Screenshots go to PI_LAB_SCREENSHOTS (default /tmp/pi-lab-screenshots).
+what it did see. Also the teaching helpers' predict-then-reveal exercise, driven by the keyboard
+beside a widget. Screenshots go to PI_LAB_SCREENSHOTS (default /tmp/pi-lab-screenshots).
 """
 
 from __future__ import annotations
@@ -164,3 +165,37 @@ def test_what_if_unfolds_a_folded_strip(page, lab_server, open_lab, screenshot_d
     panel.locator(".pi-whatif-run").press("Enter")
     expect(panel).to_have_attribute("data-state", "done")
     page.locator(".pi-lab").screenshot(path=str(screenshot_dir / "whatif-narrow.png"))
+
+
+def test_a_predict_then_reveal_exercise_by_keyboard(page, lab_server, open_lab, screenshot_dir):
+    # pi_lab.teach.exercise in JupyterLab: Tab and Space pick a choice, Tab reaches Reveal, Enter
+    # presses it; the verdict is shown and the node is selected in the widget.
+    session = lab_server.root_dir / "teach_tiny.jsonl"
+    shutil.copyfile(recorded_session().path, session)
+    cell = widget_cell(session) + (
+        "\nfrom pi_lab.teach import exercise\n"
+        "node = [e['id'] for e in w.session_manager.get_branch() if e['type'] == 'compaction'][0]\n"
+        "ex = exercise('Which entry type makes the sawtooth drop?', choices=['label', 'compaction', 'model change'],\n"
+        "              answer='compaction', widget=w, node=node, explain='The summary replaces what came before.')\n"
+        "display(w, ex)")
+    run_notebook(page, open_lab, write_notebook(lab_server, "teach_tiny.ipynb", [cell]))
+    radios = page.locator(".pi-lab-exercise input[type=radio]")
+    expect(radios).to_have_count(3)
+    radios.first.focus()
+    # ipywidgets' radios are one tab stop each: Tab to the second choice, Space picks it
+    page.keyboard.press("Tab")
+    page.keyboard.press("Space")
+    expect(radios.nth(1)).to_be_checked()
+    reveal = page.locator(".pi-lab-exercise button")
+    for _ in range(3):  # past the last choice to the button
+        page.keyboard.press("Tab")
+        if reveal.evaluate("b => b === document.activeElement"):
+            break
+    expect(reveal).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator(".pi-lab-exercise")).to_contain_text("Right!")
+    expect(page.locator(".pi-lab-exercise")).to_contain_text("The summary replaces what came before.")
+    node = kernel_json(page, "node")
+    expect(page.locator(".pi-lab .pi-row[aria-selected=true]")).to_have_attribute("data-id", node)
+    assert kernel_json(page, "[ex.correct, w.selected_id == node]") == [True, True]
+    page.locator(".jp-OutputArea").first.screenshot(path=str(screenshot_dir / "teach-exercise.png"))
