@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-from pi_lab.session._text import content_text, js_trim
-from pi_lab.session.ids import parse_iso_ms
 from pi_lab.errors import NotARegularFile
 from pi_lab.session.storage import _decode_and_parse, check_regular_file, read_session_header
+from pi_lab.session.summary import SessionInfo, SummaryBuilder
 
 __all__ = [
     "SessionInfo",
@@ -94,39 +90,12 @@ def find_most_recent_session(directory: str, cwd: str | None = None) -> str | No
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    path: str
-    id: str
-    cwd: str
-    name: str | None
-    parent_session_path: str | None
-    created: datetime
-    modified: datetime
-    message_count: int
-    first_message: str
-    all_messages_text: str
-
-
-def _message_text(message: dict[str, Any]) -> str:
-    return content_text(message.get("content"), " ")
-
-
-def _to_datetime(ms: float) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-
-
 def session_info(path: str) -> SessionInfo | None:
     """Summarise one file by streaming it line by line; ``None`` if it is not a session
     (a FIFO or device named ``*.jsonl`` is never opened: reading it could block forever)."""
     try:
         check_regular_file(path)
-        header: dict[str, Any] | None = None
-        name: str | None = None
-        count = 0
-        first_message = ""
-        texts: list[str] = []
-        latest = 0.0
+        summary = SummaryBuilder()
         with open(path, "rb") as handle:
             for raw in handle:
                 if not raw.strip():
@@ -134,52 +103,10 @@ def session_info(path: str) -> SessionInfo | None:
                 entry = _decode_and_parse(raw.rstrip(b"\n"))
                 if entry is None:
                     continue
-                if header is None:
-                    if entry.get("type") != "session":
-                        return None
-                    header = entry
-                    continue
-                kind = entry.get("type")
-                if kind == "session_info":
-                    value = entry.get("name")
-                    name = (js_trim(value) if isinstance(value, str) else "") or None
-                elif kind == "message":
-                    count += 1
-                    message = entry.get("message")
-                    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-                        continue
-                    text = _message_text(message)
-                    if text:
-                        texts.append(text)
-                        if not first_message and message.get("role") == "user":
-                            first_message = text
-                    stamp = message.get("timestamp")
-                    activity = stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else parse_iso_ms(entry.get("timestamp"))
-                    if activity == activity and activity > latest:
-                        latest = activity
-        if header is None:
-            return None
-        created_ms = parse_iso_ms(header.get("timestamp"))
-        if latest > 0:
-            modified_ms = latest
-        elif created_ms == created_ms:
-            modified_ms = created_ms
-        else:
-            modified_ms = os.stat(path).st_mtime * 1000
-        cwd = header.get("cwd")
-        parent = header.get("parentSession")
-        return SessionInfo(
-            path=path,
-            id=header.get("id"),
-            cwd=cwd if isinstance(cwd, str) else "",
-            name=name,
-            parent_session_path=parent if isinstance(parent, str) else None,
-            created=_to_datetime(created_ms) if created_ms == created_ms else _to_datetime(modified_ms),
-            modified=_to_datetime(modified_ms),
-            message_count=count,
-            first_message=first_message or "(no messages)",
-            all_messages_text=" ".join(texts),
-        )
+                summary.add(entry)
+                if summary.not_session:
+                    return None
+        return summary.info(path)
     except (OSError, ValueError, OverflowError, NotARegularFile):
         return None
 
