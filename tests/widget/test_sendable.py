@@ -153,6 +153,10 @@ def _requests(widget: SessionWidget) -> list[tuple[str, dict[str, Any]]]:
         for op in ("context_diff", "compare_branches"):
             out.append((op, {"a": entry_id, "b": leaf}))
         out.append(("context_search", {"a": entry_id, "b": leaf, "query": "a" + S}))
+        # What if: a replay with a small window, from each leaf (compactions happen in it).
+        settings = {"context_window": 60, "reserve_tokens": 10, "keep_recent_tokens": 10}
+        out += [("what_if", {**settings, "leaf_id": entry_id}), ("what_if_context", {**settings, "id": entry_id}),
+                ("what_if_compaction", {**settings, "leaf_id": entry_id, "id": "missing" + S})]
     # Every read request the widget answers is asked at least once.
     assert {op for op, _ in out} >= set(READ_OPS)
     return out
