@@ -888,6 +888,9 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   });
   watch('leaf_id', () => {
     liveLeaf = transport.get('leaf_id');
+    if (viewLeaf !== null) {
+      setViewLeaf(viewLeaf === liveLeaf ? null : viewLeaf); // the bar names the file's new leaf
+    }
     timeline.follow(leafNow());
     if (transport.get('side_pane') === 'context') {
       scheduleSide();
