@@ -7,20 +7,14 @@ Altair (Vega-Lite): JupyterLab draws them, interactive and offline, from the ker
 each output also carries a PNG (vl-convert) for nbconvert's HTML, static sites and any viewer
 without Vega. Cell ids are fixed so that regenerating changes only what was edited.
 """
-import nbformat as nbf
+import sys
+from pathlib import Path
 
-cells = []
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _notebook import Notebook  # noqa: E402  (the generators' one cell writer)
 
-
-def md(text):
-    cells.append(nbf.v4.new_markdown_cell(text))
-
-
-def code(text, tags=None):
-    cell = nbf.v4.new_code_cell(text)
-    if tags:
-        cell.metadata["tags"] = tags
-    cells.append(cell)
+_nb = Notebook("cell")
+md, code = _nb.md, _nb.code
 
 md("""# A corpus of pi sessions
 
@@ -273,10 +267,4 @@ code("""written = c.to_parquet(WORK / "parquet")
 print([p.name for p in written])
 shutil.rmtree(WORK)""")
 
-for number, cell in enumerate(cells):
-    cell["id"] = f"cell-{number:02d}"
-nb = nbf.v4.new_notebook()
-nb["cells"] = cells
-nb["metadata"] = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-                  "language_info": {"name": "python"}}
-nbf.write(nb, "examples/corpus.ipynb")
+_nb.write("examples/corpus.ipynb")

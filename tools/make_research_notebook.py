@@ -8,20 +8,14 @@ model cannot judge, and pi_lab refuses to pretend it can); the test runs it agai
 OpenAI-compatible server with scripted answers. Cell ids are fixed so that regenerating changes
 only what was edited.
 """
-import nbformat as nbf
+import sys
+from pathlib import Path
 
-cells = []
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _notebook import Notebook  # noqa: E402  (the generators' one cell writer)
 
-
-def md(text):
-    cells.append(nbf.v4.new_markdown_cell(text))
-
-
-def code(text, tags=None):
-    cell = nbf.v4.new_code_cell(text)
-    if tags:
-        cell.metadata["tags"] = tags
-    cells.append(cell)
+_nb = Notebook("research")
+md, code = _nb.md, _nb.code
 
 
 md("""# Research on sessions: notes, and one question asked of many
@@ -127,11 +121,4 @@ md("""`c.open(session, entry)` opens the session in the viewer with that entry s
 code('''first = c.annotations.to_pylist()[0]
 c.open(first["session_id"], first["entry_id"])''')
 
-nb = nbf.v4.new_notebook()
-nb["cells"] = cells
-nb["metadata"] = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                  "language_info": {"name": "python"}}
-for number, cell in enumerate(nb["cells"]):
-    cell["id"] = f"research-{number:02d}"
-nbf.write(nb, "examples/research.ipynb")
-print("wrote examples/research.ipynb")
+_nb.write("examples/research.ipynb")
