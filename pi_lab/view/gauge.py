@@ -52,6 +52,9 @@ def recorded_context_window(sm: Any) -> int | None:
     """
     from pi_lab.llm.catalog import context_window_for
 
+    recorded = getattr(sm, "recorded_context_window", None)  # an agent that writes its window (Codex)
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        return recorded
     model = sm.build_session_context().model or {}
     model_id = model.get("modelId")
     return context_window_for(model_id) if isinstance(model_id, str) else None

@@ -77,15 +77,33 @@ SNAPSHOT_IDLE_DELAY_S = 2.0
 keep_logs_sendable()
 
 
-def _session_manager_and_agent(source: Any, writable: bool = False, **agent_options: Any) -> tuple[Any, Any]:
+def _open_path(path: str | os.PathLike[str], writable: bool) -> Any:
+    """The session at ``path``: pi's manager (read-only unless ``writable``), or another agent's
+    read-only session, recognised from the content (those files are never written)."""
+    from pi_lab.formats.detect import UnknownSessionFormat, detect_format
     from pi_lab.session import SessionManager
 
+    try:
+        agent = detect_format(path)
+    except UnknownSessionFormat:
+        agent = "pi"  # pi's reader says what is wrong with the file
+    if agent == "pi":
+        return SessionManager.open(path, read_only=not writable, lazy=False)
+    from pi_lab.formats import open_session
+
+    session = open_session(path)
+    if writable:
+        session.make_writable()  # raises the agent's ReadOnlySession: its files are never written
+    return session
+
+
+def _session_manager_and_agent(source: Any, writable: bool = False, **agent_options: Any) -> tuple[Any, Any]:
     if isinstance(source, (str, os.PathLike)):
         # Inspection never writes the user's file (no migration or repair on disk); writing
         # is asked for with writable=True or the viewer's "allow writes".
         # Bodies are read eagerly: the view's first build (row facts, gauge, search) reads
         # every entry's body anyway, and one parse costs less than a skeleton plus a re-read.
-        source = SessionManager.open(source, read_only=not writable, lazy=False)
+        source = _open_path(source, writable)
     if hasattr(source, "session_manager") and hasattr(source, "navigate_tree"):
         return source.session_manager, source
     if not hasattr(source, "get_branch"):
