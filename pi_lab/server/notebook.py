@@ -32,7 +32,7 @@ def cell_source(session_path: str) -> str:
 READ_ONLY_NOTE = (
     "# Read-only: this opens the session without ever writing its file (an older format is\n"
     "# migrated in memory only). To write into it (branch summaries, labels, compactions),\n"
-    "# press \"Allow writes\" in the viewer, or open it with pi_lab.open(..., writable=True).\n"
+    "# press \"Allow writing…\" in the viewer, or open it with pi_lab.open(..., writable=True).\n"
 )
 
 

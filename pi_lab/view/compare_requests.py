@@ -18,9 +18,11 @@ from typing import Any
 
 from pi_lab.session.display import display_text
 from pi_lab.session.entries import display_kind, is_error_entry
+from pi_lab.session.protocol import ReadableSession
 from pi_lab.view.branches import compare_branches
 from pi_lab.view.context import message_preview
 from pi_lab.view.diff import context_search, diff_with_messages
+from pi_lab.view.kinds import unknown_entry_text
 from pi_lab.view.errors import ViewError, user_text
 
 __all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT", "cut_summary", "row_text", "with_children"]
@@ -87,7 +89,7 @@ def row_text(entry: Mapping[str, Any]) -> str:
     text = display_text(entry)
     if not text and display_kind(entry) == "unknown":
         kind = entry.get("type")
-        text = f"[{kind}]" if isinstance(kind, str) and kind else "[entry of an unknown type]"
+        text = unknown_entry_text(kind if isinstance(kind, str) and kind else None)
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
@@ -128,7 +130,7 @@ class _Parents:
 _PARENTS: weakref.WeakKeyDictionary[Any, _Parents] = weakref.WeakKeyDictionary()
 
 
-def with_children(sm: Any) -> set[str]:
+def with_children(sm: ReadableSession) -> set[str]:
     """The ids some entry of ``sm`` names as its parent (kept per manager, see _Parents)."""
     try:
         parents = _PARENTS.setdefault(sm, _Parents())

@@ -98,21 +98,21 @@ function pyCompare(a: string, b: string): number {
   return x.length - y.length;
 }
 
-/** Python's `type(value).__name__` for a JSON value, in the refusals' text. */
-function pyType(value: unknown): string {
+/** A value's JSON kind as the kernel's refusals name it (pi_lab.view.payload.kind_of). */
+function jsonKind(value: unknown): string {
   if (value === null || value === undefined) {
-    return 'NoneType';
+    return 'null';
   }
   if (typeof value === 'boolean') {
-    return 'bool';
+    return value ? 'true' : 'false';
   }
   if (typeof value === 'number') {
-    return Number.isInteger(value) ? 'int' : 'float';
+    return 'a number';
   }
-  if (Array.isArray(value)) {
-    return 'list';
+  if (typeof value === 'string') {
+    return 'a string';
   }
-  return typeof value === 'object' ? 'dict' : 'str';
+  return Array.isArray(value) ? 'a list' : 'an object';
 }
 
 /** Python's truth of a JSON value (`bool(args.get(...))`). */
@@ -237,16 +237,18 @@ export class StaticViews {
     return this.flat.facts ? this.flat.facts[index] : 0;
   }
 
-  /** An entry named by the kernel's rule (view._common.require_entry), or a refusal. */
-  private require(id: unknown, argument: string): number {
-    if (typeof id !== 'string' || !id) {
-      throw new Error(typeof id !== 'string'
-        ? `${argument} must be an entry id (a string), not ${pyType(id)} ${JSON.stringify(id)}`
-        : `${argument} is empty; pass the id of an entry`);
+  /** An entry named by the kernel's rule (view._common.require_entry), or the refusal in the
+   *  viewer's words the kernel sends (view.errors.UnknownEntry.user_text). */
+  private require(id: unknown): number {
+    if (typeof id !== 'string') {
+      throw new Error(`an entry id is text, not ${jsonKind(id)}`);
+    }
+    if (!id) {
+      throw new Error('no entry was named');
     }
     const index = this.index(id);
     if (index < 0) {
-      throw new Error(`${argument}: entry ${id} not found`);
+      throw new Error(`entry ${id} is not in this session`);
     }
     return index;
   }
@@ -285,7 +287,7 @@ export class StaticViews {
   /** timeline_requests.composition_payload at entry `id`. */
   async composition(args: Record<string, unknown>): Promise<Record<string, unknown>> {
     const id = args.id;
-    const index = this.require(id, 'entry_id');
+    const index = this.require(id);
     const side = await this.side(index);
     const shares = await Promise.all(side.rows.map(({ row, source }) => this.shares(row, source)));
     // composition.compose
@@ -325,7 +327,7 @@ export class StaticViews {
   /** timeline_requests.timeline_at_payload: the call that stands for entry `id` on a branch. */
   timelineAt(args: Record<string, unknown>): Record<string, unknown> {
     const id = args.id;
-    const entry = this.require(id, 'id');
+    const entry = this.require(id);
     let leafId = args.leaf_id === null || args.leaf_id === undefined || args.leaf_id === '' ? null : args.leaf_id;
     let leaf: number;
     if (leafId === null) {
@@ -335,7 +337,7 @@ export class StaticViews {
       }
       leaf = this.index(leafId as string);
     } else {
-      leaf = this.require(leafId, 'leaf_id');
+      leaf = this.require(leafId);
     }
     const toEntry = this.path(entry);
     const toLeaf = leaf >= 0 ? this.path(leaf) : [];
@@ -362,7 +364,7 @@ export class StaticViews {
       throw new Error(`pick ${name} first: no entry is chosen as ${name}`);
     }
     if (typeof value !== 'string') {
-      throw new Error(`${name} must be an entry id (a string), not ${pyType(value)}`);
+      throw new Error(`${name} must be an entry id (a string), not ${jsonKind(value)}`);
     }
     const index = this.index(value);
     if (index < 0) {
@@ -799,15 +801,15 @@ export class StaticViews {
     } else if (!sideA.length && !sideB.length) {
       notes.push('the same entry on both sides: nothing diverges');
     } else if (!sideA.length) {
-      notes.push('leaf_a is an ancestor of leaf_b: side a is empty');
+      notes.push("A comes before B on the same branch: A is the fork point, so A's side is empty and B's side is what followed A");
     } else if (!sideB.length) {
-      notes.push('leaf_b is an ancestor of leaf_a: side b is empty');
+      notes.push("B comes before A on the same branch: B is the fork point, so B's side is empty and A's side is what followed B");
     }
     const aStats = await this.sideStats(sideA, ia);
     const bStats = await this.sideStats(sideB, ib);
-    for (const [name, segment, stats] of [['a', sideA, aStats], ['b', sideB, bStats]] as const) {
+    for (const [name, segment, stats] of [['A', sideA, aStats], ['B', sideB, bStats]] as const) {
       if (segment.length && !stats.usage_known) {
-        notes.push(`side ${name} has no recorded usage: tokens and cost are 0`);
+        notes.push(`${name}'s side has no recorded usage (no reply on it reported any): its tokens and cost are unknown, shown as 0`);
       }
     }
     const idsOf = (side: number[]): Set<string> => new Set(side.map(i => this.flat.ids[i]).filter((x): x is string => x !== null));

@@ -368,7 +368,7 @@ async def test_open_in_notebook_says_it_opens_read_only_and_how_to_write(api, ro
     code, made = await api.post("open-in-notebook", path=path.name)
     assert code == 200, made
     source = nbformat.read(root / made["path"], as_version=4).cells[0].source
-    assert source.startswith("# Read-only:") and "writable=True" in source and "Allow writes" in source
+    assert source.startswith("# Read-only:") and "writable=True" in source and "Allow writing…" in source
     namespace: dict = {}
     monkeypatch.chdir(root / (made["path"].rpartition("/")[0] or "."))  # a kernel starts beside its notebook
     head, call, tail = source.rpartition("pi_lab.open(")

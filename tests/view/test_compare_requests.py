@@ -262,10 +262,10 @@ def test_an_entry_of_an_unknown_type_is_named_by_its_type():
         {"type": ["odd"], "id": "f2", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z"},
     ]
     view = SessionView.open(SessionManager.in_memory("/repo", entries=[header(), *entries]))
-    assert read_request(view, "compare_node", {"id": "f1"})["text"] == "[future_entry]"
+    assert read_request(view, "compare_node", {"id": "f1"})["text"] == "[entry of an unknown type: future_entry]"
     answer = ask(view, "compare_branches", a="f1", b="f2")
     assert [(r["id"], r["kind"], r["text"]) for r in answer["a_rows"] + answer["b_rows"]] == [
-        ("f1", "unknown", "[future_entry]"), ("f2", "unknown", "[entry of an unknown type]")]
+        ("f1", "unknown", "[entry of an unknown type: future_entry]"), ("f2", "unknown", "[entry of an unknown type]")]
 
 
 def test_a_tip_stops_being_one_when_an_entry_is_appended_under_it():

@@ -116,7 +116,7 @@ def test_row_text_is_one_line(core_results):
 
 def test_unknown_entry_type_row_names_its_type(core_results):
     texts = core_results["row_text"]
-    assert texts["unknown_with_type"] == "[weird_new_thing]"
+    assert texts["unknown_with_type"] == "[entry of an unknown type: weird_new_thing]"
     assert texts["unknown_without_type"] == "[entry of an unknown type]"
     assert texts["user_empty"] == ""  # pi's own empty rows are drawn as pi draws them
     assert texts["user"] == "user: hi"
