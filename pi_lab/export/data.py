@@ -67,7 +67,7 @@ _COLUMNS = (("parent", "i", "i32"), ("category", "B", "u8"), ("kind", "B", "u8")
             ("entry", "I", "u32"), ("flags", "H", "u16"), ("facts", "B", "u8"))
 
 
-def _pack(header: dict[str, Any], columns: dict[str, list[int]]) -> bytes:
+def _pack(header: dict[str, Any], columns: dict[str, Sequence[int]]) -> bytes:
     blocks = []
     for name, code, dtype in _COLUMNS:
         arr = array(code, columns[name])
@@ -461,7 +461,9 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int) -> tuple[bytes, I
     flat = rows.flat
     home = rows.home
     count = len(flat.entries)
-    columns: dict[str, list[int]] = {name: [] for name, _, _ in _COLUMNS}
+    # Typed arrays, not lists: no int object per cell (a million entries' parents and file
+    # positions are a million distinct ints each).
+    columns: dict[str, Any] = {name: array(code) for name, code, _ in _COLUMNS}
     texts: list[str] = []
     search: list[str] = []
     parents_named = with_children(sm)
@@ -555,7 +557,7 @@ def _drop_copied(full: dict[str, Any], entry: Any) -> int:
 _ABSENT = object()
 
 
-def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: list[int], tokens: list[int],
+def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: Sequence[int], tokens: Sequence[int],
             texts: list[str], shared: dict[str, int]) -> Iterator[bytes]:
     count = len(flat.entries)
     # Per flat entry, whether it travels whole (its record's ``e``): 0 not known yet, 1 no,
