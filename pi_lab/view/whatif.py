@@ -4,16 +4,18 @@
 ``timeline_requests.OPS``, so the widget and the Lab viewer answer them with no change of their
 own (a static export has no kernel and refuses them as unknown requests: the panel says so).
 
-* ``what_if`` ``{context_window, reserve_tokens, keep_recent_tokens, leaf_id?}``: the replay of
+* ``what_if`` ``{context_window?, reserve_tokens?, keep_recent_tokens?, leaf_id?}`` (an absent
+  setting is the viewer's own): the replay of
   the branch to ``leaf_id`` (default: the current leaf), the calls as columns (``tokens`` per
   call, ``estimated`` flags, the hypothetical compaction in force as an index into
   ``compactions`` or -1) and the compactions that would fire, each with the index of the first
   call after it.
-* ``what_if_compaction`` ``{...settings, leaf_id?, id}``: one hypothetical compaction in full:
+* ``what_if_compaction`` ``{...settings, leaf_id?, id?}``: one hypothetical compaction in full
+  (``id``: its id, or an entry of the branch for the one in force there; default: the last):
   the entries it would summarize and keep (ids and row text), its split-turn flag, tokens
   before, the summary, and the real compaction it coincides with.
-* ``what_if_context`` ``{...settings, leaf_id?, id}``: what the model would see with the leaf on
-  entry ``id`` under those settings (``hypothetical``, the shape of ``context_at``) beside what it
+* ``what_if_context`` ``{...settings, leaf_id?, id?}``: what the model would see with the leaf on
+  entry ``id`` (default: the branch's end) under those settings (``hypothetical``, the shape of ``context_at``) beside what it
   did see (``real``).
 
 The replay runs inside the request (the widget answers read requests on the kernel's thread), so
@@ -70,12 +72,13 @@ def _args(args: Any) -> Mapping[str, Any]:
     return request_args(args)
 
 
-def _settings(args: Mapping[str, Any]) -> dict[str, int]:
+def _settings(view: Any, args: Mapping[str, Any]) -> dict[str, int]:
     from pi_lab.view.payload import kind_of
 
     values = {}
     for name in _SETTINGS:
-        value = args.get(name)
+        # An absent setting is the viewer's own (the gauge's), as the panel is prefilled.
+        value = args.get(name, getattr(view.settings, name))
         if value.__class__ is not int:
             raise _error(f"{name.replace('_', ' ')} must be a whole number of tokens, not {kind_of(value)}")
         values[name] = value
@@ -111,7 +114,7 @@ def replay_for(view: Any, args: Mapping[str, Any]) -> Replay:
     unchanged; refused past :data:`MAX_CALLS` calls or with settings pi would reject."""
     from pi_lab.view._common import manager_of
 
-    settings = _settings(args)
+    settings = _settings(view, args)
     sm = manager_of(view.sm)
     leaf = _leaf(view, args)
     key = (leaf, len(sm.get_entries()), *settings.values())
@@ -194,8 +197,20 @@ def what_if_compaction_payload(view: Any, args: Any = None) -> dict[str, Any]:
     args = _args(args)
     result = replay_for(view, args)
     compaction_id = args.get("id")
+    if compaction_id is None:
+        # none named: the last one on the branch (the one in force at its leaf), as the
+        # Compactions pane starts with the latest
+        if not result.compactions:
+            return {"id": None}
+        compaction_id = result.compactions[-1]["id"]
     if not isinstance(compaction_id, str):
         raise _error("name the hypothetical compaction by its id")
+    if all(record["id"] != compaction_id for record in result.compactions):
+        # an entry of the branch names the compaction in force at it (the last one before it)
+        in_force = _in_force(result, compaction_id)
+        if in_force is None:
+            return {"id": None}
+        compaction_id = in_force
     try:
         record = result.compaction(compaction_id)
     except ReplayError as error:
@@ -210,6 +225,19 @@ def what_if_compaction_payload(view: Any, args: Any = None) -> dict[str, Any]:
     }
 
 
+def _in_force(result: Replay, entry_id: str) -> str | None:
+    """The id of the hypothetical compaction in force at ``entry_id`` on the replayed path
+    (None: none yet); an id that is not on it is refused."""
+    ids = {record["id"] for record in result.compactions}
+    in_force = None
+    for entry in result.path:
+        if entry.get("id") in ids:
+            in_force = entry.get("id")
+        if entry.get("id") == entry_id:
+            return in_force
+    raise _error(f"no hypothetical compaction {entry_id!r}, and no entry of that id on the replayed branch")
+
+
 def what_if_context_payload(view: Any, args: Any = None) -> dict[str, Any]:
     """What the model would see at entry ``id`` under the settings, beside what it did see."""
     from pi_lab.view.context import context_at
@@ -217,7 +245,12 @@ def what_if_context_payload(view: Any, args: Any = None) -> dict[str, Any]:
 
     args = _args(args)
     result = replay_for(view, args)
-    entry_id = entry_id_arg(args)
+    # none named: the end of the replayed branch (as context_at defaults to the leaf)
+    entry_id = entry_id_arg(args, optional=True) or result.leaf_id
+    if entry_id is None:
+        from pi_lab.view.context import context_at as empty
+
+        return {"id": None, "hypothetical": empty([]), "real": empty([])}
     path = result.path
     end = next((i + 1 for i, entry in enumerate(path) if entry.get("id") == entry_id), 0)
     if not end:

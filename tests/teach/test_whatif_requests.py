@@ -12,7 +12,7 @@ from pi_lab.data import recorded_session
 from pi_lab.session import SessionManager
 from pi_lab.view import whatif
 from pi_lab.view.context import context_at
-from pi_lab.view.payload import READ_OPS, RequestError, SessionView, read_request
+from pi_lab.view.payload import READ_OPS, RequestError, SessionView, ViewSettings, read_request
 
 
 def _view(tmp_path):
@@ -68,8 +68,13 @@ def test_compaction_detail_lists_entries_with_their_row_text(tmp_path):
     assert all(e["text"] for e in detail["summarized"] + detail["kept"])
     assert detail["summary"] == record["summary"] and detail["summary"]
     assert detail["is_split_turn"] == record["is_split_turn"]
-    with pytest.raises(RequestError, match="no hypothetical compaction"):
+    with pytest.raises(RequestError, match="no hypothetical compaction 'nope', and no entry"):
         read_request(view, "what_if_compaction", {**SMALL, "id": "nope"})
+    # an entry of the branch names the compaction in force at it
+    calls = answer["calls"]
+    k = calls["compaction"][-1]
+    assert read_request(view, "what_if_compaction", {**SMALL, "id": calls["id"][-1]})["id"] == answer["compactions"][k]["id"]
+    assert read_request(view, "what_if_compaction", {**SMALL, "id": calls["id"][0]}) == {"id": None}
 
 
 def test_context_is_the_hypothetical_projection_beside_the_real_one(tmp_path):
@@ -113,3 +118,17 @@ def test_the_replay_is_reused_until_the_settings_change(tmp_path, monkeypatch):
     assert len(runs) == 1
     read_request(view, "what_if", {**SMALL, "keep_recent_tokens": 700})
     assert len(runs) == 2
+
+
+def test_absent_settings_and_ids_are_the_viewers_own(tmp_path):
+    # The hosts' request checks (tests/server/test_bad_requests.py) send a request with only the
+    # common fields: it is answered, with the view's settings, the last compaction, the leaf.
+    _, path, _ = _view(tmp_path)
+    view = SessionView.open(SessionManager.open(str(path), read_only=True), ViewSettings(**SMALL))
+    assert read_request(view, "what_if", {}) == read_request(view, "what_if", SMALL)
+    last = read_request(view, "what_if", SMALL)["compactions"][-1]["id"]
+    assert read_request(view, "what_if_compaction", {})["id"] == last
+    assert read_request(view, "what_if_context", {}) == read_request(view, "what_if_context",
+                                                                      {**SMALL, "id": view.sm.leaf_id})
+    none = {"context_window": 1_000_000, "reserve_tokens": 1000, "keep_recent_tokens": 100}
+    assert read_request(view, "what_if_compaction", none) == {"id": None}
