@@ -138,7 +138,7 @@ class SummaryBuilder:
         parent = header.get("parentSession")
         return SessionInfo(
             path=path,
-            id=header.get("id"),  # pi copies whatever the header holds
+            id=header.get("id"),  # pyright: ignore[reportArgumentType]  (pi copies whatever the header holds)
             cwd=cwd if isinstance(cwd, str) else "",
             name=self.name,
             parent_session_path=parent if isinstance(parent, str) else None,

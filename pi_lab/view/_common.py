@@ -7,14 +7,27 @@ dict keys or compared as strings.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 from pi_lab.session.projection import SessionProjection, project_path
+from pi_lab.session.protocol import ReadableSession
 from pi_lab.view.errors import UnknownEntry, ViewError
 
 
-def manager_of(sm: Any) -> Any:
+class HoldsSession(Protocol):
+    """An object that reads a session through another (an AgentSession, a SessionWidget)."""
+
+    @property
+    def session_manager(self) -> ReadableSession: ...
+
+
+# What the view functions take: a session, or an object holding one (checked at run time by
+# manager_of, which says what it got when it is neither).
+SessionLike = ReadableSession | HoldsSession
+
+
+def manager_of(sm: SessionLike) -> ReadableSession:
     """The SessionManager behind ``sm`` (a manager, or an object with ``session_manager``),
     with every body in memory (:func:`with_bodies`)."""
     if hasattr(sm, "get_branch") and hasattr(sm, "get_entry"):
@@ -25,7 +38,7 @@ def manager_of(sm: Any) -> Any:
     raise ViewError(f"expected a SessionManager (or an AgentSession), not {type(sm).__name__}")
 
 
-def with_bodies(sm: Any) -> Any:
+def with_bodies(sm: Any) -> ReadableSession:
     """``sm``, its bodies read into memory if it was opened lazily: the views read every
     entry (row facts, search, gauge) and key their caches by entry identity, which needs one
     dict per entry for the session's life (SessionManager.load_bodies)."""
@@ -34,12 +47,12 @@ def with_bodies(sm: Any) -> Any:
     return sm
 
 
-def _where(sm: Any) -> str | None:
+def _where(sm: ReadableSession) -> str | None:
     path = getattr(sm, "session_file", None)
     return f"session {path}" if isinstance(path, str) and path else None
 
 
-def require_entry(sm: Any, entry_id: Any, argument: str = "entry_id") -> Entry:
+def require_entry(sm: ReadableSession, entry_id: Any, argument: str = "entry_id") -> Entry:
     """The entry named ``entry_id``, or :class:`UnknownEntry` (never a KeyError/TypeError)."""
     if not isinstance(entry_id, str) or not entry_id:
         raise UnknownEntry(entry_id, argument, _where(sm))
@@ -49,7 +62,7 @@ def require_entry(sm: Any, entry_id: Any, argument: str = "entry_id") -> Entry:
     return entry
 
 
-def branch_to(sm: Any, entry_id: Any, argument: str = "entry_id") -> list[Entry]:
+def branch_to(sm: ReadableSession, entry_id: Any, argument: str = "entry_id") -> list[Entry]:
     """The root-to-``entry_id`` path (the leaf of "what the model sees at X" is X)."""
     require_entry(sm, entry_id, argument)
     return sm.get_branch(entry_id)

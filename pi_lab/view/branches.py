@@ -17,7 +17,7 @@ from pi_lab.compaction.tokens import estimate_projected_context_tokens, whole_to
 from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow, is_retryable_assistant_error
 from pi_lab.session._js import js_double
-from pi_lab.view._common import branch_to, manager_of, model_id_of, projection_at, str_or_none
+from pi_lab.view._common import SessionLike, branch_to, manager_of, model_id_of, projection_at, str_or_none
 
 __all__ = ["compare_branches", "entry_stats", "fold_stats", "usage_numbers"]
 
@@ -188,7 +188,7 @@ def _side_stats(segment: list[Entry], path: list[Entry]) -> dict[str, Any]:
     return fold_stats([entry_stats(entry) for entry in segment], context)
 
 
-def compare_branches(sm: Any, leaf_a: str, leaf_b: str) -> dict[str, Any]:
+def compare_branches(sm: SessionLike, leaf_a: str, leaf_b: str) -> dict[str, Any]:
     """The two root-to-leaf paths from their common ancestor on.
 
     ``common_ancestor``: the last entry both paths share (None when the leaves are on
@@ -233,7 +233,7 @@ def compare_branches(sm: Any, leaf_a: str, leaf_b: str) -> dict[str, Any]:
     on_a = {id(e) for e in side_a}
     on_b = {id(e) for e in side_b}
     summaries: list[dict[str, Any]] = []
-    for entry in sm.entries:
+    for entry in sm.get_entries():
         if entry.get("type") != "branch_summary":
             continue
         from_id = entry.get("fromId")

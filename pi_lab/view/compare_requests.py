@@ -22,8 +22,8 @@ from pi_lab.session.protocol import ReadableSession
 from pi_lab.view.branches import compare_branches
 from pi_lab.view.context import message_preview
 from pi_lab.view.diff import context_search, diff_with_messages
-from pi_lab.view.kinds import unknown_entry_text
 from pi_lab.view.errors import ViewError, user_text
+from pi_lab.view.kinds import unknown_entry_text
 
 __all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT", "cut_summary", "row_text", "with_children"]
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pi_lab.compaction.tokens import _assistant_chars, estimate_tokens
-from pi_lab.view._common import branch_to, manager_of, projection_at
+from pi_lab.view._common import SessionLike, branch_to, manager_of, projection_at
 
 __all__ = ["context_composition", "compose", "message_shares", "PART_ORDER"]
 
@@ -115,7 +115,7 @@ def compose(shares: Iterable[list[tuple[str, int]]]) -> list[dict[str, Any]]:
     return [{"part": part, "tokens": int(tokens[part]), "messages": len(indexes[part]), "indexes": indexes[part]} for part in order]
 
 
-def context_composition(sm: Any, entry_id: str) -> list[dict[str, Any]]:
+def context_composition(sm: SessionLike, entry_id: str) -> list[dict[str, Any]]:
     """``[{"part", "tokens", "messages", "indexes"}]`` for the context at ``entry_id``.
 
     ``tokens``: pi's estimate of that part; the parts sum to Σ ``estimate_tokens`` of the

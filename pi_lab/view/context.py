@@ -32,7 +32,7 @@ from pi_lab.session.projection import (
 )
 
 if TYPE_CHECKING:
-    from pi_lab.session.flatten import EntryFacts, FactTable
+    from pi_lab.session.facts import EntryFacts, FactTable
 
 __all__ = ["ContextMarks", "context_marks", "context_at", "message_preview", "entry_tokens", "facts_tokens",
            "share_facts", "shared_facts", "PREVIEW_CHARS"]

@@ -13,7 +13,8 @@ from typing import Any
 from pi_lab.compaction.tokens import estimate_projected_context_tokens, estimate_tokens, whole_tokens
 from pi_lab.session._text import content_preview, content_text
 from pi_lab.session.projection import SessionProjection
-from pi_lab.view._common import branch_to, manager_of, projection_at, str_or_none
+from pi_lab.session.protocol import ReadableSession
+from pi_lab.view._common import SessionLike, branch_to, manager_of, projection_at, str_or_none
 from pi_lab.view.errors import ViewError
 
 __all__ = ["context_diff", "context_search"]
@@ -26,7 +27,7 @@ _SNIPPET = 40
 class _Side:
     """One node's context: path, projection and its messages keyed by source."""
 
-    def __init__(self, sm: Any, entry_id: Any, argument: str):
+    def __init__(self, sm: ReadableSession, entry_id: Any, argument: str):
         self.entry_id = entry_id
         self.path = branch_to(sm, entry_id, argument)
         self.projection: SessionProjection = projection_at(self.path)
@@ -133,7 +134,7 @@ def _search(a: _Side, b: _Side, text: Any, case_sensitive: bool) -> dict[str, An
     return {"text": text, "a": hits_a, "b": hits_b, "in_a": bool(hits_a), "in_b": bool(hits_b)}
 
 
-def context_search(sm: Any, a_id: str, b_id: str, text: str, *, case_sensitive: bool = False) -> dict[str, Any]:
+def context_search(sm: SessionLike, a_id: str, b_id: str, text: str, *, case_sensitive: bool = False) -> dict[str, Any]:
     """Where ``text`` occurs in what the model sees at ``a_id`` and at ``b_id``.
 
     Answers per side: ``{"text", "a": [hit], "b": [hit], "in_a", "in_b"}``, a hit being
@@ -148,7 +149,7 @@ def context_search(sm: Any, a_id: str, b_id: str, text: str, *, case_sensitive: 
     return _search(a, b, text, case_sensitive)
 
 
-def context_diff(sm: Any, a_id: str, b_id: str, *, search: str | None = None, case_sensitive: bool = False) -> dict[str, Any]:
+def context_diff(sm: SessionLike, a_id: str, b_id: str, *, search: str | None = None, case_sensitive: bool = False) -> dict[str, Any]:
     """Compare what the model sees at ``a_id`` with what it sees at ``b_id``.
 
     ``both`` / ``only_a`` / ``only_b``: projected messages as ``{"source_id", "role", "tokens",
@@ -165,7 +166,7 @@ def context_diff(sm: Any, a_id: str, b_id: str, *, search: str | None = None, ca
     return diff_with_messages(sm, a_id, b_id, search=search, case_sensitive=case_sensitive)[0]
 
 
-def diff_with_messages(sm: Any, a_id: Any, b_id: Any, *, search: str | None = None,
+def diff_with_messages(sm: SessionLike, a_id: Any, b_id: Any, *, search: str | None = None,
                        case_sensitive: bool = False) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     """:func:`context_diff` and, per group (``both``, ``only_a``, ``only_b``), the projected
     message behind each row (A's for ``both``), so a viewer can preview the rows it shows."""
