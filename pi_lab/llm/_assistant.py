@@ -212,7 +212,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
         return {}, None
     try:
         value = json.loads(raw, strict=False)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         problem = f"Invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
     else:
         if isinstance(value, dict):

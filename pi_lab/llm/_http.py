@@ -29,7 +29,7 @@ import math
 import os
 import re
 import weakref
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -220,11 +220,15 @@ async def race(awaitable: Awaitable[T], cancel: Cancel | None, limits: Limits | 
         if left <= 0:
             _discard(awaitable)
             raise limits.expired()
-        # No flag to poll: a plain timeout scope, no task per awaited line.
+        # No flag to poll: a plain timeout scope, no task per awaited line. asyncio.timeout is
+        # Python 3.11's; on 3.10 (supported) wait_for does the same with one task.
+        timeout = getattr(asyncio, "timeout", None)
         try:
-            async with asyncio.timeout(left):
+            if timeout is None:
+                return await asyncio.wait_for(awaitable, left)
+            async with timeout(left):
                 return await awaitable
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):
             raise limits.expired() from None
     if cancel is not None and cancel.is_set():
         _discard(awaitable)
@@ -271,7 +275,7 @@ async def post_sse(
     cancel: Cancel | None,
     timeout: httpx.Timeout,
     limits: Limits | None = None,
-) -> AsyncIterator[SseEvent]:
+) -> AsyncGenerator[SseEvent, None]:
     """POST `body` as JSON and yield the server-sent events of the streamed answer."""
     async with httpx.AsyncClient(timeout=timeout) as http:
         try:

@@ -131,7 +131,8 @@ def parse_iso_ms(value: object) -> float | int:
     elif not tz and has_time:
         # JavaScript reads a date-time without offset as local time; pi never writes one.
         local = datetime.fromtimestamp(ms / 1000, tz=timezone.utc).astimezone()
-        ms -= int(local.utcoffset().total_seconds() * 1000) if local.utcoffset() else 0
+        local_offset = local.utcoffset()
+        ms -= int(local_offset.total_seconds() * 1000) if local_offset else 0
     return ms
 
 
