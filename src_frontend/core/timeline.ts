@@ -76,7 +76,8 @@ interface Columns {
   yMax: number;
 }
 
-type Focus = { kind: 'call'; index: number } | { kind: 'marker'; index: number };
+/** A call, a marker of the session, or a what-if compaction (`hyp`, the panel's replay). */
+type Focus = { kind: 'call'; index: number } | { kind: 'marker'; index: number } | { kind: 'hyp'; index: number };
 
 const HEIGHT = 96;
 /** The viewer width (px) under which the strip starts folded: styles.ts stacks the panes there. */
@@ -319,6 +320,9 @@ export class TimelineStrip {
   /** Draw the what-if panel's hypothetical sawtooth over the real one (null: remove it). */
   private showHypothesis(h: Hypothesis | null): void {
     this.hyp = h;
+    if (this.focus?.kind === 'hyp' && this.focus.index >= (h?.markers.length ?? 0)) {
+      this.focus = null;
+    }
     this.legend.classList.toggle('pi-timeline-whatif-on', h !== null);
     this.el.dataset.whatif = h ? String(h.markers.length) : '';
     this.redraw();
@@ -426,7 +430,8 @@ export class TimelineStrip {
     if (this.focus?.kind === 'call') {
       const kept = previous !== null ? this.index.get(previous) : undefined;
       this.focus = { kind: 'call', index: kept ?? Math.min(this.focus.index, n - 1) };
-    } else if (this.focus?.kind === 'marker' && this.focus.index >= data.markers.length) {
+    } else if ((this.focus?.kind === 'marker' && this.focus.index >= data.markers.length) ||
+      (this.focus?.kind === 'hyp' && this.focus.index >= (this.hyp?.markers.length ?? 0))) {
       this.focus = null;
     }
     this.drawBase();
@@ -901,7 +906,7 @@ export class TimelineStrip {
     }
     const focused = document.activeElement === this.plot;
     if (focused && this.focus) {
-      const x = this.focus.kind === 'call' ? this.xOf(this.focus.index) : this.xBefore(d.markers[this.focus.index].call);
+      const x = this.focus.kind === 'call' ? this.xOf(this.focus.index) : this.xBefore(this.rawCall(this.focus));
       ctx.strokeStyle = accent;
       ctx.lineWidth = 2;
       ctx.strokeRect(x - 5, PAD.top - 2, 10, HEIGHT - PAD.top - PAD.bottom + 4);
@@ -957,8 +962,9 @@ export class TimelineStrip {
     }
     let text: string;
     if (document.activeElement === this.plot && this.focus) {
-      text = this.focus.kind === 'call' ? this.describeCall(this.focus.index) : this.describeMarker(this.focus.index);
-      this.plot.setAttribute('aria-valuenow', String((this.focus.kind === 'call' ? this.focus.index : d.markers[this.focus.index].call) + 1));
+      const f = this.focus;
+      text = f.kind === 'call' ? this.describeCall(f.index) : f.kind === 'marker' ? this.describeMarker(f.index) : this.describeHypothetical(f.index);
+      this.plot.setAttribute('aria-valuenow', String((f.kind === 'call' ? f.index : this.rawCall(f)) + 1));
     } else if (this.selectedCall >= 0) {
       text = this.describeCall(this.selectedCall);
       this.plot.setAttribute('aria-valuenow', String(this.selectedCall + 1));
@@ -1019,6 +1025,7 @@ export class TimelineStrip {
     const rect = this.plot.getBoundingClientRect();
     const hypothetical = this.hypotheticalAt(event.clientX - rect.left, event.clientY - rect.top);
     if (hypothetical >= 0) {
+      this.focus = { kind: 'hyp', index: hypothetical };
       this.whatIf.showCompaction(hypothetical);
       return;
     }
@@ -1040,6 +1047,26 @@ export class TimelineStrip {
     }
   }
 
+  /** The call index a focus stands at (a marker's: the first call after it, as drawn). */
+  private rawCall(f: Focus): number {
+    if (f.kind === 'call') {
+      return f.index;
+    }
+    return f.kind === 'marker' ? (this.data as TimelineData).markers[f.index].call : (this.hyp as Hypothesis).markers[f.index].call;
+  }
+
+  /** The markers the keyboard stops at, in call order (the session's before the what-if ones). */
+  private stops(): Focus[] {
+    const d = this.data as TimelineData;
+    const all: Focus[] = d.markers.map((_m, index) => ({ kind: 'marker', index }) as Focus);
+    for (let index = 0; index < (this.hyp?.markers.length ?? 0); index++) {
+      all.push({ kind: 'hyp', index });
+    }
+    // a stable sort: at one call the session's marker comes first
+    return all.map((f, order) => ({ f, order })).sort((a, b) => this.rawCall(a.f) - this.rawCall(b.f) || a.order - b.order)
+      .map(x => x.f);
+  }
+
   private onKey(event: KeyboardEvent): void {
     const d = this.data;
     if (!d || !d.call_count) {
@@ -1048,7 +1075,7 @@ export class TimelineStrip {
     const n = d.call_count;
     const at = this.focus ?? { kind: 'call', index: this.selectedCall >= 0 ? this.selectedCall : n - 1 };
     // the call a marker stands before (its own call for an overflow)
-    const callOf = (f: Focus): number => (f.kind === 'call' ? f.index : Math.min(n - 1, Math.max(0, d.markers[f.index].call)));
+    const callOf = (f: Focus): number => (f.kind === 'call' ? f.index : Math.min(n - 1, Math.max(0, this.rawCall(f))));
     const page = Math.max(1, Math.round(n / 10));
     let next: Focus | null = null;
     switch (event.key) {
@@ -1058,7 +1085,7 @@ export class TimelineStrip {
         break;
       case 'ArrowRight':
         // from a marker: the call after it (an overflow's own call)
-        next = { kind: 'call', index: Math.min(n - 1, at.kind === 'marker' ? callOf(at) : callOf(at) + (event.shiftKey ? page : 1)) };
+        next = { kind: 'call', index: Math.min(n - 1, at.kind !== 'call' ? callOf(at) : callOf(at) + (event.shiftKey ? page : 1)) };
         break;
       case 'Home':
         next = { kind: 'call', index: 0 };
@@ -1068,26 +1095,35 @@ export class TimelineStrip {
         break;
       case 'PageUp':
       case 'PageDown': {
-        // to the previous / next marker (compaction, branch summary, overflow)
+        // to the previous / next marker (compaction, branch summary, overflow, what-if compaction)
         const forward = event.key === 'PageDown';
-        const position = at.kind === 'marker' ? at.index : -1;
+        const stops = this.stops();
+        const position = at.kind === 'call' ? -1 : stops.findIndex(f => f.kind === at.kind && f.index === at.index);
         const here = callOf(at);
         let found = -1;
-        if (forward) {
-          found = d.markers.findIndex((m, k) => (position >= 0 ? k > position : m.call > here));
+        if (position >= 0) {
+          found = forward ? position + 1 : position - 1;
+        } else if (forward) {
+          found = stops.findIndex(f => this.rawCall(f) > here);
         } else {
-          for (let k = d.markers.length - 1; k >= 0; k--) {
-            if (position >= 0 ? k < position : d.markers[k].call <= here) {
+          for (let k = stops.length - 1; k >= 0; k--) {
+            if (this.rawCall(stops[k]) <= here) {
               found = k;
               break;
             }
           }
         }
-        next = found >= 0 ? { kind: 'marker', index: found } : at;
+        next = found >= 0 && found < stops.length ? stops[found] : at;
         break;
       }
       case 'Enter':
       case ' ': {
+        if (at.kind === 'hyp') {
+          this.whatIf.showCompaction(at.index); // what it would summarize and keep
+          event.preventDefault();
+          event.stopPropagation();
+          return;
+        }
         const id = at.kind === 'call' ? d.calls.id[at.index] : d.markers[at.index].entry_id;
         if (id) {
           this.handlers.select(id);

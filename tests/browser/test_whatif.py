@@ -92,6 +92,19 @@ def test_what_if_panel_replays_and_explains(page, lab_server, open_lab, screensh
     expect(detail).to_have_attribute("data-id", replay["ids"][1])
     page.locator(".pi-lab .pi-timeline").screenshot(path=str(screenshot_dir / "whatif-compaction.png"))
 
+    # the strip's keyboard: Home, then PageDown over the markers to the first what-if compaction
+    # (the session's own markers are stops too), Enter shows it
+    plot.focus()
+    page.keyboard.press("Home")
+    caption = page.locator(".pi-lab .pi-timeline-caption")
+    for _ in range(8):
+        page.keyboard.press("PageDown")
+        if caption.inner_text().startswith("what-if compaction 1"):
+            break
+    expect(caption).to_contain_text("what-if compaction 1 ·")
+    page.keyboard.press("Enter")
+    expect(detail).to_have_attribute("data-id", replay["ids"][0])
+
     # a call selected: what the model would see there beside what it did see
     plot.click(position={"x": box["width"] - PAD_RIGHT - 2, "y": 40})
     compare = panel.locator(".pi-whatif-compare")
