@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from traitlets import Int, Unicode, default, validate
+from traitlets import Int, List, Unicode, default, validate
 from traitlets.config import Configurable
 
 __all__ = ["PiLabConfig"]
@@ -17,6 +17,14 @@ class PiLabConfig(Configurable):
     sessions_dir = Unicode(
         help="pi's sessions folder, listed in the Pi Sessions panel and readable by the viewer "
         "besides the server root. Default: $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions.",
+    ).tag(config=True)
+
+    extra_session_dirs = List(
+        Unicode(),
+        help="More folders listed in the Sessions panel and readable by the viewer: each may hold pi, "
+        "Claude Code or Codex sessions (recognised by their content), in sub-folders too. Claude Code's "
+        "($CLAUDE_CONFIG_DIR, else ~/.config/claude and ~/.claude) and Codex's ($CODEX_HOME, else "
+        "~/.codex) folders are listed without being named here.",
     ).tag(config=True)
 
     notebook_dir = Unicode(
@@ -49,6 +57,24 @@ class PiLabConfig(Configurable):
         from pi_lab.session.paths import sessions_root
 
         return sessions_root()
+
+    def session_folders(self) -> list[tuple[str, str, str | None]]:
+        """``(location prefix, folder, agent)`` of every folder the panel lists and the viewer reads
+        besides the server root; agent ``None``: each file says which agent wrote it."""
+        from pi_lab.formats.claude_code_usage import claude_config_dirs
+        from pi_lab.formats.codex_usage import codex_sessions_dirs
+
+        folders: list[tuple[str, str, str | None]] = [("@sessions/", self.sessions_dir, "pi")] if self.sessions_dir else []
+        folders += [(f"@claude/{n}/", str(d / "projects"), "claude-code") for n, d in enumerate(claude_config_dirs())]
+        codex = []
+        for d in codex_sessions_dirs():
+            codex.append(d)
+            if (d.parent / "archived_sessions").is_dir():
+                codex.append(d.parent / "archived_sessions")
+        folders += [(f"@codex/{n}/", str(d), "codex") for n, d in enumerate(codex)]
+        folders += [(f"@dir/{n}/", os.path.abspath(os.path.expanduser(d)), None)
+                    for n, d in enumerate(self.extra_session_dirs) if d]
+        return folders
 
     @validate("sessions_dir")
     def _expand(self, proposal: dict) -> str:

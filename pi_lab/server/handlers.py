@@ -9,6 +9,7 @@
 ``POST session/rows|locate|entry|context_at|gauge|compact_preview``
                                            the widget's read requests, same payloads
 ``POST open-in-notebook``                  make (or reuse) a notebook that opens the session
+``GET  detect?path=``                       which agent's session a file is, from its content
 =========================================  ==================================================
 
 A session request's JSON body names the file (``path``, see ``locations.py``), the layout
@@ -47,6 +48,7 @@ from pi_lab.server.store import (
     SharedView,
     view_key,
 )
+from pi_lab.formats.detect import UnknownSessionFormat, detect_format
 from pi_lab.errors import NotARegularFile, PiLabError, where_it_failed
 from pi_lab.session._json import dumps as json_dumps
 from pi_lab.session.navigation import FILTER_MODES
@@ -203,7 +205,8 @@ class PiLabHandler(APIHandler):
         config = self.pi_lab.config
         try:
             return resolve_location(value, root_dir=self.settings["server_root_dir"], sessions_dir=config.sessions_dir,
-                                    allow_hidden=bool(getattr(self.contents_manager, "allow_hidden", False)))
+                                    allow_hidden=bool(getattr(self.contents_manager, "allow_hidden", False)),
+                                    folders=[(prefix, folder) for prefix, folder, _ in config.session_folders()])
         except PathRefused as error:
             raise ApiError(error.status, error.message, reason="path-refused") from None
 
@@ -412,8 +415,29 @@ class SessionsListHandler(PiLabHandler):
     async def get(self) -> None:
         query = self.get_query_argument("q", "")
         config = self.pi_lab.config
-        result = await self.in_thread(lambda: self.pi_lab.listing.list(config.sessions_dir, query))
+        result = await self.in_thread(lambda: self.pi_lab.listing.list(config.sessions_dir, query,
+                                                                       others=config.session_folders()))
         self.send_json(result)
+
+
+class DetectHandler(PiLabHandler):
+    """``GET detect?path=``: ``{"agent": "pi" | "claude-code" | "codex" | null}`` from the file's
+    first lines (never its name), so that a double-click opens any agent's session in the viewer
+    and leaves other JSONL files to JupyterLab. Reads at most the first MiB; writes nothing."""
+
+    @web.authenticated
+    @authorized(action="read")
+    async def get(self) -> None:
+        location = self.location(self.get_query_argument("path", ""))
+
+        def agent() -> str | None:
+            check_regular_file(location.real)  # missing: 404; a FIFO or a folder: said, never opened
+            try:
+                return detect_format(location.real)
+            except (UnknownSessionFormat, TypeError):  # TypeError: a line's type is a list (store._agent_of)
+                return None
+
+        self.send_json({"agent": await self.in_thread(agent, location), "path": location.key})
 
 
 class OpenInNotebookHandler(PiLabHandler):
@@ -426,6 +450,12 @@ class OpenInNotebookHandler(PiLabHandler):
 
         def header_of() -> Any:
             check_regular_file(location.real)  # a FIFO would block the open; say what it is
+            try:
+                # Another agent's session opens in the widget too (read-only, by that agent's rules).
+                if detect_format(location.real) != "pi":
+                    return {}
+            except (UnknownSessionFormat, TypeError):  # TypeError: see store._agent_of
+                pass
             return read_session_header(location.real)
 
         header = await self.in_thread(header_of, location)
@@ -467,4 +497,5 @@ def make_handlers(base_url: str) -> list[tuple[str, type[PiLabHandler]]]:
         (url_path_join(root, "session"), SessionHandler),
         (url_path_join(root, "session", r"([a-z_]+)"), SessionHandler),
         (url_path_join(root, "open-in-notebook"), OpenInNotebookHandler),
+        (url_path_join(root, "detect"), DetectHandler),
     ]

@@ -24,6 +24,7 @@ over that folder takes 0.1-0.3 s. Nothing else of a session is kept (the summary
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import stat
 import threading
@@ -34,6 +35,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from pi_lab.errors import PiLabError
+from pi_lab.formats.detect import UnknownSessionFormat, detect_format_of
 from pi_lab.server.locations import SESSIONS_PREFIX, inside
 from pi_lab.session._text import JS_WHITESPACE, content_text, js_trim
 from pi_lab.session.ids import parse_iso_ms
@@ -321,6 +324,78 @@ class _NotRegular(Exception):
     pass
 
 
+_BLOCK_ENTRIES = 64  # texts per compressed block of a foreign index's original-case texts
+
+
+class _ForeignIndex(_FileIndex):
+    """Another agent's file, summarised from its adapter's pi-shaped entries (its raw lines are
+    not entries): the same summary and searchable text as a pi file's, read again whole when the
+    file changes (the adapters' refresh reads whole too). ``lines`` of a chunk number the texts,
+    whose original letter case is kept in compressed blocks for the snippets."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        super().__init__()
+
+    def _reset(self) -> None:
+        super()._reset()
+        self.blocks: list[bytes] = []
+
+    def update(self, path: str, st: os.stat_result) -> None:
+        identity = (st.st_dev, st.st_ino)
+        if (identity, st.st_size, st.st_mtime_ns) == (self.identity, self.size, self.mtime_ns):
+            return
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotRegular(path)
+        from pi_lab.formats import open_session
+
+        self._reset()
+        try:
+            sm = open_session(path)
+        except (PiLabError, ValueError):
+            self.not_session = True
+        else:
+            self._take(sm)
+        self.identity, self.size, self.mtime_ns = identity, st.st_size, st.st_mtime_ns
+
+    def _take(self, sm: Any) -> None:
+        self.header = dict(sm.header or {})
+        self.name = sm.session_name
+        self.created_ms = _usable_ms(parse_iso_ms(self.header.get("timestamp")))
+        builder = _ChunkBuilder(self.chunks)
+        texts: list[str] = []
+        for entry in sm.get_entries():
+            if entry.get("type") != "message":
+                continue
+            self.message_count += 1
+            message = entry.get("message")
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                continue
+            text = _message_text(message)
+            if text:
+                builder.add(text.lower().encode("utf-8", "surrogatepass"), len(texts))
+                texts.append(text)
+                if not self.first_message and message.get("role") == "user":
+                    self.first_message = text[:_TITLE_CHARS]
+            activity = self._activity(message.get("timestamp"), entry.get("timestamp"))
+            self.latest = max(self.latest, activity)
+        builder.finish()
+        # ensure_ascii: a lone surrogate from a JSON escape stays writable
+        self.blocks = [zlib.compress(json.dumps(texts[i:i + _BLOCK_ENTRIES]).encode("ascii"), 6)
+                       for i in range(0, len(texts), _BLOCK_ENTRIES)]
+
+    def text_at(self, number: int) -> str | None:
+        """The ``number``-th searchable text, in its own letter case."""
+        block, at = divmod(number, _BLOCK_ENTRIES)
+        if block >= len(self.blocks):
+            return None
+        texts = json.loads(zlib.decompress(self.blocks[block]))
+        return texts[at] if at < len(texts) else None
+
+    def index_bytes(self) -> int:
+        return super().index_bytes() + sum(len(b) for b in self.blocks)
+
+
 class _ChunkBuilder:
     """Appends entry texts to a file's chunks, recompressing only the last, unfinished one."""
 
@@ -352,6 +427,7 @@ class _ChunkBuilder:
 
     def finish(self) -> None:
         self._close()
+
 
 
 # The last time a datetime can hold (year 9999). A message timestamp past it (1e308, 2**63:
@@ -456,6 +532,29 @@ def group_title(cwd: str, folder: str) -> str:
     return cwd or folder or NO_FOLDER_TITLE
 
 
+# How deep below a folder sessions are looked for, by the agent whose folder it is (None: a
+# configured folder of any agent's sessions).
+_DEPTH: dict[str | None, int] = {"pi": 1, "claude-code": 1, "codex": 3}
+
+
+def _agent_of_file(path: str) -> str | None:
+    """The agent whose session the file at ``path`` is, from its first bytes; None for none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.pread(fd, 1 << 20, 0)
+    finally:
+        os.close(fd)
+    try:
+        return detect_format_of(data)
+    except (UnknownSessionFormat, TypeError):  # TypeError: a line's type is a list (see store._agent_of)
+        return None
+
+
 class SessionListing:
     """Lists a sessions folder; safe to call from several worker threads."""
 
@@ -463,11 +562,17 @@ class SessionListing:
         self._cache: dict[str, _FileIndex] = {}
         self._lock = threading.Lock()
 
-    def _index(self, path: str, st: os.stat_result) -> _FileIndex | None:
+    def _index(self, path: str, st: os.stat_result, agent: str | None = "pi") -> _FileIndex | None:
         with self._lock:
             index = self._cache.get(path)
-            if index is None:
-                index = self._cache[path] = _FileIndex()
+        if index is None:
+            if agent is None:
+                agent = _agent_of_file(path)
+                if agent is None:
+                    return None
+            index = _FileIndex() if agent == "pi" else _ForeignIndex(agent)
+            with self._lock:
+                index = self._cache.setdefault(path, index)
         with index.lock:
             try:
                 index.update(path, st)
@@ -484,26 +589,62 @@ class SessionListing:
         return {"files": len(indexes), "index_bytes": sum(i.index_bytes() for i in indexes),
                 "text_bytes": sum(i.text_bytes() for i in indexes)}
 
-    def list(self, sessions_dir: str, query: str = "", limit: int = 2000) -> dict[str, Any]:
+    def list(self, sessions_dir: str, query: str = "", limit: int = 2000,
+             others: Iterable[tuple[str, str, str | None]] = ()) -> dict[str, Any]:
         """``{"folder", "exists", "groups": [{"title", "cwd", "dir", "newest", "sessions": [...]}], ...}``
         (one group per :func:`group_title`),
         newest first, keeping sessions whose text contains every word of ``query``; with a query,
-        each session carries ``hits``: how many messages match and a few snippets."""
+        each session carries ``hits``: how many messages match and a few snippets.
+
+        ``others``: more folders, ``(location prefix, folder, agent)`` (``PiLabConfig.session_folders``;
+        agent ``None`` when each file says which agent wrote it); each row names its ``agent``."""
         result: dict[str, Any] = {"folder": sessions_dir, "exists": os.path.isdir(sessions_dir), "groups": [],
-                                  "total": 0, "shown": 0, "query": query, "skipped": []}
-        if not result["exists"]:
-            return result
-        base = os.path.realpath(sessions_dir)
+                                  "total": 0, "shown": 0, "query": query, "skipped": [], "folders": []}
+        folders = [(SESSIONS_PREFIX, sessions_dir, "pi")] if sessions_dir else []
+        folders += [f for f in others if f[0] != SESSIONS_PREFIX]
         terms = search_tokens(query) if query else []
         groups: dict[str, list[dict[str, Any]]] = {}
+        total = 0
+        for prefix, folder, agent in folders:
+            exists = os.path.isdir(folder)
+            result["folders"].append({"prefix": prefix, "agent": agent, "exists": exists})
+            if exists:
+                total += self._list_folder(prefix, folder, agent, terms, groups, result["skipped"])
+        result["exists"] = any(f["exists"] for f in result["folders"])
+        ordered = []
+        for title, sessions in groups.items():
+            sessions.sort(key=lambda s: s["modified_ms"], reverse=True)
+            folders_of = {s["dir"] for s in sessions}
+            # The panel titles a group by ``cwd``, else by ``dir``: both are set so that it shows
+            # ``title``. ``dir`` is the folder when all the group's sessions are in one.
+            cwd = title if any(s["cwd"] == title for s in sessions) else ""
+            ordered.append({"title": title, "cwd": cwd, "newest": sessions[0]["modified_ms"],
+                            "dir": folders_of.pop() if len(folders_of) == 1 else "", "sessions": sessions,
+                            "agents": sorted({s["agent"] for s in sessions})})
+        ordered.sort(key=lambda g: g["newest"], reverse=True)
+        shown = 0
+        for group in ordered:
+            room = max(0, limit - shown)
+            group["more"] = max(0, len(group["sessions"]) - room)
+            group["sessions"] = group["sessions"][:room]
+            shown += len(group["sessions"])
+        result.update(groups=[g for g in ordered if g["sessions"]], total=total, shown=shown)
+        return result
+
+    def _list_folder(self, prefix: str, folder: str, agent: str | None, terms: list[str],
+                     groups: dict[str, list[dict[str, Any]]], skipped: list[dict[str, str]]) -> int:
+        """Add the sessions of one folder to ``groups``; how many sessions it holds."""
+        base = os.path.realpath(folder)
         seen: set[str] = set()
         total = 0
-        for directory, relative in self._folders(base):
+        for directory, relative in self._folders(base, _DEPTH.get(agent, 4)):
             try:
                 names = sorted(n for n in os.listdir(directory) if n.endswith(".jsonl"))
             except OSError:
                 continue
             for name in names:
+                if agent != "pi" and name.startswith("agent-"):
+                    continue  # a Claude Code sub-agent's file: it folds into its parent session
                 path = os.path.join(directory, name)
                 real = os.path.realpath(path)
                 if not inside(real, base):
@@ -513,11 +654,10 @@ class SessionListing:
                 except OSError:
                     continue
                 if not stat.S_ISREG(st.st_mode):
-                    result["skipped"].append({"file": f"{relative}/{name}" if relative else name,
-                                              "reason": _kind(st.st_mode)})
+                    skipped.append({"file": f"{relative}/{name}" if relative else name, "reason": _kind(st.st_mode)})
                     continue
                 seen.add(path)
-                index = self._index(path, st)
+                index = self._index(path, st, agent)
                 if index is None:
                     continue
                 with index.lock:
@@ -532,31 +672,15 @@ class SessionListing:
                         if found is None:
                             continue
                         hits = self._hits(path, index, found, terms, meta)
-                row = self._row(info, relative, name, st)
+                row = self._row(info, relative, name, st, prefix)
+                row["agent"] = index.agent if isinstance(index, _ForeignIndex) else "pi"
                 if hits is not None:
                     row["hits"] = hits
                 groups.setdefault(group_title(info.cwd, relative), []).append(row)
         with self._lock:
             for path in [p for p in self._cache if inside(p, base) and p not in seen]:
                 del self._cache[path]
-        ordered = []
-        for title, sessions in groups.items():
-            sessions.sort(key=lambda s: s["modified_ms"], reverse=True)
-            folders = {s["dir"] for s in sessions}
-            # The panel titles a group by ``cwd``, else by ``dir``: both are set so that it shows
-            # ``title``. ``dir`` is the folder when all the group's sessions are in one.
-            cwd = title if any(s["cwd"] == title for s in sessions) else ""
-            ordered.append({"title": title, "cwd": cwd, "newest": sessions[0]["modified_ms"],
-                            "dir": folders.pop() if len(folders) == 1 else "", "sessions": sessions})
-        ordered.sort(key=lambda g: g["newest"], reverse=True)
-        shown = 0
-        for group in ordered:
-            room = max(0, limit - shown)
-            group["more"] = max(0, len(group["sessions"]) - room)
-            group["sessions"] = group["sessions"][:room]
-            shown += len(group["sessions"])
-        result.update(groups=[g for g in ordered if g["sessions"]], total=total, shown=shown)
-        return result
+        return total
 
     @staticmethod
     def _hits(path: str, index: _FileIndex, found: tuple[int, list[tuple[_Chunk, int, int]]],
@@ -564,6 +688,12 @@ class SessionListing:
         count, places = found
         snippets: list[dict[str, Any]] = []
         for chunk, entry, _ in places:
+            if isinstance(index, _ForeignIndex):
+                text = index.text_at(chunk.lines[entry])
+                if text is not None:
+                    # no entry id: the row a hit selects is found by the search itself
+                    snippets.append({**snippet(text, terms), "role": None, "entry_id": None})
+                continue
             raw = _read_line(path, chunk.lines[entry], index.identity)
             parsed = _decode_and_parse(raw) if raw else None
             message = parsed.get("message") if parsed else None
@@ -585,25 +715,35 @@ class SessionListing:
         return {"count": count, "capped": count >= _COUNT_CAP, "snippets": snippets}
 
     @staticmethod
-    def _folders(base: str) -> list[tuple[str, str]]:
-        """The sessions folder itself (a flat custom folder) and each project folder in it."""
+    def _folders(base: str, depth: int = 1) -> list[tuple[str, str]]:
+        """The sessions folder itself (a flat custom folder) and the folders in it down to
+        ``depth`` levels (pi and Claude Code: one folder per project; Codex: YYYY/MM/DD), in name
+        order; a ``subagents`` folder holds no sessions of its own (Claude Code's sub-agents)."""
         folders = [(base, "")]
-        try:
-            entries = sorted(os.scandir(base), key=lambda e: e.name)
-        except OSError:
-            return folders
-        for entry in entries:
+        stack = [(base, "", 0)]
+        while stack:
+            directory, relative, level = stack.pop()
+            if level >= depth:
+                continue
             try:
-                is_dir = entry.is_dir()  # follows links, as pi's listAll does
+                entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
             except OSError:
                 continue
-            if is_dir and inside(os.path.realpath(entry.path), base):
-                folders.append((entry.path, entry.name))
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()  # follows links, as pi's listAll does
+                except OSError:
+                    continue
+                if is_dir and entry.name != "subagents" and inside(os.path.realpath(entry.path), base):
+                    below = f"{relative}/{entry.name}" if relative else entry.name
+                    folders.append((entry.path, below))
+                    stack.append((entry.path, below, level + 1))
         return folders
 
     @staticmethod
-    def _row(info: SessionInfo, relative: str, name: str, st: os.stat_result) -> dict[str, Any]:
-        location = SESSIONS_PREFIX + (f"{relative}/{name}" if relative else name)
+    def _row(info: SessionInfo, relative: str, name: str, st: os.stat_result,
+             prefix: str = SESSIONS_PREFIX) -> dict[str, Any]:
+        location = prefix + (f"{relative}/{name}" if relative else name)
         return {
             "location": location,
             "file": name,

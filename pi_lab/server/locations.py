@@ -16,6 +16,7 @@ manager allows hidden files, so the viewer reads no more than the file browser s
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["Location", "PathRefused", "SESSIONS_PREFIX", "resolve_location", "inside"]
@@ -40,11 +41,14 @@ class Location:
     area: str
     relative: str
     real: str
+    # the folder's name for the browser: pi's sessions folder, or another agent's or a
+    # configured folder (``@claude/0/``, ``@codex/0/``, ``@dir/0/``: PiLabConfig.session_folders)
+    prefix: str = SESSIONS_PREFIX
 
     @property
     def key(self) -> str:
         """The location as the browser names it (stable, without the server's absolute paths)."""
-        return SESSIONS_PREFIX + self.relative if self.area == "sessions" else self.relative
+        return self.prefix + self.relative if self.area == "sessions" else self.relative
 
     @property
     def name(self) -> str:
@@ -64,18 +68,21 @@ def _parts(relative: str) -> list[str]:
     return parts
 
 
-def _confine(area: str, base: str, parts: list[str]) -> Location:
+def _confine(area: str, base: str, parts: list[str], prefix: str = SESSIONS_PREFIX) -> Location:
     base_real = os.path.realpath(base)
     joined = os.path.join(base_real, *parts)
     real = os.path.realpath(joined)
     if not inside(real, base_real):
         where = "the server root" if area == "root" else "the sessions folder"
         raise PathRefused(403, f"{'/'.join(parts)} leads outside {where} (through a symbolic link)")
-    return Location(area, "/".join(parts), real)
+    return Location(area, "/".join(parts), real, prefix)
 
 
-def resolve_location(value: object, *, root_dir: str, sessions_dir: str | None, allow_hidden: bool = False) -> Location:
-    """The :class:`Location` for ``value``, or :class:`PathRefused` saying why not."""
+def resolve_location(value: object, *, root_dir: str, sessions_dir: str | None, allow_hidden: bool = False,
+                     folders: Sequence[tuple[str, str]] = ()) -> Location:
+    """The :class:`Location` for ``value``, or :class:`PathRefused` saying why not.
+
+    ``folders``: ``(prefix, folder)`` of the other session folders (other agents', configured ones)."""
     if not isinstance(value, str) or not value.strip():
         raise PathRefused(400, "a session path is required")
     if "\0" in value:
@@ -93,17 +100,27 @@ def resolve_location(value: object, *, root_dir: str, sessions_dir: str | None, 
         if not parts:
             raise PathRefused(400, "a session path names a file, not the sessions folder")
         return _confine("sessions", sessions_dir, parts)
+    for prefix, folder in folders:
+        if prefix != SESSIONS_PREFIX and value.startswith(prefix):
+            if not os.path.isdir(folder):
+                raise PathRefused(404, f"the folder {prefix} names does not exist")
+            parts = _parts(value[len(prefix):])
+            if not parts:
+                raise PathRefused(400, "a session path names a file, not a sessions folder")
+            return _confine("sessions", folder, parts, prefix)
     if os.path.isabs(value) or value.startswith(("/", "\\")):
         _parts(value)  # refuse "..", even in an absolute path
         real = os.path.realpath(value)
-        for area, base in (("root", root_dir), ("sessions", sessions_dir)):
+        bases = [("root", root_dir, ""), ("sessions", sessions_dir, SESSIONS_PREFIX)]
+        bases += [("sessions", folder, prefix) for prefix, folder in folders if prefix != SESSIONS_PREFIX]
+        for area, base, prefix in bases:
             if not base:
                 continue
             base_real = os.path.realpath(base)
             if inside(real, base_real) and real != base_real:
                 parts = os.path.relpath(real, base_real).split(os.sep)
-                return _check_hidden(_confine(area, base, parts), allow_hidden)
-        raise PathRefused(403, "absolute paths must lie inside the server root or the sessions folder")
+                return _check_hidden(_confine(area, base, parts, prefix or SESSIONS_PREFIX), allow_hidden)
+        raise PathRefused(403, "absolute paths must lie inside the server root or a sessions folder")
     parts = _parts(value)
     if not parts:
         raise PathRefused(400, "a session path names a file, not the server root")

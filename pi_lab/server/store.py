@@ -35,13 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lab.errors import PiLabError
+from pi_lab.formats.detect import UnknownSessionFormat, detect_format_of
 from pi_lab.session.manager import SessionManager
 from pi_lab.session.readonly import needs_stable_ids, session_from_loaded, stable_uuid_factory_from_digest
 from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines, read_lines
 from pi_lab.session.tail import FileReplaced, FileTail
 from pi_lab.view.actions import WRITE_ACTIONS
 from pi_lab.view.gauge import gauge_after_entries, recorded_model
-from pi_lab.view.payload import SessionView, ViewSettings, gauge_payload, kind_of
+from pi_lab.view.payload import SessionView, ViewSettings, agent_facts, gauge_payload, kind_of
 from pi_lab.view.rows import RowState
 
 __all__ = ["SessionStore", "LoadedSession", "SharedView", "ViewKey", "NotASession", "FileTooLarge", "view_key"]
@@ -124,6 +125,8 @@ class LoadedSession:
     tail: bytes  # what followed that line when it was read
     tail_taken: bool  # whether that tail was a whole JSON object and is in the session
     lines: int  # complete lines taken in
+    # "pi", or the other agent whose adapter holds the file (read again whole by its refresh)
+    agent: str = "pi"
     generation: int = field(default_factory=lambda: next(_generations))
     views: OrderedDict[ViewKey, SharedView] = field(default_factory=OrderedDict)
     lock: threading.RLock = field(default_factory=threading.RLock)
@@ -150,6 +153,19 @@ def _first_line_problem(handle: Any) -> tuple[str | None, Any]:
             return f"its first JSON line is not a pi session header (type {_value_text(first.get('type'))})", first
         return None, first
     return None, None
+
+
+def _agent_of(handle: Any) -> str:
+    """Which agent wrote the file, from its first bytes (``pi`` when no agent is recognised:
+    pi's reader then says what is wrong with the first line)."""
+    chunk = handle.read(_FIRST_LINE_SCAN)
+    handle.seek(0)
+    try:
+        return detect_format_of(chunk)
+    # TypeError: detect_format_of compares a line's type with a set, and a list is unhashable
+    # (a type nested in lists); no agent writes that, so pi's reader says what is wrong.
+    except (UnknownSessionFormat, TypeError):
+        return "pi"
 
 
 def _value_text(value: Any) -> str:
@@ -247,6 +263,9 @@ class SessionStore:
                 raise NotASession("it is not a regular file")
             if st.st_size > self.max_file_bytes:
                 raise FileTooLarge(f"the file has {st.st_size:,} bytes; the viewer reads at most {self.max_file_bytes:,}")
+            agent = _agent_of(handle)
+            if agent != "pi":
+                return self._load_foreign(path, agent, st, handle)
             problem, first = _first_line_problem(handle)
             if problem:
                 raise NotASession(problem)
@@ -276,6 +295,17 @@ class SessionStore:
             lines=result.lines,
         )
 
+    def _load_foreign(self, path: str, agent: str, st: os.stat_result, handle: Any) -> LoadedSession:
+        """Another agent's file, through its adapter (its raw lines are not pi entries)."""
+        if agent == "claude-code":
+            from pi_lab.formats.claude_code import ClaudeCodeSession as adapter
+        else:
+            from pi_lab.formats.codex import CodexSession as adapter
+        head = handle.read(_HEAD_BYTES)
+        sm = adapter.from_file(path)
+        return LoadedSession(path=path, sm=sm, stamp=FileStamp.of(st), head=head, consumed=st.st_size, tail=b"",
+                             tail_taken=False, lines=0, agent=agent)
+
     def _catch_up(self, loaded: LoadedSession) -> LoadedSession:
         """``loaded`` with what was appended, or a fresh read when the file was replaced."""
         st = os.stat(loaded.path)
@@ -284,6 +314,8 @@ class SessionStore:
             return loaded
         if not stat.S_ISREG(st.st_mode):
             return self._load(loaded.path)  # replaced by a FIFO or a folder: refused there
+        if loaded.agent != "pi":
+            return self._refresh_foreign(loaded, stamp)
         grew = (stamp.inode, stamp.device) == (loaded.stamp.inode, loaded.stamp.device) and stamp.size > loaded.stamp.size
         header = loaded.sm.header or {}
         if not grew or header.get("version", 1) != 3:
@@ -326,6 +358,21 @@ class SessionStore:
         loaded.stamp = stamp
         if added:
             loaded.changed_at = time.time()
+        return loaded
+
+    def _refresh_foreign(self, loaded: LoadedSession, stamp: FileStamp) -> LoadedSession:
+        """The adapter's own refresh (a whole read that keeps a leaf moved in the viewer) when the
+        file grew in place; a fresh load, with a new generation, when it was replaced or shrank."""
+        same = (stamp.inode, stamp.device) == (loaded.stamp.inode, loaded.stamp.device)
+        if not same or stamp.size < loaded.stamp.size:
+            return self._load(loaded.path)
+        with open(loaded.path, "rb") as handle:
+            if handle.read(len(loaded.head)) != loaded.head:
+                return self._load(loaded.path)
+        if loaded.sm.refresh():
+            loaded.changed_at = time.time()
+        loaded.stamp = stamp
+        loaded.consumed = stamp.size
         return loaded
 
     # ------------------------------------------------------------------ views
@@ -392,6 +439,7 @@ class SessionStore:
         sm = loaded.sm
         with loaded.lock:
             return {
+                **agent_facts(sm),
                 "id": sm.session_id,
                 "file": None,  # filled in by the handler with the browser's name for the file
                 "name": sm.session_name,
@@ -409,6 +457,7 @@ class SessionStore:
             "size": loaded.stamp.size,
             "mtime": loaded.stamp.mtime_ns / 1e9,
             "generation": loaded.generation,
+            "agent": loaded.agent,
             "skipped_lines": len(loaded.sm.skipped_lines),
             "first_skipped_lines": loaded.sm.skipped_lines[:20],
             "incomplete_tail": bool(loaded.tail.strip()) and not loaded.tail_taken,

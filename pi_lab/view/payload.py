@@ -64,6 +64,15 @@ class RequestError(PiLabError, ValueError):
 # string or nested deep), and never a TypeError, a ValueError or a RecursionError further in.
 
 
+def agent_facts(sm: Any) -> dict[str, Any]:
+    """``agent`` and, for another agent's session, ``write_refusal``: why a view offers nothing
+    that writes (its adapter's ``write_plan``, without the file's path), for the session payload."""
+    agent = getattr(sm, "agent", "pi")
+    if agent == "pi":
+        return {"agent": "pi", "write_refusal": None}
+    return {"agent": agent, "write_refusal": sm.write_plan().removeprefix(f"{sm.session_file}: ")}
+
+
 def kind_of(value: Any) -> str:
     """The JSON kind of ``value`` as a reason names it ("a string", "null", "a list"...)."""
     if value is None:

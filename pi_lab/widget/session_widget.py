@@ -50,7 +50,7 @@ from pi_lab.view.gauge import gauge_after_entries, recorded_context_window, reco
 from pi_lab.widget.jobs import JobQueue
 from pi_lab.widget.live import LiveFeed, follow_file, guard_kernel_parent
 from pi_lab.widget.sendable import keep_logs_sendable, sendable
-from pi_lab.view.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
+from pi_lab.view.payload import RequestError, SessionView, ViewSettings, agent_facts, read_request, structure_payload
 
 __all__ = ["SessionWidget", "open_session"]
 
@@ -230,7 +230,7 @@ class SessionWidget(anywidget.AnyWidget):
         return {"id": sm.session_id, "file": sm.session_file, "name": sm.session_name, "cwd": sm.cwd,
                 "entries": sm.get_entry_count(), "model": recorded_model(sm), "answering_model": answering,
                 "read_only": read_only, "following": bool(self._follow and sm.session_file),
-                "write_actions": sorted(WRITE_ACTIONS)}
+                "write_actions": sorted(WRITE_ACTIONS), **agent_facts(sm)}
 
     def _publish_access(self) -> None:
         sm = self.view.sm
@@ -732,6 +732,35 @@ class SessionWidget(anywidget.AnyWidget):
 
     def select(self, entry_id: str) -> None:
         self.selected_id = entry_id
+
+    def show(self, session: Any) -> None:
+        """Show another session in this widget, as when the agent moves to another file: the
+        rows laid out anew (same filter, search and folds), the leaf, the gauge and the
+        timeline sent the way a rebuilt session's are. ``pi_lab.teach.stepper`` steps through
+        time with it, one widget for every step instead of a new one each time. ``session``: a
+        path, a SessionManager or an AgentSession; the selection stays when its entry is there."""
+        sm, agent = _session_manager_and_agent(session)
+
+        def swap() -> None:
+            if self._closed:
+                return
+            # Actions and live events now belong to the new session's agent.
+            self._feed.close()
+            self._unsubscribe_switch()
+            self.agent = agent
+            self._sync_agent_settings()
+            self._feed = LiveFeed(agent, sync=self.sync, stream=self._push_event, status=self._set_status)
+            self._unsubscribe_switch = agent.subscribe(self._on_agent_event)
+            self.view.rebind(sm)
+            if self.selected_id is not None and sm.get_entry(self.selected_id) is None:
+                self.selected_id = None
+            self._publish_layout()
+
+        # Behind a job under way (a re-layout, a sync), never beside it: the rows are not
+        # touched by two jobs at once.
+        if self._jobs.pending and self._jobs.submit("call", swap) is not None:
+            return
+        swap()
 
 
 def open_session(path: str | os.PathLike[str], *, writable: bool = False, **kwargs: Any) -> SessionWidget:

@@ -55,6 +55,18 @@ export interface ActionHooks {
   showContext?(entryId: string): void;
 }
 
+/**
+ * Why nothing is offered that writes, for another agent's session (Claude Code, Codex): the
+ * host's `write_refusal` ("a Claude Code session; pi_lab never writes it."); null for pi's.
+ */
+export function foreignRefusal(transport: Transport): string | null {
+  const info = transport.get('session') as { agent?: string; write_refusal?: string | null } | null;
+  if (!info || !info.agent || info.agent === 'pi') {
+    return null;
+  }
+  return info.write_refusal || `a ${info.agent} session; pi_lab never writes it.`;
+}
+
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -191,6 +203,11 @@ export class Dialogs {
    */
   private readOnlyNote(parent: HTMLElement): void {
     const note = el('div', 'pi-readonly-note', parent);
+    const refusal = foreignRefusal(this.transport);
+    if (refusal) {
+      el('p', 'pi-foreign-refusal', note, `This view is read-only: ${refusal}`);
+      return;
+    }
     el('p', '', note, this.transport.canAllowWrites
       ? 'This view is read-only: it does not change the session file.'
       : this.transport.openInNotebook
@@ -298,7 +315,7 @@ export class Dialogs {
       const b = button(label, 'pi-menu-item', list, action);
       el('span', 'pi-muted', b, ` ${hint}`);
     };
-    if (this.transport.writable || this.transport.canAllowWrites) {
+    if ((this.transport.writable || this.transport.canAllowWrites) && !foreignRefusal(this.transport)) {
       item('Go here…', target.id === leafId ? '(already the leaf)' : 'move the leaf (pi /tree)', () => this.navigate(target, leafId));
       item('Compact…', 'summarize the older part of the current branch (pi /compact)', () => this.compact());
       item('Label…', target.label ? `now [${target.label}]` : 'bookmark this entry', () => this.label(target));

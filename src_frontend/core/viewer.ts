@@ -2,7 +2,7 @@
 // compactions), live strip and dialogs, wired to a Transport. `mountViewer(el, transport)`
 // returns the function that unmounts it.
 
-import { ActionTarget, CompactionPreview, Dialogs } from './actions';
+import { ActionTarget, CompactionPreview, Dialogs, foreignRefusal } from './actions';
 import { COMPARE_STYLES, ComparePane } from './compare';
 import type { Composition } from './composition';
 import { renderDetail, EntryDetail } from './detail';
@@ -797,11 +797,16 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     const writable = transport.writable;
     access.hidden = writable;
     root.classList.toggle('pi-read-only', !writable);
-    allowButton.hidden = !transport.canAllowWrites;
+    const refusal = foreignRefusal(transport);
+    allowButton.hidden = !transport.canAllowWrites || refusal !== null;
     const plan = transport.get('write_plan');
-    accessBadge.title = transport.canAllowWrites
-      ? `Nothing is written until you allow it.${plan ? ` ${plan}` : ''}`
-      : 'This viewer never writes the session file. Open it in a notebook to change it.';
+    // Another agent's file is never written: the badge says so where pi's offers to allow writing.
+    accessBadge.textContent = refusal ? `read-only: ${refusal}` : 'read-only';
+    accessBadge.title = refusal
+      ? `pi_lab reads ${refusal.replace(/; pi_lab never writes it\.?$/, '')} and never writes it.`
+      : transport.canAllowWrites
+        ? `Nothing is written until you allow it.${plan ? ` ${plan}` : ''}`
+        : 'This viewer never writes the session file. Open it in a notebook to change it.';
   }
   function showStatus(): void {
     const state = transport.get('busy');
@@ -907,6 +912,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   watch('session', () => {
     liveEntries = null;
     showHeader();
+    showAccess(); // the session's agent decides what the access bar offers
   });
   watch('status', showStatus);
   watch('writable', showAccess);

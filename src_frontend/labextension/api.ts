@@ -8,6 +8,19 @@ import type { Gauge, SessionInfo } from '../core/transport';
 
 export const API_ROOT = 'pi-lab/api';
 export const SESSIONS_PREFIX = '@sessions/';
+/**
+ * Locations in a folder outside the server root (pi's sessions folder, Claude Code's and
+ * Codex's folders, folders added with `PiLabConfig.extra_session_dirs`): the server resolves
+ * them inside that folder only (`PiLabConfig.session_folders`).
+ */
+const FOLDER_LOCATION = /^@(sessions|claude\/\d+|codex\/\d+|dir\/\d+)\//;
+
+export function isFolderLocation(path: string): boolean {
+  return FOLDER_LOCATION.test(path);
+}
+
+/** The agents whose sessions pi_lab reads, as the server names them, and as people do. */
+export const AGENT_LABELS: Record<string, string> = { pi: 'pi', 'claude-code': 'Claude Code', codex: 'Codex' };
 
 /** An error answer of the server: its HTTP status, its `reason` and its message. */
 export class ApiError extends Error {
@@ -89,6 +102,8 @@ export interface ListedSession {
   modified: string;
   modified_ms: number;
   size: number;
+  /** Which agent wrote it: `pi`, `claude-code` or `codex`. */
+  agent?: string;
   /** With a search: what matched. */
   hits?: SearchHits;
 }
@@ -110,6 +125,8 @@ export interface SessionListing {
   query: string;
   /** Files named like sessions that are not regular files (FIFOs, devices, folders): never opened. */
   skipped?: { file: string; reason: string }[];
+  /** Every folder listed: pi's, Claude Code's, Codex's and configured ones (`agent` null: any). */
+  folders?: { prefix: string; agent: string | null; exists: boolean }[];
 }
 
 export class PiLabApi {
@@ -159,6 +176,12 @@ export class PiLabApi {
 
   listSessions(query = ''): Promise<SessionListing> {
     return this.get<SessionListing>(['sessions'], query ? { q: query } : undefined);
+  }
+
+  /** Which agent's session the file is, from its first lines (`null`: none pi_lab reads). */
+  async detect(path: string): Promise<string | null> {
+    const reply = await this.get<{ agent: string | null }>(['detect'], { path });
+    return reply.agent;
   }
 
   openInNotebook(path: string): Promise<{ path: string; created: boolean }> {

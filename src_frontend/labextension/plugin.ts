@@ -6,18 +6,25 @@
 // (`<ISO timestamp with : and . as ->_<session id>.jsonl`) open in the viewer by default, while any
 // other .jsonl keeps the editor as default and still offers "Open With > Pi Session".
 //
+// A file's name does not say whose session it is (a renamed pi file, a Claude Code
+// `<uuid>.jsonl`, a Codex `rollout-*.jsonl`), and JupyterLab picks the default viewer from the
+// name, before anything is read: `openByContent` therefore makes the viewer the default for any
+// `.jsonl` not yet known, asks the server's `detect` endpoint (the file's first lines), and hands a
+// file that is no session back to the viewer JupyterLab would have chosen.
+//
 // Files under the server root open as documents. Files in pi's sessions folder are usually out
 // of the file browser's reach: they open in a main-area panel keyed by their location
 // (`@sessions/<project>/<file>`), which the server resolves inside the sessions folder only.
 
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import type { DocumentRegistry } from '@jupyterlab/docregistry';
 import { ICommandPalette, MainAreaWidget, showErrorMessage, WidgetTracker } from '@jupyterlab/apputils';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { LabIcon, Toolbar, ToolbarButton } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import type { Widget } from '@lumino/widgets';
 
-import { PiLabApi, SESSIONS_PREFIX } from './api';
+import { isFolderLocation, PiLabApi, SESSIONS_PREFIX } from './api';
 import { MetadataOnlyModelFactory, PiSessionDocument, PiSessionWidgetFactory } from './document';
 import { showCompactionPreview } from './preview';
 import { SessionsPanel } from './sessionsPanel';
@@ -66,6 +73,52 @@ function addToolbarItems(toolbar: Toolbar<Widget>, commands: CommandRegistry, pa
   }));
 }
 
+/**
+ * Makes the viewer the default for `.jsonl` files by their content (see the module comment);
+ * returns what to call on each viewer document created, which hands a file that is no session
+ * back to JupyterLab's own default viewer when the viewer was only chosen as the default.
+ */
+function openByContent(
+  registry: DocumentRegistry,
+  api: PiLabApi,
+  commands: CommandRegistry
+): (widget: PiSessionDocument) => void {
+  // path -> the agent `detect` named (null: no session), and paths opened as the default on trial
+  // with the factory JupyterLab would have used.
+  const detected = new Map<string, string | null>();
+  const onTrial = new Map<string, string>();
+  const chooseDefault = registry.defaultWidgetFactory.bind(registry);
+  registry.defaultWidgetFactory = (path?: string) => {
+    const chosen = chooseDefault(path);
+    if (!path || !/\.jsonl$/i.test(path) || chosen?.name === PI_SESSION_FACTORY || detected.get(path) === null) {
+      return chosen;
+    }
+    const viewer = registry.getWidgetFactory(PI_SESSION_FACTORY);
+    if (!viewer) {
+      return chosen;
+    }
+    if (!detected.has(path) && chosen) {
+      onTrial.set(path, chosen.name);
+    }
+    return viewer;
+  };
+  return widget => {
+    const path = widget.context.path;
+    const fallback = onTrial.get(path);
+    onTrial.delete(path);
+    void api.detect(widget.context.localPath).then(
+      agent => {
+        detected.set(path, agent);
+        if (agent === null && fallback) {
+          widget.dispose();
+          void commands.execute('docmanager:open', { path, factory: fallback });
+        }
+      },
+      () => undefined // the viewer shows the server's error itself
+    );
+  };
+}
+
 export const piSessionPlugin: JupyterFrontEndPlugin<void> = {
   id: 'pi-lab:session-viewer',
   description: 'Opens pi coding agent session files in a read-only Pi Session viewer, and lists pi sessions.',
@@ -101,9 +154,11 @@ export const piSessionPlugin: JupyterFrontEndPlugin<void> = {
       defaultFor: [PI_SESSION_FILE_TYPE],
       readOnly: true
     });
+    const byContent = openByContent(docRegistry, api, commands);
     factory.widgetCreated.connect((_, widget: PiSessionDocument) => {
       widget.title.icon = piSessionIcon;
       addToolbarItems(widget.toolbar, commands, widget.content);
+      byContent(widget);
     });
     docRegistry.addWidgetFactory(factory);
 
@@ -121,7 +176,7 @@ export const piSessionPlugin: JupyterFrontEndPlugin<void> = {
         // Sessions panel does for a hit.
         const search = typeof args.search === 'string' ? args.search : undefined;
         const select = typeof args.select === 'string' && args.select ? args.select : null;
-        if (!path.startsWith(SESSIONS_PREFIX)) {
+        if (!isFolderLocation(path)) {
           const opened = (await commands.execute('docmanager:open', { path, factory: PI_SESSION_FACTORY })) as
             | PiSessionDocument
             | undefined;
@@ -141,7 +196,8 @@ export const piSessionPlugin: JupyterFrontEndPlugin<void> = {
         const fileName = path.split('/').pop() || path;
         const hint = typeof args.title === 'string' ? args.title : '';
         let widget: MainAreaWidget<SessionViewerPanel> | null = null;
-        const caption = (title: string) => `${title}\n${path}\n(read-only; from pi's sessions folder)`;
+        const folder = path.startsWith(SESSIONS_PREFIX) ? "pi's sessions folder" : 'a sessions folder';
+        const caption = (title: string) => `${title}\n${path}\n(read-only; from ${folder})`;
         const content = new SessionViewerPanel(api, path, {
           search,
           select,

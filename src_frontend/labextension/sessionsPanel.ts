@@ -12,7 +12,15 @@ import { Widget } from '@lumino/widgets';
 
 import { rowSafe } from '../core/dom';
 
-import { ListedSession, PiLabApi, SearchSnippet, SessionGroup, SessionListing } from './api';
+import {
+  AGENT_LABELS,
+  ListedSession,
+  PiLabApi,
+  SearchSnippet,
+  SESSIONS_PREFIX,
+  SessionGroup,
+  SessionListing
+} from './api';
 import { element } from './dom';
 import { sessionTitle } from './title';
 
@@ -36,6 +44,12 @@ const PANEL_CSS = `
   color: var(--jp-search-selected-match-color, inherit); border-radius: 2px; padding: 0 1px;
 }
 .jp-PiSessions-role { color: var(--jp-ui-font-color2); margin-right: 4px; font-style: italic; }
+.jp-PiSessions-agent {
+  display: inline-block; padding: 0 4px; border-radius: 3px; border: 1px solid var(--jp-border-color2);
+  font-size: var(--jp-ui-font-size0); color: var(--jp-ui-font-color1);
+}
+.jp-PiSessions-agent-claude-code { border-color: #c96442; }
+.jp-PiSessions-agent-codex { border-color: #10a37f; }
 .jp-PiSessions-skipped { padding: 0 12px 6px; color: var(--jp-warn-color1); font-size: var(--jp-ui-font-size0); }
 `;
 
@@ -207,7 +221,10 @@ export class SessionsPanel extends Widget {
       this.summary.textContent = `${listing.shown} of ${listing.total} match · full text`;
       this.summary.title = `${listing.folder}\nEvery word is looked for in the whole text of each session (its name, folder, id and every user and assistant message)`;
     } else {
-      this.summary.textContent = `${listing.total} session${listing.total === 1 ? '' : 's'} in ${listing.folder}`;
+      // pi's folder, and Claude Code's, Codex's and configured folders where they exist
+      const others = (listing.folders ?? []).filter(f => f.exists && f.prefix !== SESSIONS_PREFIX).length;
+      const where = others ? `${listing.folder} and ${others} other folder${others === 1 ? '' : 's'}` : listing.folder;
+      this.summary.textContent = `${listing.total} session${listing.total === 1 ? '' : 's'} in ${where}`;
     }
     const skipped = listing.skipped ?? [];
     this.skipped.hidden = skipped.length === 0;
@@ -253,7 +270,10 @@ export class SessionsPanel extends Widget {
       element('div', 'jp-PiSessions-first', item, rowSafe(session.first_message));
     }
     const meta = element('div', 'jp-PiSessions-meta', item);
-    meta.textContent = `${session.message_count} message${session.message_count === 1 ? '' : 's'} · ${relativeTime(session.modified, now)}`;
+    const agent = session.agent ?? 'pi';
+    item.dataset.agent = agent;
+    element('span', `jp-PiSessions-agent jp-PiSessions-agent-${agent}`, meta, AGENT_LABELS[agent] ?? agent);
+    meta.append(` · ${session.message_count} message${session.message_count === 1 ? '' : 's'} · ${relativeTime(session.modified, now)}`);
     meta.title = `last change ${new Date(session.modified).toLocaleString()}`;
     const search = this.query || undefined;
     const openAt = (select: string | null): void => this.open(session.location, title, search, select);

@@ -31,6 +31,17 @@ def sessions_dir(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def other_agents_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Claude Code's and Codex's folders for the server under test: empty ones of the test's own
+    (never the user's ~/.claude or ~/.codex), which a test may fill."""
+    claude = tmp_path / "claude-config"
+    codex = tmp_path / "codex-home"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    return {"claude": claude, "codex": codex}
+
+
 @pytest.fixture
 def jp_server_config(sessions_dir: Path) -> Config:
     return Config({

@@ -279,7 +279,8 @@ async def test_query_parameters_of_the_get_endpoints_are_a_4xx_or_an_answer(
         return await http_server_client.fetch(url, headers=dict(jp_auth_header), raise_error=False)
 
     for raw in QUERY_VALUES:
-        for part, name, expected in (("session", "path", {400, 403, 404}), ("sessions", "q", {200, 400})):
+        for part, name, expected in (("session", "path", {400, 403, 404}), ("sessions", "q", {200, 400}),
+                                     ("detect", "path", {400, 403, 404})):
             response = await get(f"{name}={raw}", part)
             _check(problems, f"GET {part}?{name}={raw[:30]}", response.code, _reply(response), expected)
     response = await get("path=s.jsonl", "session", "state")
@@ -334,7 +335,7 @@ def test_this_file_covers_every_endpoint():
     from pi_lab.server.handlers import make_handlers
 
     routes = {pattern.removeprefix("/" + API + "/") for pattern, _ in make_handlers("/")}
-    covered = {"sessions", "session", "session/([a-z_]+)", "open-in-notebook"}
+    covered = {"sessions", "session", "session/([a-z_]+)", "open-in-notebook", "detect"}
     assert routes == covered, f"cover the new endpoints in this file: {sorted(routes - covered)}"
 
 
