@@ -27,6 +27,7 @@ from typing import Any
 from pi_lab.errors import PiLabError
 from pi_lab.export.data import export_data
 from pi_lab.session.output import OutputRefused, check_output, write_bytes
+from pi_lab.session.protocol import ReadableSession
 
 __all__ = ["export_html", "render_html", "viewer_script", "pack", "pack7", "unpack"]
 
@@ -138,7 +139,7 @@ def pack(data: bytes) -> str:
     return base64.b85encode(gzip.compress(data, compresslevel=9, mtime=0)).translate(_TO_ALPHABET).decode("ascii")
 
 
-def render_html(sm: Any, *, title: str | None = None) -> str:
+def render_html(sm: ReadableSession, *, title: str | None = None) -> str:
     """The export of ``sm`` at its current leaf, as a string."""
     main, chunks = export_data(sm)
     encoded = [pack7(chunk) for chunk in chunks]
@@ -152,7 +153,7 @@ def render_html(sm: Any, *, title: str | None = None) -> str:
               "style-src 'unsafe-inline'; img-src data:; font-src 'none'; connect-src 'none'; "
               "base-uri 'none'; form-action 'none'; object-src 'none'; frame-src 'none'")
     if title is None:
-        title = sm.session_name or f"pi session {sm.session_id}"
+        title = sm.get_session_name() or f"pi session {sm.session_id}"
     return "".join([
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">\n',
