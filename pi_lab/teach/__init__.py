@@ -6,9 +6,12 @@
 * :func:`session_at`: a read-only in-memory session holding the first ``k`` lines of a session
   file, with the leaf where it was then; :func:`frozen`: a widget showing it. A page run top to
   bottom then shows each question's session as it was at that question, not its final state.
+* :func:`stepper`: one widget stepping through a session's history (slider, Play, step buttons,
+  arrow keys), the tree growing and the gauge climbing and dropping as it did.
 """
 
 from pi_lab.teach.exercises import Exercise, exercise
 from pi_lab.teach.history import TeachError, frozen, session_at
+from pi_lab.teach.stepper import Stepper, stepper
 
-__all__ = ["Exercise", "TeachError", "exercise", "frozen", "session_at"]
+__all__ = ["Exercise", "Stepper", "TeachError", "exercise", "frozen", "session_at", "stepper"]
