@@ -333,7 +333,7 @@ async def compact(
 ) -> CompactionResult:
     """Generate the summary for ``preparation`` (§6.4). Writes nothing; raises on failure."""
     abort = signal if signal is not None else cancel
-    options = dict(
+    options: dict[str, Any] = dict(
         thinking_level=thinking_level, retry=retry, callbacks=callbacks, signal=abort, session_id=session_id
     )
     to_summarize = list(preparation.messages_to_summarize)
