@@ -1,0 +1,186 @@
+"""Claude Code and Codex sessions in JupyterLab (issues 24 and 25), in a real server and chromium:
+the Sessions panel lists pi, Claude Code and Codex sessions with one search over them, a
+renamed pi file opens in the viewer by double-click (its content, not its name) while another
+.jsonl keeps JupyterLab's own viewer, and another agent's session shows read-only with the reason.
+
+The server here is this module's own: Claude Code's and Codex's folders come from its
+environment (CLAUDE_CONFIG_DIR, CODEX_HOME), which the shared server leaves to the machine's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import expect  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from generate_claude_sessions import generate_session as generate_claude  # noqa: E402
+from generate_codex_sessions import generate_session as generate_codex  # noqa: E402
+
+TINY_AUTH = Path(__file__).resolve().parents[2] / "pi_lab" / "data" / "sessions" / "tiny-auth.jsonl"
+START_BUDGET_S = 60.0
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    # (JupyterLab's own checkpoints of an opened document are its copies, not the user's files)
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*.jsonl"))
+            if ".ipynb_checkpoints" not in p.parts}
+
+
+@pytest.fixture(scope="module")
+def agents_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    import httpx
+
+    base = tmp_path_factory.mktemp("agents-lab")
+    root = base / "root"
+    pi_sessions = base / "pi-agent" / "sessions" / "--work-tiny--"
+    claude = base / "claude"
+    codex = base / "codex"
+    settings = base / "user-settings" / "@jupyterlab" / "apputils-extension"
+    for d in (root, pi_sessions, settings, base / "config", base / "runtime", base / "workspaces"):
+        d.mkdir(parents=True, exist_ok=True)
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    shutil.copyfile(TINY_AUTH, pi_sessions / "2026-01-01T10-00-00-000Z_tiny.jsonl")
+    claude_file = generate_claude(claude / "projects" / "-home-user-project", seed=11)
+    codex_file = generate_codex(codex, seed=12)[0]
+    shutil.copyfile(TINY_AUTH, root / "renamed.jsonl")
+    (root / "data.jsonl").write_text('{"row": 1, "value": "not a session"}\n{"row": 2}\n')
+    with socket_port() as port:
+        pass
+    token = secrets.token_hex(16)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+               IPYTHONDIR=str(base / "ipython"), PI_CODING_AGENT_DIR=str(base / "pi-agent"),
+               CLAUDE_CONFIG_DIR=str(claude), CODEX_HOME=str(codex))
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+           f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+           f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+           f"--LabApp.workspaces_dir={base / 'workspaces'}", f"--LabApp.user_settings_dir={base / 'user-settings'}",
+           "--LabApp.expose_app_in_browser=True", f"--PiLabConfig.sessions_dir={base / 'pi-agent' / 'sessions'}"]
+    log_path = base / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=base)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_BUDGET_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(log_path.read_text(errors="replace")[-3000:])
+            try:
+                if httpx.get(f"{url}/api/status?token={token}", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(log_path.read_text(errors="replace")[-3000:])
+            time.sleep(0.2)
+        before = {**_digest(root), **_digest(base / "pi-agent"), **_digest(claude), **_digest(codex)}
+        yield {"url": url, "token": token, "root": root, "claude_file": claude_file, "codex_file": codex_file}
+        after = {**_digest(root), **_digest(base / "pi-agent"), **_digest(claude), **_digest(codex)}
+        assert after == before, "a session file changed"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+class socket_port:
+    """A free loopback port (closed again before the server binds it)."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        return self.sock.getsockname()[1]
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+
+def _load(page, lab: dict, path: str = "") -> None:
+    route = f"lab/workspaces/t{secrets.token_hex(4)}" + (f"/tree/{path}" if path else "")
+    page.goto(f"{lab['url']}/{route}?token={lab['token']}")
+    page.wait_for_function("() => window.jupyterapp !== undefined")
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+
+
+def _show_sessions(page) -> None:
+    page.evaluate("() => window.jupyterapp.commands.execute('pi-lab:show-sessions')")
+    expect(page.locator("#pi-lab-sessions .jp-PiSessions-item").first).to_be_visible()
+
+
+def test_the_panel_lists_three_agents_and_searches_them_all(page, agents_lab, screenshot_dir):
+    _load(page, agents_lab)
+    _show_sessions(page)
+    panel = page.locator("#pi-lab-sessions")
+    for agent, label in (("pi", "pi"), ("claude-code", "Claude Code"), ("codex", "Codex")):
+        item = panel.locator(f".jp-PiSessions-item[data-agent='{agent}']")
+        expect(item).to_have_count(1)
+        expect(item.locator(".jp-PiSessions-agent")).to_have_text(label)
+    expect(panel.locator(".jp-PiSessions-project", has_text="/home/user/project")).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "other-agents-panel.png"))
+    search = panel.locator("input")
+    search.fill("sub-agent")
+    expect(panel.locator(".jp-PiSessions-item")).to_have_count(1)
+    expect(panel.locator(".jp-PiSessions-item[data-agent='claude-code'] mark").first).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "other-agents-panel-search.png"))
+    search.fill("failing test")
+    expect(panel.locator(".jp-PiSessions-item[data-agent='codex']")).to_have_count(1)
+
+
+def test_a_renamed_pi_file_opens_in_the_viewer_by_double_click(page, agents_lab, screenshot_dir):
+    _load(page, agents_lab)
+    item = page.locator(".jp-DirListing-item", has=page.get_by_text("renamed.jsonl", exact=True))
+    item.dblclick()
+    view = page.locator(".jp-PiSessionDocument .jp-PiSessionView .pi-lab")
+    expect(view.locator(".pi-row").first).to_be_visible()
+    expect(view.locator(".pi-meta")).to_contain_text("entries")
+    page.screenshot(path=str(screenshot_dir / "other-agents-renamed-pi.png"))
+    # Another .jsonl: handed back to JupyterLab's own viewer, no Pi Session document stays open.
+    other = page.locator(".jp-DirListing-item", has=page.get_by_text("data.jsonl", exact=True))
+    other.dblclick()
+    tab = page.locator(".lm-TabBar-tab.lm-mod-current[data-type='document-title'] .lm-TabBar-tabLabel")
+    expect(tab).to_have_text("data.jsonl")
+    expect(page.locator(".jp-PiSessionDocument")).to_have_count(1)
+    page.screenshot(path=str(screenshot_dir / "other-agents-data-jsonl.png"))
+
+
+def _open_from_panel(page, agent: str):
+    _show_sessions(page)
+    page.locator(f"#pi-lab-sessions .jp-PiSessions-item[data-agent='{agent}']").click()
+    view = page.locator(".jp-PiSessionDocument .pi-lab").last
+    expect(view.locator(".pi-row").first).to_be_visible()
+    return view
+
+
+def test_a_claude_code_session_in_the_viewer_is_read_only_with_its_tree(page, agents_lab, screenshot_dir):
+    _load(page, agents_lab)
+    view = _open_from_panel(page, "claude-code")
+    expect(view.locator(".pi-readonly-badge")).to_contain_text("a Claude Code session; pi_lab never writes it.")
+    expect(view.locator("button:visible", has_text="Allow writing")).to_have_count(0)
+    expect(view.locator(".pi-row", has_text="sub-agent").first).to_be_visible()
+    expect(view.locator(".pi-row", has_text="compaction").first).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "other-agents-claude-viewer.png"))
+
+
+def test_a_codex_session_in_the_viewer(page, agents_lab, screenshot_dir):
+    _load(page, agents_lab)
+    view = _open_from_panel(page, "codex")
+    expect(view.locator(".pi-readonly-badge")).to_contain_text("a Codex rollout; pi_lab never writes it.")
+    page.screenshot(path=str(screenshot_dir / "other-agents-codex-viewer.png"))
