@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 _MISSING: Any = MISSING  # a key that is absent (JavaScript's `undefined`)
+# pi_lab.formats.claude_code.SUBAGENT_START (not imported: that module imports this package)
+_SUBAGENT_START = "subagent-start"
 
 
 class ToolCall(NamedTuple):
@@ -248,6 +250,11 @@ def _display_text(entry: Mapping[str, Any], call: ToolCall | None, home: str) ->
             )
         return f"[{_js_string(entry.get('customType', _MISSING))}]: " + _normalise(content)
     if kind == "compaction":
+        synthetic = entry.get("claudeCode")
+        if isinstance(synthetic, dict) and synthetic.get("synthetic") == _SUBAGENT_START:
+            # A Claude Code sub-agent's run starts behind an empty compaction (its context starts
+            # fresh); the row names the sub-agent. pi's entries never carry "claudeCode".
+            return f"sub-agent {_js_string(synthetic.get('agentId', _MISSING))}"
         tokens = _js_round(_js_to_number(entry.get("tokensBefore", _MISSING)) / 1000)
         return f"[compaction: {_js_string(tokens)}k tokens]"
     if kind == "branch_summary":

@@ -172,3 +172,18 @@ def test_the_widget_session_payload_names_the_agent_and_why_it_never_writes(tmp_
     assert widget.session["agent"] == "pi" and widget.session["write_refusal"] is None
     widget.close()
     assert digest(tmp_path) == before
+
+
+def test_a_claude_code_sub_agent_start_reads_as_the_sub_agent_and_pi_rows_stay(tmp_path):
+    from pi_lab.formats.claude_code import SUBAGENT_START, ClaudeCodeSession
+    from pi_lab.session.display import display_text
+
+    sm = ClaudeCodeSession.from_file(generate_claude(tmp_path / "p", seed=9))
+    starts = [e for e in sm.get_entries() if (e.get("claudeCode") or {}).get("synthetic") == SUBAGENT_START]
+    assert starts, "the generator writes sub-agents"
+    texts = [display_text(e) for e in starts]
+    assert all(t.startswith("sub-agent ") and "compaction" not in t for t in texts), texts
+    assert texts[0] == f"sub-agent {starts[0]['claudeCode']['agentId']}"
+    pi_compaction = {"type": "compaction", "id": "c1", "parentId": None, "tokensBefore": 150_000,
+                     "summary": "s", "firstKeptEntryId": "x", "details": {"claudeCode": SUBAGENT_START}}
+    assert display_text(pi_compaction) == "[compaction: 150k tokens]"
