@@ -83,7 +83,8 @@ class Stepper(ipw.VBox):
     def _caption(self) -> None:
         lines = self._source.file_entries
         k = self._shown
-        added = "the header" if k == 1 else f"a {_what(lines[k - 1])}"
+        what = _what(lines[k - 1]) if k > 1 else ""
+        added = "the header" if k == 1 else ("an " if what[:1] in "aeiou" else "a ") + what
         self.caption.value = (f"<span class='pi-lab-stepper-caption'>The session after line {k} of {len(lines)} "
                               f"(that line added {html.escape(added)}).</span>")
 
