@@ -53,7 +53,12 @@ export interface ProjectionParts {
   /** The part shown alone (null: every message). */
   part: string | null;
   choose(part: string | null): void;
+  /** The agent that wrote the session (`pi`, `claude-code`, `codex`), when the host says. */
+  agent?: string;
 }
+
+/** The agents' names as people write them. */
+const AGENT_NAMES: Record<string, string> = { 'claude-code': 'Claude Code', codex: 'Codex' };
 
 /**
  * The pane on which a composition part was chosen, and the entry it was chosen on: a part
@@ -92,6 +97,12 @@ export function renderProjection(parent: HTMLElement, p: Projection, open: (entr
       'be edited and sent again.');
   } else {
     title.textContent = p.is_leaf ? 'What the model sees now (at the leaf)' : `What the model would see with the leaf at ${shortId(p.at)}`;
+  }
+  if (parts?.agent && parts.agent !== 'pi') {
+    // Another agent's file records the messages, not what its program added around them.
+    el('p', 'pi-muted pi-small-text pi-context-unrecorded', parent,
+      `${AGENT_NAMES[parts.agent] ?? parts.agent} does not record its system prompt or tool schemas in the ` +
+      'session file: they are not shown here, and no estimate of them is made.');
   }
   const facts = el('div', 'pi-detail-facts', parent);
   el('span', '', facts, `${p.message_count} messages`);

@@ -633,6 +633,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       Promise.all([transport.request<Projection>('context_at', { id }), composition]).then(([reply, parts]) => {
         if (token === sideToken) {
           const draw = (): void => renderProjection(pane, reply.result, entry => void selectId(entry), {
+            agent: (transport.get('session') as { agent?: string } | null)?.agent,
             composition: parts,
             part: contextPart,
             choose: part => {

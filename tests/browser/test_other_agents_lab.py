@@ -174,9 +174,21 @@ def test_a_claude_code_session_in_the_viewer_is_read_only_with_its_tree(page, ag
     view = _open_from_panel(page, "claude-code")
     expect(view.locator(".pi-readonly-badge")).to_contain_text("a Claude Code session; pi_lab never writes it.")
     expect(view.locator("button:visible", has_text="Allow writing")).to_have_count(0)
-    expect(view.locator(".pi-row", has_text="sub-agent").first).to_be_visible()
-    expect(view.locator(".pi-row", has_text="compaction").first).to_be_visible()
+    # a sub-agent's run, folded in under the call that started it, named by its agent id
+    expect(view.locator(".pi-row", has_text="sub-agent a0").first).to_be_visible()
+    expect(view.locator(".pi-row", has_text="[compaction: 0k tokens]")).to_have_count(0)
+    expect(view.locator(".pi-row", has_text="[compaction: 150k tokens]").first).to_be_visible()
     page.screenshot(path=str(screenshot_dir / "other-agents-claude-viewer.png"))
+    # What the model saw after the compaction: the summary and what followed, and no guess at
+    # what the file does not record.
+    view.locator(".pi-row", has_text="user: Resume: one last check.").first.click()
+    view.get_by_text("What the model sees", exact=True).click()
+    note = view.locator(".pi-context-unrecorded")
+    expect(note).to_contain_text("Claude Code does not record its system prompt or tool schemas")
+    pane = note.locator("xpath=..")
+    expect(pane).to_contain_text("Resume: one last check.")
+    expect(pane).not_to_contain_text("Module 5 is fixed.")
+    page.screenshot(path=str(screenshot_dir / "other-agents-claude-context.png"))
 
 
 def test_a_codex_session_in_the_viewer(page, agents_lab, screenshot_dir):
