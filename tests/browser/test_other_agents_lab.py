@@ -196,3 +196,22 @@ def test_a_codex_session_in_the_viewer(page, agents_lab, screenshot_dir):
     view = _open_from_panel(page, "codex")
     expect(view.locator(".pi-readonly-badge")).to_contain_text("a Codex rollout; pi_lab never writes it.")
     page.screenshot(path=str(screenshot_dir / "other-agents-codex-viewer.png"))
+
+
+def test_a_claude_code_session_in_the_notebook_widget_is_read_only(page, agents_lab, screenshot_dir):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(f"import pi_lab\nw = pi_lab.open({str(agents_lab['claude_file'])!r})\nw")]
+    nbformat.write(nb, agents_lab["root"] / "claude.ipynb")
+    _load(page, agents_lab, "claude.ipynb")
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'")
+    page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    widget = page.locator(".jp-OutputArea .pi-lab")
+    expect(widget.locator(".pi-row").first).to_be_visible(timeout=90_000)
+    expect(widget.locator(".pi-readonly-badge")).to_contain_text("a Claude Code session; pi_lab never writes it.")
+    expect(widget.locator("button:visible", has_text="Allow writing")).to_have_count(0)
+    expect(widget.locator(".pi-row", has_text="sub-agent a0").first).to_be_visible()
+    page.screenshot(path=str(screenshot_dir / "other-agents-claude-widget.png"))
