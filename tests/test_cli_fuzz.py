@@ -86,6 +86,9 @@ def commands_on(path: Path, work: Path) -> list[tuple[str, list[str], bool]]:
         "export": (["export", str(path), "-o", str(work / "out.html")], False),
         "corpus": (["corpus", str(path), "--workers", "0", "--cache-dir", cache, "--out", str(work / "tables")], True),
         "usage": (["usage", str(path), "--workers", "0", "--no-cache"], True),
+        # a dry run asks no model: what is fuzzed is reading the folder and building the units
+        "ask": (["ask", "was a test run?", str(path), "--workers", "0", "--no-cache", "--model", "m",
+                 "--base-url", "http://127.0.0.1:9", "--dry-run", "--notes", str(work / "notes.jsonl")], True),
     }
     missing = set(subcommands()) - set(runs)
     assert not missing, f"add the new subcommands to this test: {sorted(missing)}"
@@ -94,7 +97,7 @@ def commands_on(path: Path, work: Path) -> list[tuple[str, list[str], bool]]:
 
 BASES = list(fieldfuzz.base_sessions(generated=2))
 FUZZED_FILES = int(os.environ.get("PI_LAB_CLI_FUZZ_FILES", "60"))
-COMMANDS = ["tree", "context", "export", "corpus", "usage"]
+COMMANDS = ["tree", "context", "export", "corpus", "usage", "ask"]
 
 
 def _fuzzed(tmp: Path) -> list[tuple[str, Path]]:

@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-__all__ = ["register", "format_usage", "command_parser"]
+__all__ = ["register", "format_usage", "command_parser", "common_arguments", "scan_corpus"]
 
 _USAGE_COLUMNS = ("calls", "input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 
@@ -29,7 +29,7 @@ def register(commands: Any) -> None:
         help="read session folders into Parquet tables (sessions, entries, messages, model_calls, ...)",
         description="Read every *.jsonl under the folders (recursively) and write one Parquet file per table.",
     )
-    _common(corpus)
+    common_arguments(corpus)
     corpus.add_argument("--out", required=True, metavar="DIR", help="folder for the Parquet files")
     corpus.set_defaults(func=_cmd_corpus)
     usage = commands.add_parser(
@@ -38,7 +38,7 @@ def register(commands: Any) -> None:
         description="Calls, tokens and cost per day (UTC), session, model or project. Every branch counts; "
         "entries a fork or clone copied from a parent in the folders count once.",
     )
-    _common(usage)
+    common_arguments(usage)
     usage.add_argument("--by", choices=("day", "session", "model", "project"), default="day", help="group by (default: %(default)s)")
     usage.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     usage.set_defaults(func=_cmd_usage)
@@ -58,7 +58,7 @@ def command_parser(argv: list[str], prog: str) -> argparse.ArgumentParser | None
     return parser
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="DIR", help="session folders or files (default: pi's sessions folder)")
     parser.add_argument("--workers", type=int, default=None, metavar="N", help="reading processes (default: the cores)")
     parser.add_argument("--no-cache", action="store_true", help="read every file again (no cache)")
@@ -69,7 +69,7 @@ def _cache(args: argparse.Namespace) -> Any:
     return False if args.no_cache else (args.cache_dir or True)
 
 
-def _scan(args: argparse.Namespace) -> Any:
+def scan_corpus(args: argparse.Namespace) -> Any:
     from pi_lab._text_out import one_line
     from pi_lab.corpus import Corpus
 
@@ -82,7 +82,7 @@ def _scan(args: argparse.Namespace) -> Any:
 
 
 def _cmd_corpus(args: argparse.Namespace, out: TextIO) -> int:
-    corpus = _scan(args)
+    corpus = scan_corpus(args)
     written = corpus.to_parquet(args.out)
     for path in written:
         name = path.stem
@@ -99,7 +99,7 @@ def _cmd_usage(args: argparse.Namespace, out: TextIO) -> int:
     report = cached_report(args.paths or None, _cache(args), name)
     read_any = True  # a report is kept only for files that were read
     if report is None:
-        corpus = _scan(args)
+        corpus = scan_corpus(args)
         table = corpus.usage(by=args.by)
         report = {"columns": table.column_names, "rows": [list(row.values()) for row in table.to_pylist()]}
         corpus.keep_report(name, report)

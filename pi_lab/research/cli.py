@@ -19,6 +19,9 @@ from typing import Any, TextIO
 __all__ = ["register"]
 
 
+from pi_lab.corpus.cli import common_arguments, scan_corpus
+
+
 def register(commands: Any) -> None:
     """Add the ``ask`` subcommand to ``commands`` (argparse subparsers)."""
     ask = commands.add_parser(
@@ -29,7 +32,7 @@ def register(commands: Any) -> None:
         "asking again costs nothing.",
     )
     ask.add_argument("question", help="the question, in words")
-    ask.add_argument("paths", nargs="*", metavar="DIR", help="session folders or files (default: pi's sessions folder)")
+    common_arguments(ask)  # the folders and the corpus cache, as corpus and usage take them
     ask.add_argument("--model", required=True, help="the model id the server knows (e.g. gpt-4.1-mini)")
     ask.add_argument("--api", choices=("openai", "anthropic"), default="openai",
                      help="wire protocol: OpenAI-compatible chat completions or Anthropic Messages (default: %(default)s)")
@@ -73,9 +76,7 @@ def _client(args: argparse.Namespace) -> Any:
 
 
 def _cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
-    from pi_lab.corpus import Corpus
-
-    corpus = Corpus.scan(args.paths or None, progress=sys.stderr.isatty())
+    corpus = scan_corpus(args)
     if args.notes:
         corpus.notes_path = args.notes
     labels = [label.strip() for label in args.labels.split(",")] if args.labels else None
