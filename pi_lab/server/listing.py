@@ -76,11 +76,18 @@ def first_user_message(entries: Iterable[Mapping[str, Any]]) -> str:
         if entry.get("type") != "message":
             continue
         message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") == "user":
+        if isinstance(message, dict) and message.get("role") == "user" and not _injected(entry):
             text = _message_text(message)
             if text:
                 return text
     return "(no messages)"
+
+
+def _injected(entry: Mapping[str, Any]) -> bool:
+    """Whether a user message is text Codex put in (its AGENTS.md, the environment), marked so by
+    the Codex adapter: no title for the session. pi's entries carry no ``codex`` key."""
+    marks = entry.get("codex")
+    return isinstance(marks, dict) and bool(marks.get("injected"))
 
 
 def title_fields(name: str | None, entries: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -375,7 +382,7 @@ class _ForeignIndex(_FileIndex):
             if text:
                 builder.add(text.lower().encode("utf-8", "surrogatepass"), len(texts))
                 texts.append(text)
-                if not self.first_message and message.get("role") == "user":
+                if not self.first_message and message.get("role") == "user" and not _injected(entry):
                     self.first_message = text[:_TITLE_CHARS]
             activity = self._activity(message.get("timestamp"), entry.get("timestamp"))
             self.latest = max(self.latest, activity)

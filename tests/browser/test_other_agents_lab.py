@@ -158,6 +158,8 @@ def test_a_renamed_pi_file_opens_in_the_viewer_by_double_click(page, agents_lab,
     tab = page.locator(".lm-TabBar-tab.lm-mod-current[data-type='document-title'] .lm-TabBar-tabLabel")
     expect(tab).to_have_text("data.jsonl")
     expect(page.locator(".jp-PiSessionDocument")).to_have_count(1)
+    # JupyterLab's own default for .jsonl (its JSON Lines document), not the Pi Session viewer
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget?.node.querySelector('.jp-MimeDocument') !== null")
     page.screenshot(path=str(screenshot_dir / "other-agents-data-jsonl.png"))
 
 

@@ -70,6 +70,8 @@ async def test_the_panel_lists_the_three_agents_by_project_without_sub_agent_fil
     assert by_agent["claude-code"]["location"].startswith("@claude/0/-home-user-project/")
     assert by_agent["codex"]["location"].startswith("@codex/0/")
     assert by_agent["claude-code"]["cwd"] == "/home/user/project"
+    # A Codex session is titled by its first prompt, not the instructions Codex put before it.
+    assert by_agent["codex"]["title"] == "task 0: fix the failing test"
     # grouped by the cwd each session names
     titles = {g["title"]: g["agents"] for g in listing["groups"]}
     assert titles["/home/user/project"] == ["claude-code"]
