@@ -4,9 +4,8 @@ Run it with ``marimo edit examples/tour_marimo.py`` (or ``marimo run``). The wid
 own (``pi_lab.open``), shown by marimo's anywidget support (``mo.ui.anywidget``): the tree, the
 gauge, the context timeline and its what-if panel work as in JupyterLab.
 
-The worked example's JSONL is the one examples/tour.ipynb defines (its ``SEED`` cell, read from
-the notebook beside this file as a string literal, never executed), and the real session is the
-one the tour falls back to, ``tiny-auth.jsonl`` shipped with pi_lab (``pi_lab.data``). Every file
+The worked example's JSONL is the one examples/tour.ipynb shows too (``pi_lab.data.WORKED_EXAMPLE``),
+and the real session is the one the tour falls back to, ``tiny-auth.jsonl`` shipped with pi_lab (``pi_lab.data``). Every file
 this app writes is a copy in a fresh temporary folder.
 """
 
@@ -37,30 +36,17 @@ def _():
 
 @app.cell
 def _(mo):
-    import ast
-    import json
     import shutil
     import tempfile
     from pathlib import Path
 
     import pi_lab
-    from pi_lab.data import recorded_session
+    from pi_lab.data import WORKED_EXAMPLE, recorded_session
 
     WORK = Path(tempfile.mkdtemp(prefix="pi-lab-tour-marimo-"))
 
-    def tour_seed() -> str:
-        """The worked example as the tour notebook defines it: the literal assigned to SEED."""
-        notebook = json.loads((Path(mo.notebook_dir()) / "tour.ipynb").read_text(encoding="utf-8"))
-        for cell in notebook["cells"]:
-            if cell["cell_type"] != "code":
-                continue
-            for node in ast.parse("".join(cell["source"])).body:
-                if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "SEED" for t in node.targets):
-                    return ast.literal_eval(node.value)
-        raise LookupError("examples/tour.ipynb defines no SEED")
-
     seed_path = WORK / "seed.jsonl"
-    seed_path.write_text(tour_seed(), encoding="utf-8")
+    seed_path.write_text(WORKED_EXAMPLE, encoding="utf-8")
     rec = recorded_session("tiny-auth")
     real_path = Path(shutil.copyfile(rec.path, WORK / rec.path.name))
     return WORK, pi_lab, real_path, rec, seed_path

@@ -6,6 +6,8 @@ import itertools
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from pi_lab.data import WORKED_EXAMPLE
+
 T0 = datetime(2026, 7, 29, 9, 0, 0, tzinfo=timezone.utc)
 
 
@@ -124,20 +126,5 @@ def texts(messages: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-SEED_SECTION_14 = r'''{"type":"session","version":3,"id":"S1","timestamp":"2026-07-29T09:00:00Z","cwd":"/repo"}
-{"type":"message","id":"U1","parentId":null,"timestamp":"2026-07-29T09:00:01Z","message":{"role":"user","content":"检查认证实现","timestamp":1}}
-{"type":"message","id":"A1","parentId":"U1","timestamp":"2026-07-29T09:00:02Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-1","name":"read","arguments":{"path":"auth.ts"}}]}}
-{"type":"message","id":"T1","parentId":"A1","timestamp":"2026-07-29T09:00:03Z","message":{"role":"toolResult","toolCallId":"call-1","toolName":"read","content":[{"type":"text","text":"..."}],"isError":false}}
-{"type":"message","id":"A2","parentId":"T1","timestamp":"2026-07-29T09:00:04Z","message":{"role":"assistant","content":[{"type":"text","text":"认证逻辑已定位"}]}}
-{"type":"message","id":"U2","parentId":"A2","timestamp":"2026-07-29T09:01:00Z","message":{"role":"user","content":"改成 JWT","timestamp":2}}
-{"type":"message","id":"A3","parentId":"U2","timestamp":"2026-07-29T09:01:01Z","message":{"role":"assistant","content":[{"type":"text","text":"JWT 方案已完成"}]}}
-{"type":"branch_summary","id":"BS1","parentId":"A2","timestamp":"2026-07-29T09:02:00Z","fromId":"A2","summary":"离开的 JWT 路径已完成认证改造。"}
-{"type":"message","id":"U2B","parentId":"BS1","timestamp":"2026-07-29T09:02:01Z","message":{"role":"user","content":"改成 session cookie","timestamp":3}}
-{"type":"message","id":"A4","parentId":"U2B","timestamp":"2026-07-29T09:02:02Z","message":{"role":"assistant","content":[{"type":"text","text":"cookie 方案已完成"}]}}
-{"type":"message","id":"U3","parentId":"A4","timestamp":"2026-07-29T09:03:00Z","message":{"role":"user","content":"补充测试","timestamp":4}}
-{"type":"message","id":"A5","parentId":"U3","timestamp":"2026-07-29T09:03:01Z","message":{"role":"assistant","content":[{"type":"text","text":"测试已补充"}]}}
-{"type":"message","id":"U4","parentId":"A5","timestamp":"2026-07-29T09:04:00Z","message":{"role":"user","content":"检查边界条件","timestamp":5}}
-{"type":"message","id":"A6","parentId":"U4","timestamp":"2026-07-29T09:04:01Z","message":{"role":"assistant","content":[{"type":"text","text":"边界条件已处理"}]}}
-{"type":"compaction","id":"C1","parentId":"A6","timestamp":"2026-07-29T09:05:00Z","summary":"目标是完成认证改造；当前采用 session cookie；测试已补充。","firstKeptEntryId":"U4","tokensBefore":115000}
-'''
-"""The worked example of the seed explainer, section 14, verbatim."""
+SEED_SECTION_14 = WORKED_EXAMPLE
+"""The worked example of the seed explainer, section 14, verbatim (pi_lab.data.WORKED_EXAMPLE)."""
