@@ -157,6 +157,27 @@ for entry in sm.entries[before:]:
 print(f"the widget: {len(w.compactions)} compactions on the branch; gauge {w.gauge['tokens']} of {w.gauge['context_window']} tokens")
 print(four_states(agent))""")
 
+md("""## Watch it again: step through time
+
+The cells above ran in a few seconds, too fast to watch the gauge. `pi_lab.teach.stepper` replays the
+session file line by line in one widget: press **Play**, use the step buttons, or focus the slider and
+press ← and →. The tree grows, the leaf moves, and the gauge climbs turn by turn and drops at each
+compaction. It starts on the line just before the first compaction: the gauge at its highest.""")
+
+code("""from pi_lab.teach import stepper
+
+lines = sm.file_entries
+first_compaction = next(k for k, e in enumerate(lines, 1) if e.get("type") == "compaction")
+replay = stepper(w, start=first_compaction - 1)      # w's window and compaction settings are kept
+before = replay.widget.gauge["tokens"]
+replay.go(first_compaction)
+after = replay.widget.gauge
+replay.go(first_compaction - 1)                       # leave it just before: press step ▶ to see the drop
+print(f"line {first_compaction - 1}: {before} tokens; line {first_compaction} (the compaction): "
+      f"{after['tokens'] if after['tokens'] is not None else 'unknown until the next reply'} "
+      f"(estimate {after.get('estimated_tokens')})")
+replay""")
+
 md("""## Step 7: fork and clone start new files
 
 `fork` copies the path *before* a user message into a new session file whose header names the old

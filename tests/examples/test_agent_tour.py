@@ -78,9 +78,19 @@ def test_second_compaction_and_overflow_recovery(outputs):
     assert lines[-4][1:] == ["assistant", "error"]
 
 
+def test_the_stepper_replays_the_gauge_climbing_and_dropping(executed, outputs):
+    """After the run, pi_lab.teach.stepper shows the session line by line; it is left on the line
+    before the first compaction, and the compaction's line drops the gauge."""
+    seen = re.search(r"line (\d+): (\d+) tokens; line (\d+) \(the compaction\): (\S+)", outputs[8])
+    assert seen, outputs[8][:300]
+    assert int(seen.group(3)) == int(seen.group(1)) + 1 and int(seen.group(2)) > 2800 - 400
+    assert seen.group(4) == "unknown"  # pi reports no usage until the next reply reads the compacted context
+    assert "stepper(w, start=first_compaction - 1)" in _code_cells(executed)[8].source
+
+
 def test_fork_makes_a_new_file(outputs):
-    assert "selected text: 'Check the auth implementation'" in outputs[8]
-    assert "new file: True | parentSession: True" in outputs[8]
+    assert "selected text: 'Check the auth implementation'" in outputs[9]
+    assert "new file: True | parentSession: True" in outputs[9]
 
 
 def _code_cells(nb):
@@ -102,6 +112,10 @@ def test_live_widget_is_shown_beside_the_run(executed):
     shown = {i: ids for i, ids in views.items() if ids}
     assert sorted(shown) == [2, 4, 7]
     assert len({m for ids in shown.values() for m in ids}) == 1  # the same live widget each time
+    # the stepper after the run (the cell's value): a widget of its own, on the same file
+    replay = [o["data"][WIDGET_VIEW]["model_id"] for o in _code_cells(executed)[8].outputs
+              if o.output_type == "execute_result" and WIDGET_VIEW in o.get("data", {})]
+    assert len(replay) == 1 and replay[0] not in shown[2]
     assert "SessionWidget(agent" in _code_cells(executed)[2].source
 
 
