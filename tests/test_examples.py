@@ -158,3 +158,37 @@ def test_tour_writes_only_in_its_temporary_folder(where, request):
     cwd = str(EXAMPLES) if where == "executed_tour" else next(k for k in _FILES_AROUND_RUN if k != str(EXAMPLES))
     before, after = _FILES_AROUND_RUN[cwd]
     assert after == before  # nothing created, changed or removed beside the notebook or in pi_lab/data
+
+
+def _quiz_widgets(nb) -> dict[int, dict]:
+    """Question n's exercise (tools/make_tour.py quiz): the state of the widget frozen beside it
+    after Run All, with the exercise's question text."""
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    out = {}
+    for cell in nb.cells:
+        match = re.match(r"# Q(\d+): predict, then Reveal", cell.source) if cell.cell_type == "code" else None
+        if not match:
+            continue
+        box = next(o["data"][WIDGET_VIEW]["model_id"] for o in cell.outputs if WIDGET_VIEW in o.get("data", {}))
+        exercise_ref, widget_ref = state[box]["state"]["children"]
+        exercise = state[exercise_ref.removeprefix("IPY_MODEL_")]["state"]
+        question = state[exercise["children"][0].removeprefix("IPY_MODEL_")]["state"]["value"]
+        out[int(match.group(1))] = {"question": question, **state[widget_ref.removeprefix("IPY_MODEL_")]["state"]}
+    return out
+
+
+def test_every_question_is_an_exercise_beside_the_session_at_that_moment(executed_tour):
+    quizzes = _quiz_widgets(executed_tour)
+    assert sorted(quizzes) == list(range(1, 23))
+    assert all(q["row_count"] > 0 and not q["writable"] for q in quizzes.values())  # frozen: read-only
+    # the state each question talks about, not the session's final state
+    assert quizzes[5]["leaf_id"] == "C1" and quizzes[17]["leaf_id"] == "C1"
+    assert quizzes[7]["leaf_id"] == "A2"  # re-editing U2 moved the leaf to its parent (no append)
+    story_entries = [quizzes[n]["session"]["entries"] for n in (8, 9, 13)]
+    assert story_entries[0] < story_entries[1] == story_entries[2]  # BS1 appended, then the cookie turn
+    live = [quizzes[n]["session"]["entries"] for n in (1, 2, 12, 16, 19, 22)]
+    assert live == sorted(live) and len(set(live)) == len(live)  # the live session grows question by question
+    assert len(quizzes[19]["compactions"]) < len(quizzes[22]["compactions"])
+    # the answer is not shown before Reveal: the question's markdown holds the question only
+    text = "\n".join(c.source for c in executed_tour.cells if c.cell_type == "markdown")
+    assert "simply the **leaf at the\nmoment of the append**" not in text
