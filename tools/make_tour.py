@@ -111,7 +111,7 @@ def quiz(n, question, *, answer, session, choices=None, number=False, node=None,
     prediction was right, shows the answer and selects `node` in a widget frozen at this moment of
     `session` (pi_lab.teach.frozen), which still shows this moment after Run All."""
     sm = getattr(session, "session_manager", session)
-    widget = frozen(sm, step=len(sm.file_entries), height=320)
+    widget = frozen(sm, step=len(sm.file_entries), height=520)
     if sm.leaf_id != widget.session_manager.leaf_id:
         widget.session_manager.branch(sm.leaf_id)  # a leaf moved without an append (in memory only)
         widget.sync()
