@@ -40,7 +40,7 @@ __all__ = ["CACHE_FORMAT", "Cache", "CacheUnusable"]
 
 # Bump when the extractor's rows or the cache's files change, so old caches are rebuilt
 # (6: private folders, checksums, manifest.json instead of files.json).
-CACHE_FORMAT = "6"
+CACHE_FORMAT = "7"  # 7: the agent column
 
 _log = logging.getLogger("pi_lab.corpus")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -151,6 +151,9 @@ def _prepare(data: bytes, path: str) -> _Extractor:
         raise FileUnreadable("no JSON object on any line")
     header = file_entries[0]
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
+        agent = _other_agent(data)
+        if agent is not None:
+            return _prepare_other(path, agent)
         if data.startswith(b"\xef\xbb\xbf"):
             raise FileUnreadable("the first line starts with a byte order mark, which pi cannot parse")
         # (bounded: the type of a hand-edited header may be a list 3,000 levels deep)
@@ -162,6 +165,53 @@ def _prepare(data: bytes, path: str) -> _Extractor:
     migrate_entries(file_entries, _lazy_ids(data))
     entries = [e for e in file_entries if e.get("type") != "session"]
     return _Extractor(path, header, entries, version, len(skipped), partial)
+
+
+def _other_agent(data: bytes) -> str | None:
+    """``"claude-code"`` or ``"codex"`` when ``data`` is another agent's session, else None
+    (a pi file never gets here: its first JSON object is the header)."""
+    from pi_lab.formats.detect import _PROBE_BYTES, UnknownSessionFormat, detect_format_of
+
+    try:
+        agent = detect_format_of(data[:_PROBE_BYTES])
+    except (UnknownSessionFormat, TypeError):
+        # TypeError: detect_format_of looks a line's "type" up in a set, and a hand edit's type
+        # may be a list (unhashable); such a file is no other agent's session either.
+        return None
+    return agent if agent in ("claude-code", "codex") else None
+
+
+def _prepare_other(path: str, agent: str) -> _Extractor:
+    """The extractor of a Claude Code or Codex file, over its adapter's pi-shaped entries.
+
+    The adapters do what the format needs once for every reader: a streamed response's lines
+    merged into one assistant message (one call), a Claude Code session's sub-agent files folded
+    into it, a Codex fork's copied prefix marked ``codex.copied`` (re-stamped, so pi's
+    (id, timestamp) rule cannot see them). Those marks are a property of the file and its parent
+    rollout, so they are set here, not by the corpus step for pi forks."""
+    if agent == "claude-code":
+        from pi_lab.formats.claude_code import ClaudeCodeSession
+
+        sm: Any = ClaudeCodeSession.from_file(path)
+        skipped = len(sm.skipped_lines) + sum(len(v) for v in sm.skipped_subagent_lines.values())
+    else:
+        from pi_lab.formats.codex import CodexSession
+
+        sm = CodexSession.from_file(path)
+        skipped = len(sm.skipped_lines)
+    header = dict(sm.get_header() or {})
+    entries = list(sm.get_entries())
+    extractor = _Extractor(path, header, entries, 3, skipped, False, agent=agent, leaf=sm.leaf_id)
+    if agent == "codex":
+        parent = sm.parent_session_id
+        extractor.parent_session_id = parent
+        extractor.parent_session = sm.parent_file
+        for entry in entries:
+            meta = entry.get("codex")
+            if isinstance(meta, dict) and meta.get("copied") is True and isinstance(entry.get("id"), str):
+                source = meta.get("copiedFrom")
+                extractor.copied_of[entry["id"]] = source if isinstance(source, str) else parent
+    return extractor
 
 
 def _lazy_ids(data: bytes):
@@ -177,8 +227,17 @@ def _lazy_ids(data: bytes):
 
 
 class _Extractor:
-    def __init__(self, path: str, header: Entry, entries: list[Entry], version: int, skipped: int, partial: bool):
+    def __init__(self, path: str, header: Entry, entries: list[Entry], version: int, skipped: int, partial: bool,
+                 agent: str = "pi", leaf: str | None = None):
         self.path = path
+        self.agent = agent
+        # Another agent's leaf is its adapter's (Claude Code resumes at the latest message, not
+        # at the file's last line); pi's is the last entry in file order.
+        self.leaf = leaf
+        # A Codex fork's copied entries: entry id -> the session they were copied from.
+        self.copied_of: dict[str, str] = {}
+        self.parent_session: str | None = None
+        self.parent_session_id: str | None = None
         self.header = header
         self.entries = entries
         self.version = version
@@ -237,6 +296,8 @@ class _Extractor:
         # pi's leaf is the last entry in file order; the active path is its root-to-leaf path.
         active = [False] * n
         node = n - 1 if n else None
+        if self.leaf is not None:
+            node = index_of.get(self.leaf, node)
         while node is not None and not active[node]:
             active[node] = True
             parent_id = entries[node].get("parentId")
@@ -285,7 +346,13 @@ class _Extractor:
         finally:
             if paused:
                 gc.enable()
+        copied_of = self.copied_of
         for name, part in self._parts(batch_rows):
+            part["agent"] = [self.agent] * len(part["file"])
+            if copied_of and "copied" in part:
+                sources = [copied_of.get(i) if i.__class__ is str else None for i in part["entry_id"]]
+                part["copied"] = [s is not None for s in sources]
+                part["copied_from"] = sources
             yield name, {f.name: part[f.name] for f in SCHEMAS[name]}
         if batch_rows is not None:  # (columns() adds the row from the whole columns)
             totals = self._totals(self.messages)
@@ -637,13 +704,15 @@ class _Extractor:
         parent = header.get("parentSession")
         if not isinstance(parent, str):
             parent = header.get("branchedFrom") if isinstance(header.get("branchedFrom"), str) else None
+        if self.agent == "codex":
+            parent = self.parent_session
         times = [t for t in ec["timestamp"] if t is not None]
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else None
         models = sorted({m for m in mc["model"] if m})
         types = ec["type"]
         row = {
             "file": self.path, "session_id": self.session_id, "cwd": cwd, "project": cwd,
-            "parent_session": parent or None, "parent_session_id": None, "created": _ms(header.get("timestamp")),
+            "parent_session": parent or None, "parent_session_id": self.parent_session_id, "created": _ms(header.get("timestamp")),
             "last_activity": max(times) if times else None, "name": name, "version": self.version,
             "entries": len(self.entries), "messages": len(cols["messages"]["entry_id"]), "model_calls": len(mc["entry_id"]),
             "branch_points": ec["branch_point"].count(True), "leaves": ec["is_leaf"].count(True),
@@ -652,6 +721,7 @@ class _Extractor:
             "labels": len(self.labels), "models": models,
             **{key: float(sum(mc[key])) for key in ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")},
             "copied_entries": 0, "skipped_lines": self.skipped, "partial_last_line": self.partial,
+            "agent": self.agent,
         }
         for key, value in row.items():
             sc[key].append(value)

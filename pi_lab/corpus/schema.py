@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table"]
+__all__ = ["AGENTS", "TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table"]
 
 TABLE_NAMES = ("sessions", "entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
 
@@ -63,6 +63,15 @@ def _fields() -> dict[str, list[tuple[str, str]]]:
     }
 
 
+# Which agent wrote the session ("pi", "claude-code", "codex"): a column of every table, added
+# here once so each table's rows carry it (a join is never needed to split a question by agent).
+AGENTS = ("pi", "claude-code", "codex")
+
+
+def _with_agent(fields: dict[str, list[tuple[str, str]]]) -> dict[str, list[tuple[str, str]]]:
+    return {name: [*columns, ("agent", "str")] for name, columns in fields.items()}
+
+
 class _Field:
     __slots__ = ("name", "kind")
 
@@ -70,7 +79,7 @@ class _Field:
         self.name, self.kind = name, kind
 
 
-SCHEMAS: dict[str, list[_Field]] = {name: [_Field(n, k) for n, k in fields] for name, fields in _fields().items()}
+SCHEMAS: dict[str, list[_Field]] = {name: [_Field(n, k) for n, k in fields] for name, fields in _with_agent(_fields()).items()}
 
 _arrow_schemas: dict[str, Any] = {}
 

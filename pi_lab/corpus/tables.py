@@ -42,6 +42,10 @@ def parent_files(sessions: Any) -> dict[str, str]:
     """
     files = sessions.column("file").to_pylist()
     parents = sessions.column("parent_session").to_pylist()
+    if "agent" in sessions.column_names:
+        # Only pi's copies are found by (id, timestamp): a Codex fork's copies are re-stamped and
+        # marked by its extractor (pi_lab.corpus.extract._prepare_other).
+        parents = [p if a == "pi" else None for p, a in zip(parents, sessions.column("agent").to_pylist())]
     by_real = {}
     by_name: dict[str, list[str]] = {}
     for f in files:
@@ -162,6 +166,10 @@ def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
     out = dict(tables)
     for name in _PER_ENTRY:
         out[name] = apply_copies(tables[name], links, copied_key)
+    # Another agent's parent id is the file's own (a Codex fork names its parent session).
+    own = sessions.column("parent_session_id").to_pylist()
+    agents = sessions.column("agent").to_pylist()
+    parent_ids = [p if a == "pi" else o for p, o, a in zip(parent_ids, own, agents)]
     sessions = sessions.set_column(
         sessions.schema.get_field_index("parent_session_id"), "parent_session_id", pa.array(parent_ids, pa.string())
     )
@@ -200,19 +208,21 @@ def session_totals(sessions: Any, model_calls: Any, entries: Any) -> Any:
 
 
 def clear_copies(tables: dict[str, Any]) -> dict[str, Any]:
-    """The per-file rows back as the extractor made them: no copy marks, no parent id."""
+    """The per-file rows back as the extractor made them: no copy marks, no parent id on pi's
+    rows (another agent's marks and parent id are the extractor's own and stay)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def cleared(table: Any, column: str, empty: Any) -> Any:
+        at = table.schema.get_field_index(column)
+        pi = pc.equal(table.column("agent"), "pi")
+        return table.set_column(at, column, pc.if_else(pi, empty, table.column(column)))
 
     out = dict(tables)
     for name in _PER_ENTRY:
-        table = tables[name]
-        n = table.num_rows
-        table = table.set_column(table.schema.get_field_index("copied"), "copied", pa.array([False] * n, pa.bool_()))
-        out[name] = table.set_column(table.schema.get_field_index("copied_from"), "copied_from", pa.nulls(n, pa.string()))
-    sessions = tables["sessions"]
-    out["sessions"] = sessions.set_column(
-        sessions.schema.get_field_index("parent_session_id"), "parent_session_id", pa.nulls(sessions.num_rows, pa.string())
-    )
+        table = cleared(tables[name], "copied", pa.scalar(False, pa.bool_()))
+        out[name] = cleared(table, "copied_from", pa.scalar(None, pa.string()))
+    out["sessions"] = cleared(tables["sessions"], "parent_session_id", pa.scalar(None, pa.string()))
     return out
 
 
