@@ -1,7 +1,7 @@
 """``pi-lab corpus`` and ``pi-lab usage``: the corpus from a shell.
 
 ``pi-lab corpus DIR... --out out/`` writes one Parquet file per table; ``pi-lab usage DIR...
---by day|session|model|project [--json]`` prints the usage report (the counting rules of
+--by day|session|model|project|agent [--json]`` prints the usage report (the counting rules of
 :mod:`pi_lab.corpus`). A progress bar is drawn on stderr when it is a terminal, never when
 piped. Files that could not be read are listed on stderr; the exit status is 0 when at least
 one session was read, 1 otherwise.
@@ -35,11 +35,11 @@ def register(commands: Any) -> None:
     usage = commands.add_parser(
         "usage",
         help="token and cost report over session folders, without double counting forks",
-        description="Calls, tokens and cost per day (UTC), session, model or project. Every branch counts; "
+        description="Calls, tokens and cost per day (UTC), session, model, project or agent. Every branch counts; "
         "entries a fork or clone copied from a parent in the folders count once.",
     )
     common_arguments(usage)
-    usage.add_argument("--by", choices=("day", "session", "model", "project"), default="day", help="group by (default: %(default)s)")
+    usage.add_argument("--by", choices=("day", "session", "model", "project", "agent"), default="day", help="group by (default: %(default)s)")
     usage.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     usage.set_defaults(func=_cmd_usage)
 

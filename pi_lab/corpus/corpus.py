@@ -16,10 +16,13 @@ from pi_lab.corpus.schema import TABLE_NAMES
 from pi_lab.corpus.tables import clear_copies, concat_tables, finish_tables
 from pi_lab.errors import PiLabError
 
-__all__ = ["Corpus", "EntryNotInCorpus", "SessionNotInCorpus", "default_cache_dir", "default_session_paths", "list_session_files"]
+__all__ = [
+    "Corpus", "EntryNotInCorpus", "SessionNotInCorpus", "default_cache_dir", "default_session_paths", "list_session_files",
+    "claude_code_session_paths", "codex_session_paths", "is_claude_subagent_file",
+]
 
 _USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
-_BY = ("day", "session", "model", "project")
+_BY = ("day", "session", "model", "project", "agent")
 # Below this many bytes to read, starting processes costs more than it saves. Forking two
 # workers takes ~0.05 s; a fork server or spawned workers (used once other threads run, as
 # in a Jupyter kernel) took ~2 s, each worker importing pyarrow and the engine again.
@@ -28,10 +31,33 @@ SPAWNED_POOL_MIN_BYTES = 100_000_000
 
 
 def default_session_paths() -> list[str]:
-    """pi's sessions folder: ``$PI_CODING_AGENT_DIR/sessions`` or ``~/.pi/agent/sessions``."""
+    """Every agent's sessions folder pi_lab reads: pi's (``$PI_CODING_AGENT_DIR/sessions`` or
+    ``~/.pi/agent/sessions``, always listed, so a missing one is said in ``errors``), and those
+    of Claude Code and Codex that exist (:func:`claude_code_session_paths`,
+    :func:`codex_session_paths`)."""
     from pi_lab.session.paths import sessions_root
 
-    return [sessions_root()]
+    out = [sessions_root()]
+    for path in (*claude_code_session_paths(), *codex_session_paths()):
+        if path not in out:
+            out.append(path)
+    return out
+
+
+def claude_code_session_paths(env: dict[str, str] | None = None) -> list[str]:
+    """Claude Code's ``projects`` folders as ccusage finds them: each folder of
+    ``$CLAUDE_CONFIG_DIR`` (comma-separated), else ``~/.config/claude`` and ``~/.claude``."""
+    from pi_lab.formats.claude_code_usage import claude_config_dirs
+
+    return [str(d / "projects") for d in claude_config_dirs(env)]
+
+
+def codex_session_paths(env: dict[str, str] | None = None) -> list[str]:
+    """Codex's ``sessions`` and ``archived_sessions`` under ``$CODEX_HOME`` (``~/.codex``),
+    those that exist."""
+    env = os.environ if env is None else env
+    home = os.path.expanduser(env.get("CODEX_HOME") or "~/.codex")
+    return [p for p in (os.path.join(home, "sessions"), os.path.join(home, "archived_sessions")) if os.path.isdir(p)]
 
 
 def default_cache_dir() -> Path:
@@ -39,8 +65,22 @@ def default_cache_dir() -> Path:
     return Path(base) / "pi_lab" / "corpus"
 
 
+def is_claude_subagent_file(path: str) -> bool:
+    """A Claude Code sub-agent's file (``agent-*.jsonl`` holding Claude Code lines): not a
+    session of its own, its parent session's adapter folds it in (its calls are the parent's)."""
+    if not (os.path.basename(path).startswith("agent-") and path.endswith(".jsonl")):
+        return False
+    from pi_lab.formats.detect import UnknownSessionFormat, detect_format
+
+    try:
+        return detect_format(path) == "claude-code"
+    except (UnknownSessionFormat, OSError, TypeError):
+        return False
+
+
 def list_session_files(paths: Iterable[str | os.PathLike[str]], errors: list[tuple[str, str]]) -> list[str]:
-    """Every ``*.jsonl`` under the folders (recursively, sorted) and every file named."""
+    """Every ``*.jsonl`` under the folders (recursively, sorted) and every file named, except
+    Claude Code sub-agent files (:func:`is_claude_subagent_file`)."""
     out: list[str] = []
     seen: set[str] = set()
     for raw in paths:
@@ -57,7 +97,7 @@ def list_session_files(paths: Iterable[str | os.PathLike[str]], errors: list[tup
             errors.append((path, "no such file or directory"))
             continue
         for c in candidates:
-            if c not in seen:
+            if c not in seen and not is_claude_subagent_file(c):
                 seen.add(c)
                 out.append(c)
     return out
@@ -107,7 +147,22 @@ def cached_report(paths: Any, cache: Any, name: str) -> Any:
 
 def _fingerprint(path: str) -> tuple[int, int, int]:
     st = os.stat(path)
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+    size, mtime = st.st_size, st.st_mtime_ns
+    # A Claude Code session's sub-agent files are read with it: one that grows changes the
+    # session's fingerprint, so its cached rows are read again.
+    folder = os.path.join(os.path.dirname(path), os.path.basename(path)[:-6], "subagents") if path.endswith(".jsonl") else None
+    if folder is not None and os.path.isdir(folder):
+        for root, dirs, names in os.walk(folder):
+            dirs.sort()
+            for name in names:
+                if name.startswith("agent-") and name.endswith(".jsonl"):
+                    try:
+                        sub = os.stat(os.path.join(root, name))
+                    except OSError:
+                        continue
+                    size += sub.st_size
+                    mtime = max(mtime, sub.st_mtime_ns)
+    return (size, mtime, st.st_ino)
 
 
 def _extract_batch(paths: Sequence[str]) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, tuple[int, int, int]]]]:
@@ -261,9 +316,11 @@ class Corpus:
     ) -> Corpus:
         """Read every session file under ``paths`` (folders recursively).
 
-        ``paths`` defaults to pi's sessions folder, ``$PI_CODING_AGENT_DIR/sessions`` or
-        ``~/.pi/agent/sessions`` (:func:`default_session_paths`; a folder that does not exist
-        yet gives an empty corpus and one line in ``errors``).
+        Files of pi, Claude Code and Codex are recognised by their content (the ``agent``
+        column of every table); a Claude Code sub-agent's file is read with its session.
+        ``paths`` defaults to every agent's sessions folder (:func:`default_session_paths`:
+        pi's ``$PI_CODING_AGENT_DIR/sessions`` or ``~/.pi/agent/sessions``, a missing one
+        giving one line in ``errors``; Claude Code's and Codex's where they exist).
         ``workers``: processes reading files (default: the cores; 1 reads in this process).
         ``cache``: True (``$XDG_CACHE_HOME/pi_lab/corpus``), False, or a folder; a file is
         re-read only when its size, mtime or inode changed. The cache is a private folder
@@ -358,7 +415,7 @@ class Corpus:
             return fetch()
 
     def usage(self, by: str = "day") -> Any:
-        """Calls, tokens and cost per day (UTC, of the call), session, model or project.
+        """Calls, tokens and cost per day (UTC, of the call), session, model, project or agent.
 
         Every assistant message of every branch is one call; rows a fork or clone copied from
         a parent in the corpus are left out (the parent counts them).
@@ -377,6 +434,8 @@ class Corpus:
             query = (
                 f"SELECT c.session_id, c.file, count(*) AS calls, {sums} {base} GROUP BY 1, 2 ORDER BY 2"
             )
+        elif by == "agent":
+            query = f"SELECT c.agent, count(*) AS calls, {sums} {base} GROUP BY 1 ORDER BY 1"
         elif by == "model":
             query = f"SELECT c.provider, c.model, count(*) AS calls, {sums} {base} GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST"
         else:

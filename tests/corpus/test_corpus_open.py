@@ -85,6 +85,8 @@ def test_open_says_what_is_missing(corpus):
 def test_scan_without_folders_reads_pis_folder_under_home(tmp_path, monkeypatch):
     monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     build_corpus(tmp_path / "home" / ".pi" / "agent" / "sessions" / "--repo--")
     build_corpus(tmp_path / "elsewhere")  # not read
     c = Corpus.scan(workers=1, cache=False)
@@ -94,6 +96,10 @@ def test_scan_without_folders_reads_pis_folder_under_home(tmp_path, monkeypatch)
 
 def test_scan_without_folders_when_pi_has_no_sessions_yet(tmp_path, monkeypatch):
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    # (the other agents' default folders, read too, are this machine's: none here)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     c = Corpus.scan(workers=1, cache=False)
     assert c.sessions.num_rows == 0
     assert c.errors == [(str(tmp_path / "agent" / "sessions"), "no such file or directory")]

@@ -1,0 +1,164 @@
+"""The corpus over three agents' sessions (issues #24 and #25): pi, Claude Code and Codex files
+in one folder, each recognised by its content, with ``agent`` on every table."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pytest
+
+import pi_lab.data
+from pi_lab.corpus import Corpus
+from pi_lab.corpus.schema import TABLE_NAMES
+from pi_lab.formats.codex import CodexSession
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import generate_claude_sessions  # noqa: E402
+import generate_codex_sessions  # noqa: E402
+
+
+def three_agents(root: Path) -> dict[str, list[Path]]:
+    """pi's tiny-auth, two Claude Code sessions (with sub-agent files) and a Codex session with
+    its fork, under ``root``; returns each agent's session files."""
+    pi_dir = root / "pi" / "--repo--"
+    pi_dir.mkdir(parents=True)
+    pi_file = pi_dir / "tiny-auth.jsonl"
+    shutil.copy(pi_lab.data.TINY_AUTH.path, pi_file)
+    project = root / "claude" / "projects" / "-home-user-project"
+    claude = [generate_claude_sessions.generate_session(project, seed=seed, turns=5) for seed in (1, 2)]
+    codex = generate_codex_sessions.generate_session(root / "codex", seed=3, turns=4, fork=True)
+    return {"pi": [pi_file], "claude-code": claude, "codex": codex}
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def folder(tmp_path):
+    root = tmp_path / "sessions"
+    files = three_agents(root)
+    return root, files
+
+
+def test_every_table_says_which_agent_wrote_each_row(folder):
+    root, files = folder
+    c = Corpus.scan([root], workers=1, cache=False)
+    assert c.errors == []
+    agents = dict(zip(c.sessions.column("file").to_pylist(), c.sessions.column("agent").to_pylist()))
+    assert agents == {str(f): agent for agent, paths in files.items() for f in paths}
+    for name in TABLE_NAMES:
+        table = getattr(c, name)
+        assert table.schema.field("agent").type == "string", name
+        assert table.column("agent").null_count == 0, name
+        if name in ("sessions", "entries", "messages", "model_calls"):
+            assert set(table.column("agent").to_pylist()) == {"pi", "claude-code", "codex"}, name
+        by_file = dict(zip(table.column("file").to_pylist(), table.column("agent").to_pylist()))
+        assert all(agents[f] == a for f, a in by_file.items()), name
+
+
+def test_claude_code_sub_agent_files_are_not_sessions_and_their_calls_are_the_parents(folder):
+    root, files = folder
+    subagents = sorted((root / "claude").rglob("agent-*.jsonl"))
+    assert subagents  # the generator writes them
+    c = Corpus.scan([root], workers=1, cache=False)
+    assert not set(map(str, subagents)) & set(c.files)
+    assert not set(map(str, subagents)) & set(c.model_calls.column("file").to_pylist())
+    # Named one by one, a sub-agent file is still folded into its session, never listed.
+    only = Corpus.scan([*subagents, files["claude-code"][0]], workers=1, cache=False)
+    assert only.files == [str(files["claude-code"][0])]
+    from pi_lab.formats.claude_code import ClaudeCodeSession
+
+    for path in files["claude-code"]:
+        sm = ClaudeCodeSession.from_file(path)
+        calls = sum(1 for e in sm.get_entries() if e.get("type") == "message" and e["message"].get("role") == "assistant")
+        rows = c.model_calls.filter(pc.equal(c.model_calls.column("file"), str(path))).num_rows
+        assert rows == calls and sm.subagent_files
+
+
+def test_a_codex_forks_copies_are_counted_once_and_linked_to_the_parent(folder):
+    root, files = folder
+    parent, fork = (str(p) for p in files["codex"])
+    c = Corpus.scan([root], workers=1, cache=False)
+    sessions = {r["file"]: r for r in c.sessions.to_pylist()}
+    fork_sm = CodexSession.from_file(fork)
+    assert fork_sm.copied_entry_ids
+    assert sessions[fork]["parent_session_id"] == sessions[parent]["session_id"] == fork_sm.parent_session_id
+    assert sessions[fork]["copied_entries"] == len(fork_sm.copied_entry_ids)
+    entries = c.entries.filter(pc.equal(c.entries.column("file"), fork)).to_pylist()
+    copied = {e["entry_id"] for e in entries if e["copied"]}
+    assert copied == set(fork_sm.copied_entry_ids)
+    assert {e["copied_from"] for e in entries if e["copied"]} == {sessions[parent]["session_id"]}
+    calls = c.model_calls.filter(pc.equal(c.model_calls.column("file"), fork)).to_pylist()
+    assert any(r["copied"] for r in calls) and not all(r["copied"] for r in calls)
+    # usage() counts the fork's own calls only: the parent's calls plus the fork's new ones.
+    own = [r for r in calls if not r["copied"]]
+    by_session = {r["file"]: r for r in c.usage(by="session").to_pylist()}
+    assert by_session[fork]["calls"] == len(own)
+    assert by_session[fork]["input"] == sum(r["input"] for r in own)
+    assert sessions[fork]["input"] == sum(r["input"] for r in own)
+
+
+def test_usage_by_agent_splits_the_totals(folder):
+    root, _files = folder
+    c = Corpus.scan([root], workers=1, cache=False)
+    rows = {r["agent"]: r for r in c.usage(by="agent").to_pylist()}
+    assert set(rows) == {"pi", "claude-code", "codex"}
+    calls = c.model_calls.filter(pc.invert(c.model_calls.column("copied")))
+    for agent, row in rows.items():
+        mine = calls.filter(pc.equal(calls.column("agent"), agent))
+        assert row["calls"] == mine.num_rows
+        for key in ("input", "output", "cache_read", "cache_write", "total_tokens"):
+            assert row[key] == pc.sum(mine.column(key)).as_py(), (agent, key)
+    day = c.usage(by="day").to_pylist()
+    assert sum(r["calls"] for r in day) == sum(r["calls"] for r in rows.values())
+
+
+def test_the_cache_serves_the_second_scan_and_the_files_are_unchanged(folder, tmp_path):
+    root, _files = folder
+    before = _digests(root)
+    first = Corpus.scan([root], workers=1, cache=tmp_path / "cache")
+    second = Corpus.scan([root], workers=1, cache=tmp_path / "cache")
+    assert second.stats["read"] == 0 and second.stats["cached"] == first.stats["files"] > 0
+    for name in TABLE_NAMES:
+        assert getattr(second, name).equals(getattr(first, name)), name
+    assert _digests(root) == before
+
+
+def test_a_sub_agent_file_that_grows_reads_its_session_again(folder, tmp_path):
+    root, files = folder
+    sub = sorted((root / "claude").rglob("agent-*.jsonl"))[0]
+    Corpus.scan([root], workers=1, cache=tmp_path / "cache")
+    with open(sub, "ab") as handle:
+        handle.write(b"\n")
+    again = Corpus.scan([root], workers=1, cache=tmp_path / "cache")
+    assert again.stats["read"] == 1
+
+
+def test_scan_without_folders_reads_every_agents_default_folder(folder, monkeypatch):
+    root, files = folder
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(root / "pi-agent"))
+    (root / "pi-agent").mkdir()
+    shutil.move(str(root / "pi"), str(root / "pi-agent" / "sessions"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(root / "codex"))
+    c = Corpus.scan(workers=1, cache=False)
+    assert c.errors == []
+    assert sorted(set(c.sessions.column("agent").to_pylist())) == ["claude-code", "codex", "pi"]
+    assert c.sessions.num_rows == 1 + len(files["claude-code"]) + len(files["codex"])
+
+
+def test_pi_lab_usage_by_agent_json(folder, capsys):
+    import json
+
+    from pi_lab.cli import main
+
+    root, _files = folder
+    assert main(["usage", str(root), "--by", "agent", "--json", "--no-cache"]) in (0, None)
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted(r["agent"] for r in rows) == ["claude-code", "codex", "pi"]
