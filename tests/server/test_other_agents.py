@@ -189,3 +189,10 @@ def test_a_claude_code_sub_agent_start_reads_as_the_sub_agent_and_pi_rows_stay(t
     pi_compaction = {"type": "compaction", "id": "c1", "parentId": None, "tokensBefore": 150_000,
                      "summary": "s", "firstKeptEntryId": "x", "details": {"claudeCode": SUBAGENT_START}}
     assert display_text(pi_compaction) == "[compaction: 150k tokens]"
+
+
+async def test_open_in_notebook_takes_another_agents_session(api, root, three_agents):
+    location = "@claude/0/-home-user-project/" + three_agents["claude-code"].name
+    code, made = await api.post("open-in-notebook", path=location)
+    assert code == 200, made
+    assert str(three_agents["claude-code"]) in made["source"] and (root / made["path"]).is_file()
