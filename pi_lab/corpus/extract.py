@@ -349,6 +349,11 @@ class _Extractor:
         copied_of = self.copied_of
         for name, part in self._parts(batch_rows):
             part["agent"] = [self.agent] * len(part["file"])
+            if self.agent == "claude-code" and name in ("messages", "model_calls"):
+                # The adapter's totalTokens is the context the request carried (its gauge);
+                # a call's total is all four counters, as pi's own and ccusage's totals are.
+                part["total_tokens"] = [a + b + c + d for a, b, c, d in
+                                        zip(part["input"], part["output"], part["cache_read"], part["cache_write"])]
             if copied_of and "copied" in part:
                 sources = [copied_of.get(i) if i.__class__ is str else None for i in part["entry_id"]]
                 part["copied"] = [s is not None for s in sources]
