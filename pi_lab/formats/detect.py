@@ -64,6 +64,10 @@ def detect_format_of(data: bytes, path: str | os.PathLike[str] = "<bytes>") -> s
             # pi skips an unparsable line before its header; a cut-off probe ends the same way.
             continue
         kind = value.get("type")
+        if kind is not None and not isinstance(kind, str):
+            if claude_preamble:
+                continue
+            break  # a type of another JSON kind: no agent's line, and pi's first object is no header
         if kind == "session" and not claude_preamble:
             return "pi"
         if kind == "session_meta" and isinstance(value.get("payload"), dict):

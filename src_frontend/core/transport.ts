@@ -41,6 +41,10 @@ export interface SessionInfo {
   id: string;
   file: string | null;
   name: string | null;
+  /** The agent that wrote the file ("pi", "claude-code", "codex"), when the host sends it. */
+  agent?: string;
+  /** Why the session cannot be written (other agents' files), or null. */
+  write_refusal?: string | null;
   /** What the session is called (its name, else its first user message), when the host sends it. */
   title?: string | null;
   first_message?: string | null;

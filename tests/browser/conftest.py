@@ -115,6 +115,9 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
         JUPYTER_RUNTIME_DIR=str(base / "runtime"),
         IPYTHONDIR=str(base / "ipython"),
         PI_CODING_AGENT_DIR=str(base / "pi-agent"),
+        # the panel also lists Claude Code's and Codex's folders: never the machine's real ones
+        CLAUDE_CONFIG_DIR=str(base / "claude"),
+        CODEX_HOME=str(base / "codex"),
     )
     cmd = [
         sys.executable, "-m", "jupyter", "lab",

@@ -73,3 +73,10 @@ def test_first_lines_with_lone_surrogates_or_deep_nesting_are_read_as_pi_reads_t
     assert detect_format(_write(tmp_path / "surrogate.jsonl", [header + b"\n"])) == "pi"
     deep = b'{"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":' + b"[" * 1500 + b"]" * 1500 + b"}}"
     assert detect_format(_write(tmp_path / "deep.jsonl", [deep + b"\n"])) == "claude-code"
+
+
+def test_a_type_of_another_json_kind_is_no_error(tmp_path):
+    # pi opens a file only when its first JSON object is a header: a later header does not count
+    lines = [b'{"type": ["session"], "id": "x"}\n', orjson.dumps(HEADER) + b"\n"]
+    with pytest.raises(UnknownSessionFormat):
+        detect_format(_write(tmp_path / "odd.jsonl", lines))
