@@ -41,6 +41,17 @@ export class PiSessionDocument extends DocumentWidget<SessionViewerPanel, Docume
       this.title.changed.disconnect(renamer, this);
     }
   }
+
+  /**
+   * A link `session.jsonl#<entry id>` (in a notebook's output, e.g. the corpus's
+   * `Corpus.links(table)`) opens the file and JupyterLab hands the fragment here: select that entry.
+   */
+  setFragment(fragment: string): void {
+    const id = decodeURIComponent(fragment.replace(/^#/, ''));
+    if (id) {
+      this.content.select(id);
+    }
+  }
 }
 
 export class PiSessionWidgetFactory extends ABCWidgetFactory<PiSessionDocument, DocumentRegistry.ICodeModel> {

@@ -75,9 +75,12 @@ export class RestTransport implements Transport {
    * Start with this search (and selected entry) instead of the defaults: the Pi Sessions panel
    * opens a hit with its query applied. Call before `load()`; later changes go through `set`.
    */
-  preset(view: { search?: string; selected_id?: string | null }): void {
+  preset(view: { search?: string; selected_id?: string | null; filter_mode?: ViewState['filter_mode'] }): void {
     if (view.search !== undefined) {
       this.state.search = view.search;
+    }
+    if (view.filter_mode !== undefined) {
+      this.state.filter_mode = view.filter_mode;
     }
     if (view.selected_id) {
       this.state.selected_id = view.selected_id;

@@ -78,6 +78,16 @@ export class SessionViewerPanel extends Widget {
     }
   }
 
+  /** Select entry `entryId` (every row shown, so a tool result or a hidden entry is reachable). */
+  select(entryId: string): void {
+    const state = { selected_id: entryId, filter_mode: 'all' as const };
+    if (!this.viewer) {
+      this.transport.preset(state);
+      return;
+    }
+    this.transport.set(state);
+  }
+
   /** Show the rows that match `search` (the viewer's own search box shows it), selecting `select`. */
   applySearch(search: string, select?: string | null): void {
     if (!this.viewer) {
