@@ -74,7 +74,7 @@ def is_claude_subagent_file(path: str) -> bool:
 
     try:
         return detect_format(path) == "claude-code"
-    except (UnknownSessionFormat, OSError, TypeError):
+    except (UnknownSessionFormat, OSError):
         return False
 
 

@@ -174,9 +174,7 @@ def _other_agent(data: bytes) -> str | None:
 
     try:
         agent = detect_format_of(data[:_PROBE_BYTES])
-    except (UnknownSessionFormat, TypeError):
-        # TypeError: detect_format_of looks a line's "type" up in a set, and a hand edit's type
-        # may be a list (unhashable); such a file is no other agent's session either.
+    except UnknownSessionFormat:
         return None
     return agent if agent in ("claude-code", "codex") else None
 

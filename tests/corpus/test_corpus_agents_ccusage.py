@@ -15,12 +15,12 @@ from datetime import timezone
 from pathlib import Path
 
 import pyarrow.compute as pc
-
 from formats.test_claude_code_ccusage import FIXTURES as CLAUDE_FIXTURES
 from formats.test_claude_code_ccusage import _ccusage, _odd_lines
 from formats.test_claude_code_ccusage import _report as claude_report
 from formats.test_codex_ccusage import FIXTURES as CODEX_FIXTURES
 from formats.test_codex_ccusage import _report as codex_report
+
 from pi_lab.corpus import Corpus
 from pi_lab.formats import claude_code_usage, codex_usage
 
