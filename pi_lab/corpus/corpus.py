@@ -461,11 +461,12 @@ class Corpus:
         the one that wrote ``entry_id`` first is chosen. An entry the default filter hides
         (a label, a tool result) is shown with the ``all`` filter. ``options`` go to the widget.
         """
-        from pi_lab.session import SessionManager
+        from pi_lab.formats import open_session
         from pi_lab.widget import SessionWidget
 
         path = self._file_of(session, entry_id)
-        sm = SessionManager.open(path, read_only=True, lazy=False)
+        # Whichever agent wrote it (Claude Code and Codex files open through their adapters).
+        sm = open_session(path, lazy=False)
         if entry_id is not None:
             if sm.get_entry(entry_id) is None:
                 raise EntryNotInCorpus(f"no entry {entry_id!r} in {path} (it may have changed since the scan)")

