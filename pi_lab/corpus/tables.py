@@ -13,7 +13,7 @@ from pi_lab.corpus.schema import TABLE_NAMES, empty_table, schema_of, to_table, 
 
 __all__ = [
     "resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files",
-    "copy_map", "involved_files", "apply_copies", "session_totals", "clear_copies",
+    "copy_map", "involved_files", "apply_copies", "session_totals", "clear_copies", "claude_code_copies",
 ]
 
 _PER_ENTRY = ("entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
@@ -163,6 +163,9 @@ def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
     if involved:
         entries = entries.filter(pc.is_in(entries.column("file"), value_set=pa.array(involved, pa.string())))
     links, copied_key, parent_ids = copy_map(sessions, entries, links)
+    resumed, resumed_key = claude_code_copies(sessions, tables["entries"])
+    if resumed_key:
+        links, copied_key = {**links, **resumed}, {**copied_key, **resumed_key}
     out = dict(tables)
     for name in _PER_ENTRY:
         out[name] = apply_copies(tables[name], links, copied_key)
@@ -175,6 +178,44 @@ def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
     )
     out["sessions"] = session_totals(sessions, out["model_calls"], out["entries"])
     return out
+
+
+def claude_code_copies(sessions: Any, entries: Any) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    """Entries of a Claude Code session that an earlier session's file holds too (a resumed
+    session's file starts with the history it continues, the same lines): (file -> a file it
+    copied from, (file, entry id) -> the session that holds it first). Same entry id (the line's
+    uuid) and timestamp; sessions in order of creation, then of the corpus's files. ccusage
+    counts such a response once too (one call per message id and request id)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    agents = sessions.column("agent").to_pylist()
+    if agents.count("claude-code") < 2:
+        return {}, {}
+    files = sessions.column("file").to_pylist()
+    created = sessions.column("created").cast(pa.int64()).to_pylist()
+    session_of = dict(zip(files, sessions.column("session_id").to_pylist()))
+    mine = [f for f, a in zip(files, agents) if a == "claude-code"]
+    rank = {f: i for i, f in enumerate(files)}
+    when = dict(zip(files, created))
+    mine.sort(key=lambda f: (when[f] is None, when[f] or 0, rank[f]))
+    rows = entries.select(["file", "entry_id", "timestamp"])
+    rows = rows.filter(pc.is_in(rows.column("file"), value_set=pa.array(mine, pa.string())))
+    keys_of: dict[str, list[tuple[str, Any]]] = {}
+    for f, i, t in zip(rows.column("file").to_pylist(), rows.column("entry_id").to_pylist(),
+                       rows.column("timestamp").cast(pa.int64()).to_pylist()):
+        if i is not None:
+            keys_of.setdefault(f, []).append((i, t))
+    owner: dict[tuple[str, Any], str] = {}
+    links: dict[str, str] = {}
+    copied_key: dict[tuple[str, str], str] = {}
+    for f in mine:
+        for key in keys_of.get(f, ()):
+            first = owner.setdefault(key, f)
+            if first != f:
+                copied_key[(f, key[0])] = session_of[first]
+                links.setdefault(f, first)
+    return links, copied_key
 
 
 def session_totals(sessions: Any, model_calls: Any, entries: Any) -> Any:
@@ -209,14 +250,15 @@ def session_totals(sessions: Any, model_calls: Any, entries: Any) -> Any:
 
 def clear_copies(tables: dict[str, Any]) -> dict[str, Any]:
     """The per-file rows back as the extractor made them: no copy marks, no parent id on pi's
-    rows (another agent's marks and parent id are the extractor's own and stay)."""
+    and Claude Code's rows (a Codex fork's marks and parent id are its extractor's and stay)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     def cleared(table: Any, column: str, empty: Any) -> Any:
         at = table.schema.get_field_index(column)
-        pi = pc.equal(table.column("agent"), "pi")
-        return table.set_column(at, column, pc.if_else(pi, empty, table.column(column)))
+        # (Claude Code's marks are the corpus's too: claude_code_copies)
+        recomputed = pc.is_in(table.column("agent"), value_set=pa.array(["pi", "claude-code"], pa.string()))
+        return table.set_column(at, column, pc.if_else(recomputed, empty, table.column(column)))
 
     out = dict(tables)
     for name in _PER_ENTRY:

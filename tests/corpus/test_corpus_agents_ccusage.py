@@ -132,18 +132,22 @@ def test_difference_claude_lines_ccusage_drops_by_their_bytes_are_calls_in_the_c
     assert _corpus_days(config / "projects") != _claude_rule_days(config)
 
 
-def test_difference_a_resumed_claude_sessions_copied_history_counts_twice_in_the_corpus(tmp_path):
-    """The same response (message.id and requestId) in two files counts once for ccusage; the
-    corpus counts each session file's messages (pi's copy rule needs a parentSession link, which
-    Claude Code files do not write)."""
+def test_a_resumed_claude_sessions_copied_history_counts_once_as_in_ccusage(tmp_path):
+    """A resumed session's file starts with the lines of the history it continues: the same
+    response in two files is one call for ccusage (message id and request id) and for the
+    corpus (the later file's copies are marked ``copied``, same uuid and timestamp)."""
     config = _claude_config(tmp_path)
     project = config / "projects" / "-home-user-project"
     first = sorted(project.glob("*.jsonl"))[0]
     shutil.copy(first, project / "copy-of-a-session.jsonl")
-    rules = _claude_rule_days(config)
-    ours = _corpus_days(config / "projects")
-    assert set(ours) == set(rules)
-    assert any(ours[d][4] > rules[d][4] for d in ours)
+    assert _corpus_days(config / "projects") == _claude_rule_days(config)
+    c = Corpus.scan([config / "projects"], workers=1, cache=False)
+    sessions = {r["file"]: r for r in c.sessions.to_pylist()}
+    copy = sessions[str(project / "copy-of-a-session.jsonl")]
+    assert copy["copied_entries"] == copy["entries"] and copy["input"] == 0  # (its sub-agents stayed with the first)
+    calls = c.model_calls.filter(pc.equal(c.model_calls.column("file"), str(project / "copy-of-a-session.jsonl")))
+    assert calls.num_rows and all(calls.column("copied").to_pylist())
+    assert set(calls.column("copied_from").to_pylist()) == {sessions[str(first)]["session_id"]}
 
 
 def test_difference_codex_token_counts_without_a_model_response_are_no_calls_in_the_corpus(tmp_path):
