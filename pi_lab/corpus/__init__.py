@@ -1,10 +1,11 @@
-"""Many pi sessions as data: Arrow tables, SQL on DuckDB, Parquet, and Ray Data for clusters.
+"""Many sessions as data (pi, Claude Code and Codex): Arrow tables, SQL on DuckDB, Parquet, and
+Ray Data for clusters.
 
     from pi_lab.corpus import Corpus
     c = Corpus.scan(["runs/"], workers=None, cache=True, progress=True)
     c.sessions; c.entries; c.messages; c.model_calls; c.tool_calls; c.compactions; c.branch_summaries
     c.sql("select model, sum(cost) from model_calls group by 1")   # a pyarrow.Table
-    c.usage(by="day")                                             # or "session", "model", "project"
+    c.usage(by="day")                                   # or "session", "model", "project", "agent"
     c.to_parquet("out/"); c.errors                                # [(path, reason), ...]
 
 Counting rules (the totals of ``usage()`` and of the ``sessions`` table):
@@ -19,6 +20,16 @@ Counting rules (the totals of ``usage()`` and of the ``sessions`` table):
   of forks are followed), and it is left out of the totals, so each call counts once.
 * Nothing else is merged: two calls that look alike (same model, same tokens, same time)
   are two calls. A parent that is not in the corpus makes nothing a copy.
+* Each file is recognised by its content; ``agent`` (``"pi"``, ``"claude-code"``, ``"codex"``)
+  is a column of every table. Claude Code and Codex files are read through their adapters
+  (:mod:`pi_lab.formats`): a streamed Claude Code response is one call, a session's sub-agent
+  files (``<session>/subagents/agent-*.jsonl``) are read with it and never listed as sessions,
+  a resumed Claude Code session's copied history (same uuid and timestamp as an earlier
+  session's entry) is ``copied``, and a Codex fork's copied prefix is marked by the adapter
+  (``copied_from`` = its ``parent_session_id``). A Claude Code call's ``total_tokens`` is its
+  four counters (the adapter's ``totalTokens`` is the context the request carried). The
+  daily totals equal ``ccusage claude|codex daily`` on the sessions the agents write
+  (``tests/corpus/test_corpus_agents_ccusage.py`` names the hand-made lines where they differ).
 * ``usage(by="day")`` uses the call's entry timestamp in UTC. Summarisation calls
   (``compaction.usage``, ``branch_summary.usage``) are in the ``compactions`` table, not in
   ``usage()``, which counts conversation calls only.
