@@ -720,8 +720,9 @@ def build() -> Notebook:
             n, question = int(match.group(1)), match.group(2)
             # The answer paragraph moves into the exercise: shown on Reveal, not under the question.
             answer_md = source[match.end():].strip()
-            nb.md(source[:match.end()] + "\n\nThe cell below makes it happen and checks it; the exercise after it "
-                  "asks for your prediction before it shows the answer, in a widget of the session at that moment.")
+            nb.md(source[:match.end()] + "\n\nThe cell below makes it happen and checks it (its output is folded: "
+                  "open it after you have predicted); the exercise after it asks for your prediction before it "
+                  "shows the answer, in a widget of the session at that moment.")
             pending = (n, question, answer_md)
             continue
         if kind == "md" and source.startswith("## Where to go next"):
@@ -730,6 +731,9 @@ def build() -> Notebook:
         getattr(nb, kind)(source)
         # after the cell that checks the answer (the one that made it happen)
         if kind == "code" and pending is not None and f"check({pending[0]}," in source:
+            # Its output states the answer: folded until the student has predicted (JupyterLab keeps
+            # it folded when the cell runs again; a click on the fold opens it).
+            nb.cells[-1].metadata["jupyter"] = {"outputs_hidden": True}
             nb.code(quiz_cell(*pending))
             # the answer is in the cell's text: the input is collapsed, the exercise shown
             nb.cells[-1].metadata["jupyter"] = {"source_hidden": True}
