@@ -56,15 +56,22 @@ export interface ActionHooks {
 }
 
 /**
- * Why nothing is offered that writes, for another agent's session (Claude Code, Codex): the
- * host's `write_refusal` ("a Claude Code session; pi_lab never writes it."); null for pi's.
+ * Why nothing is offered that writes: the host's `write_refusal` for another agent's session
+ * ("a Claude Code session; pi_lab never writes it.") or for a pi session that has no file (a past
+ * moment held in memory, pi_lab.teach); null for a pi session that can be made writable.
  */
 export function foreignRefusal(transport: Transport): string | null {
   const info = transport.get('session') as { agent?: string; write_refusal?: string | null } | null;
-  if (!info || !info.agent || info.agent === 'pi') {
+  if (!info) {
     return null;
   }
-  return info.write_refusal || `a ${info.agent} session; pi_lab never writes it.`;
+  if (info.write_refusal) {
+    return info.write_refusal;
+  }
+  if (!info.agent || info.agent === 'pi') {
+    return null;
+  }
+  return `a ${info.agent} session; pi_lab never writes it.`;
 }
 
 function errorText(error: unknown): string {
