@@ -501,6 +501,15 @@ class Corpus:
                                      "pass the file instead")
         return files[0]
 
+    def links(self, table: Any, *, base: str | os.PathLike[str] | None = None) -> Any:
+        """``table`` (any corpus table or query result with a ``file`` column, and ``entry_id``)
+        shown with an "open" link per row: in JupyterLab a click opens the session in the Pi
+        Session viewer with that entry selected. Links are relative to ``base`` (default: the
+        notebook's folder); :meth:`open` shows a session in a widget from anywhere."""
+        from pi_lab.corpus.links import LinkedTable
+
+        return LinkedTable(table, base)
+
     # -- research: notes beside the sessions, questions asked by a model (pi_lab.research)
 
     @property

@@ -22,11 +22,11 @@ def test_a_row_link_opens_the_session_at_its_entry(page, lab_server, open_lab, s
     before = session.read_bytes()
     name = write_notebook(lab_server, "links.ipynb", [
         "from pi_lab.corpus import Corpus\n"
-        "from pi_lab.corpus.links import LinkedTable\n"
+
         "c = Corpus.scan(['linked'], cache=False)\n"
         "tool_results = c.sql(\"select file, entry_id, role from messages where role = 'toolResult' order by timestamp\")\n"
         "target = tool_results.column('entry_id')[2].as_py()\n"
-        "LinkedTable(tool_results)",
+        "c.links(tool_results)",
     ])
     open_lab(name)
     page.wait_for_function(
