@@ -14,6 +14,7 @@ from pi_lab.session._js import JS_WHITESPACE
 from pi_lab.session._js import js_truthy as _truthy
 from pi_lab.session.display import _MISSING, ToolCall
 from pi_lab.session.entries import SETTINGS_ENTRY_TYPES, Entry, display_kind, has_visible_text, is_error_entry
+from pi_lab.view.contract import FILTER_CATEGORIES
 
 if TYPE_CHECKING:
     from pi_lab.session.flatten import FlatTree
@@ -22,12 +23,13 @@ __all__ = ["EntryFacts", "FactTable", "entry_facts"]
 
 
 # What the filters need to know about an entry, decided once at flattening time.
-_CAT_USAGE = 0  # hidden in every mode
-_CAT_TOOL_ONLY = 1  # assistant without visible text that ended normally: hidden unless it is the leaf
-_CAT_SETTINGS = 2
-_CAT_TOOL_RESULT = 3
-_CAT_USER = 4
-_CAT_OTHER = 5  # everything else: visible in `default`
+# The codes are shared with the front end: pi_lab/view/contract.py FILTER_CATEGORIES.
+_CAT_USAGE = FILTER_CATEGORIES["usage"]  # hidden in every mode
+_CAT_TOOL_ONLY = FILTER_CATEGORIES["tool_only"]  # assistant without visible text that ended normally: hidden unless it is the leaf
+_CAT_SETTINGS = FILTER_CATEGORIES["settings"]
+_CAT_TOOL_RESULT = FILTER_CATEGORIES["tool_result"]
+_CAT_USER = FILTER_CATEGORIES["user"]
+_CAT_OTHER = FILTER_CATEGORIES["other"]  # everything else: visible in `default`
 
 
 class EntryFacts:

@@ -37,6 +37,7 @@ from pi_lab.session.facts import (
 )
 from pi_lab.session.facts import _category as _category  # the rule the facts replace, for tests
 from pi_lab.session.tree import UNSET, TreeNode
+from pi_lab.view.contract import FILTER_MODES as _CONTRACT_FILTER_MODES
 
 if TYPE_CHECKING:
     from pi_lab.session.manager import SessionManager
@@ -58,8 +59,8 @@ __all__ = [
     "initial_selection",
 ]
 
-FILTER_MODES: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
-"""The five filter modes, in ``ctrl+o`` cycling order."""
+# The five filter modes, in ``ctrl+o`` cycling order (shared with the front end).
+FILTER_MODES = _CONTRACT_FILTER_MODES
 
 
 _MODE_CATEGORIES = {

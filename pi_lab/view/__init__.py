@@ -6,6 +6,8 @@ JupyterLab server (``pi_lab.server``, REST):
 
 * ``rows`` — the /tree rows of a view (filter, search, folds) and their deltas;
   ``columns`` — their binary column encoding; ``kinds`` — row kinds and flag bits;
+* ``contract`` — every constant the front end shares (``src_frontend/core/contract.ts`` is
+  generated from it); ``requests`` — the request error, argument parsing, the read registry;
 * ``payload`` — :class:`SessionView` and the answers to every read request;
 * ``gauge`` — the context gauge; ``detail`` — the entry pane; ``context`` — what the model
   sees at an entry; ``preview`` — the compaction preview;
@@ -27,11 +29,36 @@ This package imports the engine (session, compaction, llm); never the widget, se
 (an action gets the agent as an argument).
 """
 
-from pi_lab.view.branches import compare_branches
-from pi_lab.view.composition import context_composition
-from pi_lab.view.diff import context_diff, context_search
-from pi_lab.view.errors import UnknownEntry, ViewError
-from pi_lab.view.timeline import context_timeline
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pi_lab.view.branches import compare_branches
+    from pi_lab.view.composition import context_composition
+    from pi_lab.view.diff import context_diff, context_search
+    from pi_lab.view.errors import UnknownEntry, ViewError
+    from pi_lab.view.timeline import context_timeline
+
+# The package's names are loaded when first asked for: the engine imports the shared constants of
+# ``pi_lab.view.contract``, and loading the views here then would import the engine half-built.
+_LAZY = {
+    "compare_branches": "pi_lab.view.branches",
+    "context_composition": "pi_lab.view.composition",
+    "context_diff": "pi_lab.view.diff",
+    "context_search": "pi_lab.view.diff",
+    "UnknownEntry": "pi_lab.view.errors",
+    "ViewError": "pi_lab.view.errors",
+    "context_timeline": "pi_lab.view.timeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_lab.view' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "ViewError",

@@ -1,13 +1,14 @@
 """Read requests of the between-nodes views (context diff, context search, branch comparison).
 
-Each entry maps a request name to ``handler(view, args) -> JSON-ready dict``; ``payload.READ_OPS``
-merges them, so the notebook widget, the JupyterLab server and the static export answer them alike.
+Each entry maps a request name to ``handler(view, args) -> JSON-ready dict``; ``payload`` adds
+them to the registry of :mod:`pi_lab.view.requests`, so the notebook widget, the JupyterLab
+server and the static export answer them alike.
 
 The answers are the Python functions' results shaped for the Compare pane: long lists are cut
 at ``limit`` rows (the pane asks again with a larger limit for "show more") with the full counts
 and token sums beside them, and each listed entry carries its kind and a short preview, so the
 pane draws without one request per row. Bad arguments are refused with a
-:class:`~pi_lab.view.payload.RequestError` whose text the pane shows as it is.
+:class:`~pi_lab.view.requests.RequestError` whose text the pane shows as it is.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pi_lab.view.context import message_preview
 from pi_lab.view.diff import context_search, diff_with_messages
 from pi_lab.view.errors import ViewError, user_text
 from pi_lab.view.kinds import unknown_entry_text
+from pi_lab.view.requests import RequestError, picked_entry, request_args
 
 __all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT", "cut_summary", "row_text", "with_children"]
 
@@ -34,52 +36,18 @@ _SUMMARY_CHARS = 4000
 _NAMES = {"a": "A", "b": "B"}
 
 
-def _refuse(message: str) -> Exception:
-    # payload imports this module to build READ_OPS, so its error class is looked up when a
-    # request runs, not at import time.
-    from pi_lab.view.payload import RequestError
-
-    return RequestError(message)
-
-
-def _kind(value: Any) -> str:
-    """A value's JSON kind in a refusal ("a number", "a list"), never a Python type name."""
-    from pi_lab.view.payload import kind_of
-
-    return kind_of(value)
-
-
-def _args(args: Any) -> Mapping[str, Any]:
-    if not isinstance(args, Mapping):
-        raise _refuse(f"the request arguments must be an object, not {_kind(args)}")
-    return args
-
-
-def _pick(view: Any, args: Mapping[str, Any], key: str) -> str:
-    """The entry id picked as A or B, checked: present, a string, an entry of the session."""
-    name = _NAMES[key]
-    value = args.get(key)
-    if value is None or value == "":
-        raise _refuse(f"pick {name} first: no entry is chosen as {name}")
-    if not isinstance(value, str):
-        raise _refuse(f"{name} must be an entry id (a string), not {_kind(value)}")
-    if view.sm.get_entry(value) is None:
-        raise _refuse(f"{name}: entry {value} is not in this session")
-    return value
-
-
 def _pair(view: Any, args: Any) -> tuple[str, str]:
-    args = _args(args)
-    a, b = _pick(view, args, "a"), _pick(view, args, "b")
+    args = request_args(args)
+    a, b = (picked_entry(view.sm, args, key, _NAMES[key]) for key in ("a", "b"))
     if a == b:
-        raise _refuse(f"A and B are the same entry ({a}): pick two different entries to compare")
+        raise RequestError(f"A and B are the same entry ({a}): pick two different entries to compare")
     return a, b
 
 
 def _limit(args: Mapping[str, Any]) -> int:
     value = args.get("limit", DEFAULT_LIMIT)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _refuse(f"limit must be a positive whole number, not {value!r}")
+        raise RequestError(f"limit must be a positive whole number, not {value!r}")
     return min(value, MAX_LIMIT)
 
 
@@ -161,7 +129,7 @@ def _answer(call: Callable[[], Any]) -> Any:
     try:
         return call()
     except ViewError as error:  # a question the view cannot answer: the user's to fix
-        raise _refuse(user_text(error)) from None
+        raise RequestError(user_text(error)) from None
 
 
 def _diff(view: Any, args: Any) -> dict[str, Any]:
@@ -201,7 +169,7 @@ def _search(view: Any, args: Any) -> dict[str, Any]:
     limit = _limit(args)
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
-        raise _refuse("type the text to look for in both contexts")
+        raise RequestError("type the text to look for in both contexts")
     found = _answer(lambda: context_search(view.sm, a, b, query, case_sensitive=bool(args.get("case_sensitive"))))
     for side in ("a", "b"):
         hits = found[side]
@@ -250,11 +218,11 @@ def _branches(view: Any, args: Any) -> dict[str, Any]:
 
 def _pick_node(view: Any, args: Any) -> dict[str, Any]:
     """One picked entry as the pane names it (before a second pick makes a comparison)."""
-    args = _args(args)
+    args = request_args(args)
     side = args.get("side", "a")
     if side not in _NAMES:
-        raise _refuse(f"side must be 'a' or 'b', not {side!r}")
-    entry_id = _pick(view, {side: args.get("id")}, side)
+        raise RequestError(f"side must be 'a' or 'b', not {side!r}")
+    entry_id = picked_entry(view.sm, {side: args.get("id")}, side, _NAMES[side])
     return _nodes(view, node=entry_id)["node"]  # type: ignore[return-value]
 
 

@@ -16,24 +16,14 @@ from typing import Any
 
 from pi_lab.compaction.tokens import _assistant_chars, estimate_tokens
 from pi_lab.view._common import SessionLike, branch_to, manager_of, projection_at
+from pi_lab.view.contract import PART_ORDER
 
 __all__ = ["context_composition", "compose", "message_shares", "PART_ORDER"]
 
-SYSTEM = "system prompt and tools"
-COMPACTION = "compaction summary"
-BRANCH = "branch summaries"
-USER = "user"
-TEXT = "assistant text"
-THINKING = "thinking"
-TOOL_CALLS = "tool calls"
-TOOL_RESULT = "tool result: "
-CUSTOM = "custom messages"
-BASH = "bash executions"
-OTHER = "other"
-
 # Parts in the order they are listed (tool results, one part per tool, sit between tool calls
-# and custom messages, in the order the tools first appear in the context).
-PART_ORDER = (SYSTEM, COMPACTION, BRANCH, USER, TEXT, THINKING, TOOL_CALLS, TOOL_RESULT, CUSTOM, BASH, OTHER)
+# and custom messages, in the order the tools first appear in the context); the names are shared
+# with the front end (pi_lab/view/contract.py PART_ORDER).
+SYSTEM, COMPACTION, BRANCH, USER, TEXT, THINKING, TOOL_CALLS, TOOL_RESULT, CUSTOM, BASH, OTHER = PART_ORDER
 
 _BY_ROLE = {
     "system": SYSTEM,

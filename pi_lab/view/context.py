@@ -30,11 +30,12 @@ from pi_lab.session.projection import (
     project_path,
     replay_system_state,
 )
+from pi_lab.view.requests import known_entry
 
 if TYPE_CHECKING:
     from pi_lab.session.facts import EntryFacts, FactTable
 
-__all__ = ["ContextMarks", "context_marks", "context_at", "message_preview", "entry_tokens", "facts_tokens",
+__all__ = ["ContextMarks", "context_marks", "context_at", "context_payload", "message_preview", "entry_tokens", "facts_tokens",
            "share_facts", "shared_facts", "PREVIEW_CHARS"]
 
 from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
@@ -210,3 +211,18 @@ def context_at(branch: Sequence[Entry], *, limit: int = PREVIEW_CHARS) -> dict[s
         if projection.entries and projection.entries[0].source.get("type") == "compaction"
         else None,
     }
+
+
+# The context_at read request (here, not in payload, so the what-if replay can answer beside it).
+
+
+def context_payload(view: Any, entry_id: str | None = None) -> dict[str, Any]:
+    """What the model sees with the leaf put on ``entry_id`` (default: the current leaf)."""
+    sm = view.sm
+    target = entry_id if entry_id is not None else sm.leaf_id
+    if target is None:
+        return context_at([])
+    known_entry(sm, target)
+    result = context_at(sm.get_branch(target))
+    result["is_leaf"] = target == sm.leaf_id
+    return result

@@ -10,6 +10,7 @@ from typing import Any
 
 from pi_lab.errors import PiLabError
 from pi_lab.session._text import safe_repr
+from pi_lab.view.requests import kind_of
 
 __all__ = ["ViewError", "UnknownEntry", "user_text"]
 
@@ -41,9 +42,6 @@ class UnknownEntry(ViewError, LookupError):
     def user_text(self) -> str:
         entry_id = self.entry_id
         if not isinstance(entry_id, str):
-            # Imported here: the request layer (payload) imports this module.
-            from pi_lab.view.payload import kind_of
-
             return f"an entry id is text, not {kind_of(entry_id)}"
         if not entry_id:
             return "no entry was named"

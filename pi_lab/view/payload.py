@@ -15,16 +15,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_lab.errors import PiLabError
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.compaction import CompactionSettings
+from pi_lab.view.contract import MAX_PREFIX_MATCHES, MAX_ROWS_PER_REQUEST, MAX_WHOLE
 from pi_lab.view.compare_requests import OPS as COMPARE_OPS
-from pi_lab.view.context import context_at
+from pi_lab.view.context import context_payload
 from pi_lab.view.detail import entry_detail
 from pi_lab.view.gauge import gauge
 from pi_lab.view.preview import compaction_preview
 from pi_lab.view.rows import RowState
 from pi_lab.view.timeline_requests import OPS as TIMELINE_OPS
+from pi_lab.view.requests import (  # the request layer, importable from here as before
+    READ_OPS,
+    RequestError,
+    entry_id_arg,
+    flag_arg,
+    kind_of,
+    known_entry,
+    register_read_ops,
+    request_args,
+    whole_number,
+)
 
 __all__ = [
     "ViewSettings",
@@ -45,23 +56,12 @@ __all__ = [
     "entry_id_arg",
     "flag_arg",
     "kind_of",
+    "MAX_WHOLE",
+    "MAX_PREFIX_MATCHES",
 ]
 
-MAX_ROWS_PER_REQUEST = 2000
-# Row numbers and versions are JavaScript numbers on the other side: beyond 2**53 they are not exact.
-MAX_WHOLE = 2**53 - 1
-
-
-class RequestError(PiLabError, ValueError):
-    """A request the viewer can show to the user as is (a bad id, a stale version...): the
-    user's mistake, not a bug, hence a :class:`~pi_lab.errors.PiLabError`."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Request arguments: parsed JSON from a comm message or a REST body, so of any type at all. Every
-# read request takes its arguments through these, so a wrong type is a RequestError with a
-# one-line reason that names the argument and the type it got (never the value: it may be a long
-# string or nested deep), and never a TypeError, a ValueError or a RecursionError further in.
+# Row numbers and versions are JavaScript numbers on the other side: beyond MAX_WHOLE (2**53 - 1)
+# they are not exact. The limits are shared with the front end (pi_lab/view/contract.py).
 
 
 def agent_facts(sm: Any) -> dict[str, Any]:
@@ -69,72 +69,11 @@ def agent_facts(sm: Any) -> dict[str, Any]:
     that writes (its adapter's ``write_plan``, without the file's path), for the session payload."""
     agent = getattr(sm, "agent", "pi")
     if agent == "pi":
+        if getattr(sm, "read_only", False) and not getattr(sm, "session_file", None):
+            # a moment of a session held in memory (pi_lab.teach.session_at): no file to allow writing to
+            return {"agent": "pi", "write_refusal": "a copy held in memory (a past moment); there is no file to write"}
         return {"agent": "pi", "write_refusal": None}
     return {"agent": agent, "write_refusal": sm.write_plan().removeprefix(f"{sm.session_file}: ")}
-
-
-def kind_of(value: Any) -> str:
-    """The JSON kind of ``value`` as a reason names it ("a string", "null", "a list"...)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
-
-
-def request_args(args: Any) -> Mapping[str, Any]:
-    """The arguments object of a request (absent means none)."""
-    if args is None:
-        return {}
-    if not isinstance(args, Mapping):
-        raise RequestError(f"the request arguments must be an object, not {kind_of(args)}")
-    return args
-
-
-def whole_number(value: Any, name: str, *, low: int = 0, high: int = MAX_WHOLE) -> int:
-    """``value`` as a whole number from ``low`` to ``high``; a float is accepted only when it is
-    one exactly (``5.0`` from a Python client), never NaN, an infinity or ``true``."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise RequestError(f"{name} must be a whole number from {low} to {high}, not {_number_or_kind(value)}")
-    return value
-
-
-def _number_or_kind(value: Any) -> str:
-    """A number as written (a Python caller may pass a 5,000-digit int: that one is not), else its kind."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return kind_of(value)
-    if isinstance(value, int) and abs(value).bit_length() > 128:
-        return "a number that large"
-    return repr(value)
-
-
-def entry_id_arg(args: Mapping[str, Any], name: str = "id", *, optional: bool = False) -> str | None:
-    """The entry id named ``name`` in ``args``: a string (``None`` when absent, if ``optional``)."""
-    value = args.get(name)
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise RequestError(f"{name} must be an entry id (a string), not {kind_of(value)}")
-    return value
-
-
-def flag_arg(args: Mapping[str, Any], name: str, default: bool = False) -> bool:
-    value = args.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise RequestError(f"{name} must be true or false, not {kind_of(value)}")
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,19 +144,9 @@ def rows_payload(view: SessionView, start: int, end: int, version: int | None = 
     return {"version": rows.version, "start": start, "rows": rows.texts(start, end)}
 
 
-def _entry(sm: Any, entry_id: Any) -> Mapping[str, Any]:
-    if not isinstance(entry_id, str):
-        # Named by its type: the text of a deep value would recurse and say nothing useful.
-        raise RequestError(f"Entry id must be a string, not {kind_of(entry_id)}")
-    entry = sm.get_entry(entry_id)
-    if entry is None:
-        raise RequestError(f"Entry {entry_id} not found")
-    return entry
-
-
 def entry_payload(view: SessionView, entry_id: str, full: bool = False) -> dict[str, Any]:
     sm = view.sm
-    entry = _entry(sm, entry_id)
+    entry = known_entry(sm, entry_id)
     call = None
     message = entry.get("message") if entry.get("type") == "message" else None
     if isinstance(message, dict) and message.get("role") == "toolResult":
@@ -240,18 +169,6 @@ def _timestamp_key(entry: Mapping[str, Any]) -> float:
     return float("-inf") if ms != ms else ms  # unparsable first, as the tree orders them
 
 
-def context_payload(view: SessionView, entry_id: str | None = None) -> dict[str, Any]:
-    """What the model sees with the leaf put on ``entry_id`` (default: the current leaf)."""
-    sm = view.sm
-    target = entry_id if entry_id is not None else sm.leaf_id
-    if target is None:
-        return context_at([])
-    _entry(sm, target)
-    result = context_at(sm.get_branch(target))
-    result["is_leaf"] = target == sm.leaf_id
-    return result
-
-
 def gauge_payload(sm: Any, settings: ViewSettings, projection: Any = None, facts: Any = None) -> dict[str, Any]:
     """The gauge of the current branch; ``facts`` is the view's per-entry fact table (the rows'
     token estimates, reused instead of estimating the branch again)."""
@@ -270,7 +187,7 @@ def gauge_request(view: SessionView, args: Mapping[str, Any]) -> dict[str, Any]:
 
 def gauge_at_leaf(sm: Any, settings: ViewSettings, leaf_id: str, facts: Any = None) -> dict[str, Any]:
     """The gauge of the branch from the root to ``leaf_id`` (an unknown id is a RequestError)."""
-    _entry(sm, leaf_id)
+    known_entry(sm, leaf_id)
     return gauge(sm.get_branch(leaf_id), context_window=settings.context_window, settings=settings.compaction(),
                  facts=facts)
 
@@ -286,8 +203,6 @@ def preview_payload(view: SessionView) -> dict[str, Any]:
             info["last_row"] = rows.locate(info["last_id"], fallback_last=False) if info["last_id"] else -1
     return result
 
-
-MAX_PREFIX_MATCHES = 5
 
 
 def _locate(view: SessionView, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -325,17 +240,17 @@ def id_prefix_matches(sm: Any, prefix: str) -> list[str]:
     return found
 
 
-READ_OPS = {
+register_read_ops({
     "rows": lambda view, a: rows_payload(view, a.get("start", 0), a.get("end", 0), a.get("version")),
     "locate": _locate,
     "entry": lambda view, a: entry_payload(view, entry_id_arg(a), flag_arg(a, "full")),
     "context_at": lambda view, a: context_payload(view, entry_id_arg(a, optional=True)),
     "gauge": gauge_request,
     "compact_preview": lambda view, a: preview_payload(view),
-    # The views of context over time and between nodes register their requests in their own modules.
-    **TIMELINE_OPS,
-    **COMPARE_OPS,
-}
+})
+# The views of context over time and between nodes answer their own requests.
+register_read_ops(TIMELINE_OPS)
+register_read_ops(COMPARE_OPS)
 
 
 def read_request(view: SessionView, op: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:

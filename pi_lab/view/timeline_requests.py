@@ -1,7 +1,8 @@
 """Read requests of the context-over-time views (timeline strip, composition bar).
 
-Each entry maps a request name to ``handler(view, args) -> JSON-ready dict``; ``payload.READ_OPS``
-merges them, so the notebook widget, the JupyterLab server and the static export answer them alike.
+Each entry maps a request name to ``handler(view, args) -> JSON-ready dict``; ``payload`` adds
+them to the registry of :mod:`pi_lab.view.requests`, so the notebook widget, the JupyterLab
+server and the static export answer them alike.
 
 * ``timeline`` ``{leaf_id?, since?}``: :func:`~pi_lab.view.context_timeline` of the branch to
   ``leaf_id`` (default: the current leaf), sent as columns — a 48,000-entry branch has some 20,000
@@ -15,7 +16,7 @@ merges them, so the notebook widget, the JupyterLab server and the static export
 * ``composition`` ``{id}``: :func:`~pi_lab.view.context_composition` at entry ``id``.
 
 A bad argument (an id that is not a string, an unknown entry) is answered with a
-:class:`~pi_lab.view.payload.RequestError` carrying the view's own message, which both hosts show
+:class:`~pi_lab.view.requests.RequestError` carrying the view's own message, which both hosts show
 to the user as it is.
 """
 
@@ -27,36 +28,19 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, Callable
 
+from pi_lab.view._common import manager_of, require_entry
 from pi_lab.view.composition import context_composition
-from pi_lab.view.errors import ViewError, user_text
+from pi_lab.view.errors import UnknownEntry, ViewError, user_text
+from pi_lab.view.requests import RequestError, optional_id, request_args
 from pi_lab.view.timeline import TimelineWalk
 from pi_lab.view.whatif import OPS as WHAT_IF_OPS
 
 __all__ = ["OPS", "timeline_payload", "timeline_at_payload", "composition_payload"]
 
 
-def _refuse(error: ViewError) -> Exception:
-    # Imported here: payload imports this module to build READ_OPS.
-    from pi_lab.view.payload import RequestError
-
+def _refuse(error: ViewError) -> RequestError:
     # The viewer shows the text as it is: in its words, not the view function's argument names.
     return RequestError(user_text(error))
-
-
-def _args(args: Any) -> Mapping[str, Any]:
-    if args is None:
-        return {}
-    if not isinstance(args, Mapping):
-        from pi_lab.view.payload import RequestError, kind_of
-
-        raise RequestError(f"request arguments must be an object, not {kind_of(args)}")
-    return args
-
-
-def _optional_id(args: Mapping[str, Any], key: str) -> Any:
-    value = args.get(key)
-    # An absent, null or empty leaf means "the current leaf" (the viewer sends what it has).
-    return None if value is None or value == "" else value
 
 
 class _Columns:
@@ -138,8 +122,6 @@ _LOCK = threading.RLock()
 
 
 def _columns_for(sm: Any, leaf_id: Any) -> tuple[_Columns, int | None]:
-    from pi_lab.view._common import manager_of, require_entry
-
     sm = manager_of(sm)
     if leaf_id is None:
         leaf_id = sm.leaf_id
@@ -178,9 +160,9 @@ def timeline_payload(view: Any, args: Any = None) -> dict[str, Any]:
     rebuilds them from the columns), computed by a walk kept per session and continued when the
     branch has grown since the last request.
     """
-    args = _args(args)
+    args = request_args(args)
     sm = view.sm
-    leaf_id = _optional_id(args, "leaf_id")
+    leaf_id = optional_id(args, "leaf_id")
     with _LOCK:
         try:
             columns, serial = _columns_for(sm, leaf_id)
@@ -238,13 +220,10 @@ def timeline_at_payload(view: Any, args: Any = None) -> dict[str, Any]:
     nearest assistant message at or before ``id`` on that branch (None when ``id`` is off the
     branch or precedes every call).
     """
-    from pi_lab.view._common import require_entry
-    from pi_lab.view.errors import UnknownEntry
-
-    args = _args(args)
+    args = request_args(args)
     sm = view.sm
     entry_id = args.get("id")
-    leaf_id = _optional_id(args, "leaf_id")
+    leaf_id = optional_id(args, "leaf_id")
     try:
         require_entry(sm, entry_id, "id")
         if leaf_id is None:
@@ -274,7 +253,7 @@ def timeline_at_payload(view: Any, args: Any = None) -> dict[str, Any]:
 
 def composition_payload(view: Any, args: Any = None) -> dict[str, Any]:
     """``{"at", "parts", "total"}``: the context at entry ``id`` split by part."""
-    args = _args(args)
+    args = request_args(args)
     entry_id = args.get("id")
     try:
         parts = context_composition(view.sm, entry_id)

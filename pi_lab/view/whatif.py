@@ -34,7 +34,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pi_lab.compaction.replay import Replay, ReplayError, replay
-from pi_lab.view.errors import ViewError
+from pi_lab.view._common import manager_of, require_entry
+from pi_lab.view.compare_requests import row_text
+from pi_lab.view.context import context_at, context_payload
+from pi_lab.view.errors import ViewError, user_text
+from pi_lab.view.requests import RequestError, entry_id_arg, kind_of, request_args
 
 __all__ = [
     "MAX_CALLS",
@@ -59,44 +63,25 @@ _LAST: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Replay]] = weakref.
 _LOCK = threading.Lock()
 
 
-def _error(text: str) -> Exception:
-    # Imported here: payload imports timeline_requests, which imports this module.
-    from pi_lab.view.payload import RequestError
-
-    return RequestError(text)
-
-
-def _args(args: Any) -> Mapping[str, Any]:
-    from pi_lab.view.payload import request_args
-
-    return request_args(args)
-
-
 def _settings(view: Any, args: Mapping[str, Any]) -> dict[str, int]:
-    from pi_lab.view.payload import kind_of
-
     values = {}
     for name in _SETTINGS:
         # An absent setting is the viewer's own (the gauge's), as the panel is prefilled.
         value = args.get(name, getattr(view.settings, name))
         if value.__class__ is not int:
-            raise _error(f"{name.replace('_', ' ')} must be a whole number of tokens, not {kind_of(value)}")
+            raise RequestError(f"{name.replace('_', ' ')} must be a whole number of tokens, not {kind_of(value)}")
         values[name] = value
     return values
 
 
 def _leaf(view: Any, args: Mapping[str, Any]) -> str | None:
-    from pi_lab.view._common import require_entry
-
     leaf = args.get("leaf_id")
     if leaf is None or leaf == "":
         return view.sm.leaf_id
     try:
         require_entry(view.sm, leaf, "leaf_id")
     except ViewError as error:
-        from pi_lab.view.errors import user_text
-
-        raise _error(user_text(error)) from None
+        raise RequestError(user_text(error)) from None
     return leaf
 
 
@@ -112,8 +97,6 @@ def _count_calls(path: list[Mapping[str, Any]]) -> int:
 def replay_for(view: Any, args: Mapping[str, Any]) -> Replay:
     """The replay the request names: the cached one when the session, leaf and settings are
     unchanged; refused past :data:`MAX_CALLS` calls or with settings pi would reject."""
-    from pi_lab.view._common import manager_of
-
     settings = _settings(view, args)
     sm = manager_of(view.sm)
     leaf = _leaf(view, args)
@@ -128,12 +111,12 @@ def replay_for(view: Any, args: Mapping[str, Any]) -> Replay:
         path = sm.get_branch(leaf) if leaf is not None else []
         calls = _count_calls(path)
         if calls > MAX_CALLS:
-            raise _error(f"this branch has {calls:,} model calls; the what-if panel replays at most "
+            raise RequestError(f"this branch has {calls:,} model calls; the what-if panel replays at most "
                          f"{MAX_CALLS:,} in the viewer (run pi_lab.replay(...) in a cell for longer ones)")
         try:
             result = replay(sm, leaf=leaf, **settings)
         except ReplayError as error:
-            raise _error(str(error)) from None
+            raise RequestError(str(error)) from None
         with contextlib.suppress(TypeError):  # not weakly referenceable: not kept
             _LAST[sm] = (key, result)
         return result
@@ -141,7 +124,7 @@ def replay_for(view: Any, args: Mapping[str, Any]) -> Replay:
 
 def what_if_payload(view: Any, args: Any = None) -> dict[str, Any]:
     """The hypothetical sawtooth and its compactions (see the module docstring)."""
-    result = replay_for(view, _args(args))
+    result = replay_for(view, request_args(args))
     position = {record["id"]: k for k, record in enumerate(result.compactions)}
     ids: list[Any] = []
     tokens: list[int] = []
@@ -183,7 +166,6 @@ def _facts(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _listed(sm: Any, ids: list[str]) -> list[dict[str, Any]]:
-    from pi_lab.view.compare_requests import row_text
 
     listed = []
     for entry_id in ids[:MAX_LISTED]:
@@ -194,7 +176,7 @@ def _listed(sm: Any, ids: list[str]) -> list[dict[str, Any]]:
 
 def what_if_compaction_payload(view: Any, args: Any = None) -> dict[str, Any]:
     """One hypothetical compaction: what it would summarize and keep, and its summary."""
-    args = _args(args)
+    args = request_args(args)
     result = replay_for(view, args)
     compaction_id = args.get("id")
     if compaction_id is None:
@@ -204,7 +186,7 @@ def what_if_compaction_payload(view: Any, args: Any = None) -> dict[str, Any]:
             return {"id": None}
         compaction_id = result.compactions[-1]["id"]
     if not isinstance(compaction_id, str):
-        raise _error("name the hypothetical compaction by its id")
+        raise RequestError("name the hypothetical compaction by its id")
     if all(record["id"] != compaction_id for record in result.compactions):
         # an entry of the branch names the compaction in force at it (the last one before it)
         in_force = _in_force(result, compaction_id)
@@ -214,7 +196,7 @@ def what_if_compaction_payload(view: Any, args: Any = None) -> dict[str, Any]:
     try:
         record = result.compaction(compaction_id)
     except ReplayError as error:
-        raise _error(str(error)) from None
+        raise RequestError(str(error)) from None
     summary = record["summary"] if isinstance(record["summary"], str) else ""
     return {
         **_facts(record),
@@ -235,26 +217,21 @@ def _in_force(result: Replay, entry_id: str) -> str | None:
             in_force = entry.get("id")
         if entry.get("id") == entry_id:
             return in_force
-    raise _error(f"no hypothetical compaction {entry_id!r}, and no entry of that id on the replayed branch")
+    raise RequestError(f"no hypothetical compaction {entry_id!r}, and no entry of that id on the replayed branch")
 
 
 def what_if_context_payload(view: Any, args: Any = None) -> dict[str, Any]:
     """What the model would see at entry ``id`` under the settings, beside what it did see."""
-    from pi_lab.view.context import context_at
-    from pi_lab.view.payload import context_payload, entry_id_arg
-
-    args = _args(args)
+    args = request_args(args)
     result = replay_for(view, args)
     # none named: the end of the replayed branch (as context_at defaults to the leaf)
     entry_id = entry_id_arg(args, optional=True) or result.leaf_id
     if entry_id is None:
-        from pi_lab.view.context import context_at as empty
-
-        return {"id": None, "hypothetical": empty([]), "real": empty([])}
+        return {"id": None, "hypothetical": context_at([]), "real": context_at([])}
     path = result.path
     end = next((i + 1 for i, entry in enumerate(path) if entry.get("id") == entry_id), 0)
     if not end:
-        raise _error(f"entry {entry_id} is not on the replayed branch")
+        raise RequestError(f"entry {entry_id} is not on the replayed branch")
     return {"id": entry_id, "hypothetical": context_at(path[:end]), "real": context_payload(view, entry_id)}
 
 

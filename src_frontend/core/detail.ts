@@ -22,7 +22,7 @@ interface Block extends Partial<Cut> {
   block_type?: string;
 }
 
-/** The entry payload (pi_lab/widget/detail.py entry_detail + payload.entry_payload). */
+/** The entry payload (pi_lab/view/detail.py entry_detail + payload.entry_payload). */
 export interface EntryDetail {
   id: string;
   type: string;

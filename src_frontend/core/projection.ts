@@ -18,7 +18,7 @@ export interface ProjectedMessage {
   error?: boolean;
 }
 
-/** The context_at payload (pi_lab/widget/context.py). */
+/** The context_at payload (pi_lab/view/context.py). */
 export interface Projection {
   at: string | null;
   is_leaf?: boolean;

@@ -1,21 +1,14 @@
-// Rows: the binary row columns sent by the kernel (pi_lab/widget/columns.py), kept up to date
+// Rows: the binary row columns sent by the kernel (pi_lab/view/columns.py), kept up to date
 // by deltas, plus pi's /tree prefix drawn from them.
 
+import { FLAG_BITS, KIND_NAMES } from './contract';
 import type { DeltaMessage, RowText } from './transport';
 
-/** Entry kinds, in the order of pi_lab/widget/kinds.py KIND_NAMES. */
-export const KIND_NAMES = [
-  'unknown', 'user', 'assistant', 'tool_call', 'tool_result', 'thinking', 'branch_summary',
-  'compaction', 'custom_message', 'model_change', 'thinking_change', 'label', 'session_info',
-  'context_edit', 'bash', 'system', 'custom', 'usage', 'assistant_error', 'other_message'
-] as const;
+// Entry kinds and row flags come from pi_lab/view/contract.py through the generated contract.ts;
+// re-exported here for the modules that read rows.
+export { FLAG_BITS, KIND_NAMES };
 export type KindName = (typeof KIND_NAMES)[number];
 
-/** Row flags, in the bit order of pi_lab/widget/kinds.py FLAG_BITS. */
-export const FLAG_BITS = [
-  'show_connector', 'is_last', 'on_active_path', 'is_leaf', 'foldable', 'folded', 'has_label',
-  'is_virtual_root_child', 'out_of_context', 'first_kept', 'omitted', 'replaced', 'error', 'has_children'
-] as const;
 export type FlagName = (typeof FLAG_BITS)[number];
 export const FLAG = Object.fromEntries(FLAG_BITS.map((name, bit) => [name, 1 << bit])) as Record<FlagName, number>;
 

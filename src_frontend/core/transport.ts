@@ -2,7 +2,9 @@
 //
 // The notebook widget (src_frontend/widget.ts) implements it over an anywidget model: durable
 // state in traitlets, requests as custom messages. The JupyterLab document viewer implements it
-// over REST. Both answer the same requests with the same payloads (pi_lab/widget/payload.py).
+// over REST. Both answer the same requests with the same payloads (pi_lab/view/payload.py).
+
+import { FILTER_MODES as CONTRACT_FILTER_MODES } from './contract';
 
 /** Durable view state: what a view needs to redraw. Mirrors the SessionWidget traitlets. */
 export interface ViewState {
@@ -34,8 +36,9 @@ export interface ViewState {
   write_plan?: string;
 }
 
-export type FilterMode = 'default' | 'no-tools' | 'user-only' | 'labeled-only' | 'all';
-export const FILTER_MODES: FilterMode[] = ['default', 'no-tools', 'user-only', 'labeled-only', 'all'];
+/** The filter modes in ctrl+o cycling order (pi_lab/view/contract.py, through contract.ts). */
+export type FilterMode = (typeof CONTRACT_FILTER_MODES)[number];
+export const FILTER_MODES: FilterMode[] = [...CONTRACT_FILTER_MODES];
 
 export interface SessionInfo {
   id: string;
@@ -69,7 +72,7 @@ export interface CompactionInfo {
   summary_preview: string;
 }
 
-/** The context gauge (pi_lab/widget/gauge.py). */
+/** The context gauge (pi_lab/view/gauge.py). */
 export interface Gauge {
   leaf_id: string | null;
   context_window: number;
@@ -92,7 +95,7 @@ export interface Gauge {
   message_count: number;
 }
 
-/** A row-structure delta (pi_lab/widget/rows.py Delta.message()). */
+/** A row-structure delta (pi_lab/view/rows.py Delta.message()). */
 export interface DeltaMessage {
   kind: 'delta';
   from: number;

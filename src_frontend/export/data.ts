@@ -267,7 +267,7 @@ export class PyFloat {
 }
 
 /**
- * Python's `json.dumps(value, ensure_ascii=False, indent=2)` (pi_lab/widget/detail.py `_pretty`)
+ * Python's `json.dumps(value, ensure_ascii=False, indent=2)` (pi_lab/view/detail.py `_pretty`)
  * for what data.py `_printable_entry` lets through: JSON.stringify's format, with floats printed
  * from their Python text. Iterative: entries can nest deeply.
  */

@@ -1,8 +1,9 @@
 // pi's /tree rows for a filter, search and folds, computed in the page from the flattened tree
 // an export embeds. A port of pi_lab/session/navigation.py `_visible_rows` (pi §13.1–13.3) plus
-// the row columns of pi_lab/widget/rows.py `RowState.layout`, encoded as the same PIR1 blob
-// (pi_lab/widget/columns.py). tests/export/layout_check.ts compares the two on real sessions.
+// the row columns of pi_lab/view/rows.py `RowState.layout`, encoded as the same PIR1 blob
+// (pi_lab/view/columns.py). tests/export/layout_check.ts compares the two on real sessions.
 
+import { FILTER_CATEGORIES } from '../core/contract';
 import { searchTokens } from '../core/dom';
 import { FLAG } from '../core/row';
 import type { FilterMode } from '../core/transport';
@@ -25,14 +26,15 @@ export interface FlatData {
   leafId: string | null;
 }
 
-// Filter categories (navigation._CAT_*).
-const CAT_USAGE = 0;
-const CAT_TOOL_ONLY = 1;
+// Filter categories (pi_lab/view/contract.py FILTER_CATEGORIES, through contract.ts); which
+// categories each mode shows is pi_lab/session/flatten.py _MODE_CATEGORIES.
+const { usage: CAT_USAGE, tool_only: CAT_TOOL_ONLY, settings: CAT_SETTINGS, tool_result: CAT_TOOL_RESULT, user: CAT_USER, other: CAT_OTHER } =
+  FILTER_CATEGORIES;
 const MODE_CATEGORIES: Record<Exclude<FilterMode, 'labeled-only'>, number[]> = {
-  default: [1, 3, 4, 5],
-  'no-tools': [1, 4, 5],
-  'user-only': [4],
-  all: [1, 2, 3, 4, 5]
+  default: [CAT_TOOL_ONLY, CAT_TOOL_RESULT, CAT_USER, CAT_OTHER],
+  'no-tools': [CAT_TOOL_ONLY, CAT_USER, CAT_OTHER],
+  'user-only': [CAT_USER],
+  all: [CAT_TOOL_ONLY, CAT_SETTINGS, CAT_TOOL_RESULT, CAT_USER, CAT_OTHER]
 };
 
 export interface Layout {
@@ -258,7 +260,7 @@ function pad4(n: number): number {
   return (n + 3) & ~3;
 }
 
-/** The PIR1 blob of a layout (pi_lab/widget/columns.py encode_structure). */
+/** The PIR1 blob of a layout (pi_lab/view/columns.py encode_structure). */
 export function encodeStructure(layout: Layout, header: Record<string, unknown>): ArrayBuffer {
   const rows = layout.rowIndex.length;
   const gutterCount = layout.gutterParent.length;

@@ -3,7 +3,7 @@
 // laid out here (layout.ts); entry details and "what the model sees" come from the embedded
 // chunks; the gauge is recomputed here when the reader changes the window or the reserve.
 
-import { FLAG_BITS, KIND_NAMES } from '../core/row';
+import { FLAG_BITS, KIND_NAMES, MAX_ROWS_PER_REQUEST, WRITE_OP_NAMES } from '../core/contract';
 import type { DeltaMessage, FilterMode, Gauge, LiveEvent, Reply, RowText, SessionInfo, Transport, ViewState } from '../core/transport';
 import { KeyListeners, openingView, SETTINGS_KEYS, VIEW_KEYS, writeChanges } from '../core/viewState';
 
@@ -12,7 +12,7 @@ import { encodeStructure, FlatData, Layout, layoutRows, locateRow, searchHit } f
 import { ContextRow, StaticViews } from './views';
 
 export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
-const WRITE_OPS = new Set(['navigate', 'compact', 'cancel', 'label', 'fork', 'clone', 'compact_preview', 'allow_writes']);
+const WRITE_OPS = new Set<string>([...WRITE_OP_NAMES, 'compact_preview', 'allow_writes']);
 /** The context views' requests that compute over the whole tree. An export answers them from
  * the facts it embeds (views.ts); one made before those facts needs a kernel. */
 const KERNEL_OPS = new Set(['timeline_at', 'composition', 'compare_node', 'context_diff', 'context_search', 'compare_branches']);
@@ -20,7 +20,7 @@ export const NEEDS_KERNEL = 'needs a kernel: open the session with pi_lab (pi_la
 const SCALARS = ['message_count', 'estimated_total', 'context_tokens', 'measured_tokens', 'trailing_tokens',
   'thinking_level', 'model', 'system_tokens', 'compaction_id'];
 
-/** pi_lab/widget/gauge.py `_finish`: the numbers derived from the window and the reserve. */
+/** pi_lab/view/gauge.py `_finish`: the numbers derived from the window and the reserve. */
 export function finishGauge(g: Record<string, unknown>): Gauge {
   const window = Number(g.context_window) || 0;
   const measured = Number(g.measured) || 0;
@@ -261,7 +261,7 @@ export class StaticTransport implements Transport {
     }
     const layout = this.current;
     const from = Math.max(0, start);
-    const to = Math.min(layout.rowIndex.length, end, from + 2000);
+    const to = Math.min(layout.rowIndex.length, end, from + MAX_ROWS_PER_REQUEST);
     const rows = [];
     for (let r = from; r < to; r++) {
       const i = layout.rowIndex[r];

@@ -11,6 +11,7 @@
 // of the flat tree, as compose() and fold_stats() fold them there; tests/export/test_export_views.py
 // runs this file in node against the kernel's answers.
 
+import { FACT_BITS, ROLES } from '../core/contract';
 import { plain, PyFloat } from './data';
 import type { EntryRecord, ExportHeader } from './data';
 import type { FlatData } from './layout';
@@ -36,7 +37,7 @@ export interface ViewsHeader {
   texts?: string[];
 }
 
-/** A context row as the export embeds it (pi_lab/widget/context.py context_at, plus `v`). */
+/** A context row as the export embeds it (pi_lab/view/context.py context_at, plus `v`). */
 export interface ContextRow {
   role?: unknown;
   source_id?: unknown;
@@ -48,14 +49,14 @@ export interface ContextRow {
   v?: { q?: string | (number | string)[]; h?: string; o?: number; t?: string | 1 | [number] };
 }
 
-/** pi_lab/export/views.py FACT_BITS and ROLES. */
+/** The facts column (pi_lab/view/contract.py ROLES and FACT_BITS, through contract.ts). */
 const ROLE_MASK = 3;
-const ROLE_USER = 1;
-const ROLE_ASSISTANT = 2;
-const ROLE_TOOL_RESULT = 3;
-const TOOL_ERROR = 1 << 2;
-const ABORTED = 1 << 3;
-const HAS_CHILD = 1 << 4;
+const ROLE_USER = ROLES.indexOf('user');
+const ROLE_ASSISTANT = ROLES.indexOf('assistant');
+const ROLE_TOOL_RESULT = ROLES.indexOf('toolResult');
+const TOOL_ERROR = FACT_BITS.tool_error;
+const ABORTED = FACT_BITS.aborted;
+const HAS_CHILD = FACT_BITS.has_child;
 
 const NAMES: Record<string, string> = { a: 'A', b: 'B' };
 
