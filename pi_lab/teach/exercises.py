@@ -50,8 +50,9 @@ class Exercise(ipw.VBox):
         self.correct: bool | None = None
         self.question = ipw.HTML(f"<b>{html.escape(question)}</b>")
         if choices is not None:
+            # the full width: a choice is a sentence, and ipywidgets cuts a radio label to its box
             self.prediction: ipw.Widget = ipw.RadioButtons(options=list(choices), value=None,
-                                                           layout=ipw.Layout(width="max-content"))
+                                                           layout=ipw.Layout(width="100%"))
         else:
             # continuous_update=False: the value is committed by Enter or by leaving the box (Tab)
             self.prediction = ipw.Text(placeholder="your prediction (a number)", continuous_update=False)
@@ -60,7 +61,10 @@ class Exercise(ipw.VBox):
         self.reveal_button.on_click(lambda _button: self.reveal())
         self.result = ipw.HTML("")
         self.output = ipw.Output()
-        super().__init__([self.question, ipw.HBox([self.prediction, self.reveal_button]), self.result, self.output])
+        # choices stacked above the button (a row beside it squeezed the sentences to a few letters)
+        answer_row = (ipw.VBox([self.prediction, self.reveal_button]) if choices is not None
+                      else ipw.HBox([self.prediction, self.reveal_button]))
+        super().__init__([self.question, answer_row, self.result, self.output])
         self.add_class("pi-lab-exercise")
 
     def predicted(self) -> Any:
