@@ -14,8 +14,10 @@ import { ContextRow, StaticViews } from './views';
 export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
 const WRITE_OPS = new Set<string>([...WRITE_OP_NAMES, 'compact_preview', 'allow_writes']);
 /** The context views' requests that compute over the whole tree. An export answers them from
- * the facts it embeds (views.ts); one made before those facts needs a kernel. */
-const KERNEL_OPS = new Set(['timeline_at', 'composition', 'compare_node', 'context_diff', 'context_search', 'compare_branches']);
+ * the facts it embeds (views.ts); one made before those facts needs a kernel. The "what if"
+ * replay re-runs compactions under other settings, which only the kernel can do. */
+const KERNEL_OPS = new Set(['timeline_at', 'composition', 'compare_node', 'context_diff', 'context_search', 'compare_branches',
+  'what_if', 'what_if_compaction', 'what_if_context']);
 export const NEEDS_KERNEL = 'needs a kernel: open the session with pi_lab (pi_lab.open(path) in a notebook)';
 const SCALARS = ['message_count', 'estimated_total', 'context_tokens', 'measured_tokens', 'trailing_tokens',
   'thinking_level', 'model', 'system_tokens', 'compaction_id'];
