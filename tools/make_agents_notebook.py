@@ -122,7 +122,8 @@ For each agent, its session with the most model calls of its own: the tokens the
 at each call on the session's path (the usage the agent recorded: input plus cache reads and
 writes; pi's estimate where a call recorded none), in the order of the file. A red rule marks the
 first call after a compaction. Each agent has its own scale: their sizes differ by orders of
-magnitude.""")
+magnitude. With the sample sessions the shapes say nothing about the agents themselves: the Claude
+Code and Codex generators draw their usage numbers at random (pi's are the offline model's).""")
 
 code('''busiest = c.sql("""
     select agent, session_id, file from (
