@@ -1,6 +1,6 @@
 """"What the model sees" at every entry of a session, delta-encoded, without a kernel.
 
-``context_at`` (pi_lab/widget/context.py) projects a whole root→entry path; doing that for
+``context_at`` (pi_lab/view/context.py) projects a whole root→entry path; doing that for
 every entry costs O(n·depth). Here the tree is walked once in pi's flattened order (a
 pre-order walk: each entry's ancestors are the entries on the stack), and for most entries
 the context is the parent's plus the entry's own projected messages:
@@ -30,7 +30,7 @@ from pi_lab.session._json import dumps
 from pi_lab.session.projection import entry_to_messages
 from pi_lab.export.views import projected_pairs, row_extras
 from pi_lab.view.timeline import _ContextWalk
-from pi_lab.widget.context import context_at
+from pi_lab.view.context import context_at
 
 __all__ = ["ContextRecord", "context_records", "iter_context_records", "messages_of", "SCALARS"]
 

@@ -41,13 +41,13 @@ from pi_lab.view._common import str_or_none
 from pi_lab.view.compare_requests import cut_summary, with_children
 from pi_lab.server.listing import title_fields
 from pi_lab.session._json import dumps
-from pi_lab.widget.gauge import recorded_context_window, recorded_model
-from pi_lab.widget.detail import RAW_LIMIT, TEXT_LIMIT
+from pi_lab.view.gauge import recorded_context_window, recorded_model
+from pi_lab.view.detail import RAW_LIMIT, TEXT_LIMIT
 from pi_lab.view.columns import TOKENS_MAX, pack_blob
 from pi_lab.view.rows import entry_flags
-from pi_lab.widget.kinds import FLAG_BITS, KIND_NAMES, entry_kind
-from pi_lab.widget.payload import SessionView, ViewSettings, entry_payload
-from pi_lab.widget.rows import RowState
+from pi_lab.view.kinds import FLAG_BITS, KIND_NAMES, entry_kind
+from pi_lab.view.payload import SessionView, ViewSettings, entry_payload
+from pi_lab.view.rows import RowState
 
 __all__ = ["CHUNK", "MAGIC", "ExportChunks", "export_data", "export_parts"]
 

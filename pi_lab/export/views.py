@@ -44,10 +44,9 @@ from pi_lab.view.diff import _SNIPPET, _searchable
 
 __all__ = ["FACT_BITS", "ROLES", "entry_facts", "fact_bits", "row_extras", "views_header"]
 
-ROLES = (None, "user", "assistant", "toolResult")
-# Bits of the ``facts`` column (bits 0-1: the index of the role in ROLES).
-FACT_BITS = {"tool_error": 1 << 2, "aborted": 1 << 3, "has_child": 1 << 4,
-             "usage_in_message": 1 << 5, "usage_in_entry": 1 << 6}
+# The roles and the bits of the ``facts`` column (bits 0-1: the index of the role in ROLES) are
+# shared with the page: pi_lab/view/contract.py, generated into src_frontend/core/contract.ts.
+from pi_lab.view.contract import FACT_BITS, ROLES  # noqa: E402
 # A role's part when a row carries no shares: the composition's table, and assistant text.
 _PART_OF_ROLE = {**_BY_ROLE, "assistant": TEXT}
 

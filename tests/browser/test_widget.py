@@ -86,7 +86,7 @@ def choose_filter(page, mode: str) -> None:
     turns on before the new structure is drawn)."""
     page.locator(f".pi-lab .pi-filter[data-mode='{mode}']").click()
     page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-filter.pi-on')?.dataset.mode === '{mode}'")
-    expected = kernel_json(page, "len(__import__('pi_lab.session.navigation', fromlist=['x'])"
+    expected = kernel_json(page, "len(__import__('pi_lab.session.flatten', fromlist=['x'])"
                                  f".navigation_rows(w.session_manager, filter_mode={mode!r}))")
     page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/{expected})')")
 
@@ -234,7 +234,7 @@ def test_search_and_filters(page, lab_server, open_lab, fixtures_dir, screenshot
             kinds = page.eval_on_selector_all(".pi-lab .pi-row", "els => els.map(e => e.dataset.kind)")
             assert set(kinds) == {"user"}
     page.locator(".pi-lab .pi-search").fill("mode")
-    expected = kernel_json(page, "[r.entry_id for r in __import__('pi_lab.session.navigation', fromlist=['x']).navigation_rows(w.session_manager, search='mode')]")
+    expected = kernel_json(page, "[r.entry_id for r in __import__('pi_lab.session.flatten', fromlist=['x']).navigation_rows(w.session_manager, search='mode')]")
     page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-position')?.textContent.includes('/{len(expected)})')")
     assert kernel_json(page, "w.search") == "mode"
     page.wait_for_function(NO_ELLIPSIS)

@@ -17,7 +17,7 @@ from helpers import SEED_SECTION_14  # noqa: E402
 
 from pi_lab.export import export_html  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
-from pi_lab.session.navigation import FILTER_MODES  # noqa: E402
+from pi_lab.session.flatten import FILTER_MODES  # noqa: E402
 from pi_lab.widget.payload import SessionView, entry_payload, context_payload  # noqa: E402
 from pi_lab.widget.kinds import FLAG  # noqa: E402
 from pi_lab.widget.rows import RowState  # noqa: E402

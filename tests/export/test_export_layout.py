@@ -16,7 +16,7 @@ from export_inputs import node_bundle, standard_sessions
 from pi_lab.export.data import export_data
 from pi_lab.export.html import pack
 from pi_lab.session import SessionManager
-from pi_lab.session.navigation import FILTER_MODES
+from pi_lab.session.flatten import FILTER_MODES
 from pi_lab.widget.kinds import FLAG
 from pi_lab.widget.rows import RowState
 

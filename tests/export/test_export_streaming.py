@@ -21,7 +21,7 @@ import pi_lab.export.html as html  # noqa: E402
 from pi_lab.export.context import context_records, iter_context_records, messages_of  # noqa: E402
 from pi_lab.export.views import projected_pairs, row_extras  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
-from pi_lab.session.navigation import flatten_tree  # noqa: E402
+from pi_lab.session.flatten import flatten_tree  # noqa: E402
 from pi_lab.widget.context import context_at  # noqa: E402
 
 

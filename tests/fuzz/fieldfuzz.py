@@ -253,7 +253,7 @@ def _open_read_only(path: Path) -> Any:
 
 def _engine_steps(run: Runner, sm: Any) -> None:
     from pi_lab.compaction import CompactionSettings, estimate_context_tokens, prepare_compaction
-    from pi_lab.session.navigation import flatten_tree, visible_rows
+    from pi_lab.session.flatten import flatten_tree, visible_rows
 
     branch = run.step("get_branch", sm.get_branch) or []
     run.step("get_tree", sm.get_tree)

@@ -15,7 +15,7 @@ from pi_lab.compaction.tokens import js_json
 from pi_lab.llm.tokens import compact_json, message_chars, utf16_len
 from pi_lab.session import _js
 from pi_lab.session.entries import display_kind, has_visible_text, is_error_entry
-from pi_lab.session.navigation import flatten_tree
+from pi_lab.session.flatten import flatten_tree
 from pi_lab.session.tree import get_tree
 from pi_lab.widget import kinds
 

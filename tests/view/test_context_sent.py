@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from pi_lab.export.context import context_records, messages_of
-from pi_lab.session.navigation import flatten_tree
+from pi_lab.session.flatten import flatten_tree
 from pi_lab.view.context import context_at
 from view.view_sessions import FIXTURE_NAMES, fixture_session, generated_session, needs_fixtures, seed_session
 
