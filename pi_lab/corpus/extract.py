@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from pi_lab.formats.claude_code import SUBAGENT_START
 from pi_lab.compaction.context_walk import ContextWalk, MeasureCache
 from pi_lab.corpus.fields import _content_bytes, _float, _ms, _num, _text_chars, _usage_row, _window
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
@@ -38,6 +39,9 @@ __all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "extract_tables", "re
 # pi's default compaction reserve (compaction.md §3): a compaction whose tokensBefore passed
 # window - reserve was the automatic threshold check.
 _DEFAULT_RESERVE = 16384
+# A trigger the agent wrote in the file, in the corpus's words: Claude Code's compactMetadata.trigger
+# ("auto": the automatic threshold compaction; "manual": /compact).
+_RECORDED_TRIGGERS = {"auto": "threshold", "manual": "manual"}
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
@@ -490,6 +494,9 @@ class _Extractor:
         return changes
 
     def _compaction_after(self, entry: Entry, walk: ContextWalk) -> None:
+        details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+        if details.get("claudeCode") == SUBAGENT_START:
+            return  # where a Claude Code sub-agent's own context starts: no compaction happened
         path = walk.path
         first_kept = entry.get("firstKeptEntryId")
         kept = 0
@@ -519,7 +526,9 @@ class _Extractor:
                 window = _window(prev_msg.get("model") if isinstance(prev_msg.get("model"), str) else None)
                 before = _num(entry.get("tokensBefore"))
                 trigger = "threshold" if window and before > window - _DEFAULT_RESERVE else "manual"
-        details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+        recorded = details.get("trigger")  # an agent that records it (Claude Code's compactMetadata)
+        if recorded in _RECORDED_TRIGGERS:
+            trigger = _RECORDED_TRIGGERS[recorded]
         summary = entry.get("summary")
         _inp, _out, _cr, _cw, total, cost = _usage_row(entry.get("usage"))
         self.compaction_rows.append((
@@ -719,7 +728,7 @@ class _Extractor:
             "last_activity": max(times) if times else None, "name": name, "version": self.version,
             "entries": len(self.entries), "messages": len(cols["messages"]["entry_id"]), "model_calls": len(mc["entry_id"]),
             "branch_points": ec["branch_point"].count(True), "leaves": ec["is_leaf"].count(True),
-            "max_depth": max(ec["depth"]) if ec["depth"] else 0, "compactions": types.count("compaction"),
+            "max_depth": max(ec["depth"]) if ec["depth"] else 0, "compactions": len(self.compaction_rows),
             "branch_summaries": types.count("branch_summary"), "context_edits": types.count("context_edit"),
             "labels": len(self.labels), "models": models,
             **{key: float(sum(mc[key])) for key in ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")},

@@ -181,3 +181,29 @@ def test_open_shows_a_claude_code_or_codex_session_of_the_corpus(folder):
         finally:
             widget.close()
     assert _digests(root) == before
+
+
+def test_claude_code_compactions_are_the_real_ones_with_their_recorded_trigger(tmp_path):
+    """A sub-agent's start (an empty compaction that only starts its context) is no compaction,
+    and Claude Code's own record of the trigger is kept (auto: the threshold compaction)."""
+    import orjson
+
+    from pi_lab.corpus import Corpus
+
+    out = tmp_path / "claude"
+    project = out / "projects" / "-home-user-project"
+    files = [generate_claude_sessions.generate_session(project, seed=seed, turns=5) for seed in (1, 2)]
+    recorded = []
+    for path in files:
+        for line in path.read_bytes().splitlines():
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict) and value.get("subtype") == "compact_boundary":
+                recorded.append((value.get("compactMetadata") or {}).get("trigger"))
+    c = Corpus.scan([out], cache=False)
+    triggers = c.compactions.column("trigger").to_pylist()
+    assert len(triggers) == len(recorded)
+    assert sorted(triggers) == sorted({"auto": "threshold", "manual": "manual"}[t] for t in recorded)
+    assert sum(c.sessions.column("compactions").to_pylist()) == len(recorded)
