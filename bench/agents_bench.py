@@ -2,8 +2,8 @@
 """Benchmark of pi_lab on other agents' sessions (issues 24 and 25), beside ccusage.
 
     .venv/bin/python bench/agents_bench.py [--dir /tmp/pi-lab-agents-bench] [--repeat 3]
-        [--big-turns 7000] [--claude-sessions 100 --claude-turns 100]
-        [--codex-sessions 100 --codex-turns 60] [--no-ccusage] [--profile]
+        [--big-turns 7000] [--claude-sessions 100 --claude-turns 280]
+        [--codex-sessions 100 --codex-turns 150] [--no-ccusage] [--profile]
 
 1. One large Claude Code session (tools/generate_claude_sessions.py, ``--big-turns`` turns: 7,000
    is about 50 MB): ``pi_lab.open_session`` and the viewer's first screen
@@ -171,9 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big-turns", type=int, default=7000, help="turns of the large session (7000: ~50 MB)")
     ap.add_argument("--claude-sessions", type=int, default=100)
-    ap.add_argument("--claude-turns", type=int, default=100)
+    ap.add_argument("--claude-turns", type=int, default=280, help="100 x 280 turns: ~200 MB")
     ap.add_argument("--codex-sessions", type=int, default=100)
-    ap.add_argument("--codex-turns", type=int, default=60)
+    ap.add_argument("--codex-turns", type=int, default=150, help="100 x 150 turns: ~50 MB")
     ap.add_argument("--no-ccusage", action="store_true", help="measure pi_lab only")
     ap.add_argument("--profile", action="store_true", help="print a cProfile of one cold usage run")
     args = ap.parse_args(argv)
@@ -244,8 +244,9 @@ def main(argv: list[str] | None = None) -> int:
             agree = _compare(pi_days, _ccusage_days(cc_out))
             rows.append((f"{label}: `ccusage {kind} daily --json --offline` ({CCUSAGE_VERSION}, native)",
                          fmt_runs(cc, cc_runs), "", f"tokens per day vs pi_lab: {agree}"))
-            summary.append(f"{label}: pi_lab cold / ccusage = **{cold / cc:.1f}x**, cached / ccusage = **{cached / cc:.1f}x**; "
-                           f"cold / cached = {cold / cached:.1f}x.")
+            summary.append(f"{label}: pi_lab cold takes **{cold / cc:.1f}x** ccusage's time; cached, **{cached / cc:.2f}x** "
+                           f"({'faster' if cached < cc else 'slower'} by {max(cc, cached) / min(cc, cached):.1f}x); "
+                           f"cold / cached = {cold / cached:.0f}x.")
         else:
             rows.append((f"{label}: `ccusage {kind} daily`", "–", "", f"skipped: {why}"))
             summary.append(f"{label}: cold / cached = {cold / cached:.1f}x.")
