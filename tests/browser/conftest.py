@@ -52,7 +52,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     reason = _skip_reason()
     browser: list[pytest.Item] = []
     for item in items:
-        if HERE not in Path(item.path).resolve().parents:
+        # this folder's tests, and any test elsewhere that uses its session browser (the
+        # notebooks' Run All in tests/examples): all of them must run after everything else
+        uses_browser = "chromium_browser" in getattr(item, "fixturenames", ())
+        if HERE not in Path(item.path).resolve().parents and not uses_browser:
             continue
         browser.append(item)
         item.add_marker(pytest.mark.browser)
