@@ -230,8 +230,10 @@ export class WhatIfPanel {
       clear(this.list);
       this.detail.hidden = true;
       this.compare.hidden = true;
-      this.el.dataset.state = /unknown request/.test(text) ? 'no-kernel' : 'error';
-      this.say(/unknown request/.test(text) ? NEEDS_KERNEL : `The replay could not run: ${text}`, true);
+      // The static page refuses kernel-only requests ("... needs a kernel"; older pages: "unknown request").
+      const noKernel = /unknown request|needs a kernel/.test(text);
+      this.el.dataset.state = noKernel ? 'no-kernel' : 'error';
+      this.say(noKernel ? NEEDS_KERNEL : `The replay could not run: ${text}`, true);
     });
   }
 

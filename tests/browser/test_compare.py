@@ -183,6 +183,9 @@ def test_go_to_an_entry_the_filter_hides_says_so_and_opens_no_dialog(page, lab_s
     page.screenshot(path=str(shots / "widget-seed-goto-hidden-by-filter.png"))
     # With every entry shown, the same button opens the dialog on A3 itself.
     page.locator(".pi-lab .pi-filter[data-mode='all']").click()
+    # (wait for the new layout: a go-to while it is on its way acts on the old one)
+    expect(page.locator(".pi-lab .pi-filter[data-mode='all']")).to_have_attribute("aria-checked", "true")
+    expect(page.locator(".pi-lab .pi-row[data-id='A3']")).to_have_count(1)
     page.locator(f"{PANE} .pi-cmp-goto[data-side='a']").click()
     expect(page.locator(".pi-lab .pi-dialog .pi-dialog-target")).to_contain_text("JWT 方案已完成")
 

@@ -355,7 +355,7 @@ def test_widget_follows_a_file_another_process_appends_to(page, lab_server, open
     with open(seed_file, "a", encoding="utf-8") as handle:
         handle.write(json.dumps({"type": "future_thing", "id": "EXT2", "parentId": "EXT1",
                                  "timestamp": "2026-07-29T09:07:00.000Z"}) + "\n")
-    expect(page.locator(".pi-lab .pi-row[data-id='EXT2'] .pi-row-text")).to_have_text("[future_thing]", timeout=15_000)
+    expect(page.locator(".pi-lab .pi-row[data-id='EXT2'] .pi-row-text")).to_have_text("[entry of an unknown type: future_thing]", timeout=15_000)
 
 
 def test_hundred_thousand_entry_session_opens(page, lab_server, open_lab, repo_root, screenshot_dir, tmp_path_factory):
@@ -639,7 +639,7 @@ def test_rows_stay_one_line_and_bidi_controls_cannot_reverse_them(page, lab_serv
     expect(page.locator(".pi-lab .pi-detail-id")).to_have_text("U5")
     page.screenshot(path=str(screenshot_dir / "widget-rough-rows.png"))
     # An entry of a type pi does not know says what it is (row and detail) instead of a blank "·".
-    expect(page.locator(".pi-lab .pi-row[data-id='W1'] .pi-row-text")).to_have_text("[weird_new_thing]")
+    expect(page.locator(".pi-lab .pi-row[data-id='W1'] .pi-row-text")).to_have_text("[entry of an unknown type: weird_new_thing]")
     page.locator(".pi-lab .pi-row[data-id='W1']").click()
     expect(page.locator(".pi-lab .pi-kind-tag")).to_have_text("type: weird_new_thing")
     page.screenshot(path=str(screenshot_dir / "widget-unknown-entry.png"))
