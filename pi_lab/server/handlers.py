@@ -51,7 +51,7 @@ from pi_lab.server.store import (
 from pi_lab.formats.detect import UnknownSessionFormat, detect_format
 from pi_lab.errors import NotARegularFile, PiLabError, where_it_failed
 from pi_lab.session._json import dumps as json_dumps
-from pi_lab.session.navigation import FILTER_MODES
+from pi_lab.session.flatten import FILTER_MODES
 from pi_lab.session.storage import check_regular_file, read_session_header
 from pi_lab.view.actions import WRITE_ACTIONS
 from pi_lab.view.gauge import recorded_context_window

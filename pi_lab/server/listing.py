@@ -4,7 +4,7 @@ pi keeps one folder per working directory (``--home-ann-proj--``, session-format
 summarises each file as a ``SessionInfo`` (§10). A session is listed under the ``cwd`` its own
 header names (:func:`group_title`), since the folder name cannot be decoded unambiguously and a
 folder may hold sessions copied from elsewhere; its date is pi's ``modified``, except that a time
-in 1970 is not taken for one (``_FileIndex._activity``).
+in 1970 is not taken for one (``_FIRST_MS``, given to pi_lab.session.summary's builder).
 
 Each file is read once into a :class:`_FileIndex`, keyed by its path and checked against its
 device, inode, size and modification time. A file that only grew (pi appends) is read from where
@@ -32,17 +32,15 @@ import zlib
 from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from pi_lab.errors import PiLabError
 from pi_lab.formats.detect import UnknownSessionFormat, detect_format_of
 from pi_lab.server.locations import SESSIONS_PREFIX, inside
-from pi_lab.session._text import JS_WHITESPACE, content_text, js_trim
-from pi_lab.session.ids import parse_iso_ms
-from pi_lab.session.navigation import search_tokens
-from pi_lab.session.paths import SessionInfo
+from pi_lab.session._text import JS_WHITESPACE, content_text
+from pi_lab.session.flatten import search_tokens
 from pi_lab.session.storage import _decode_and_parse, _kind_of
+from pi_lab.session.summary import SessionInfo, SummaryBuilder
 
 __all__ = ["SessionListing", "SEARCH_TEXT_LIMIT", "session_title", "first_user_message", "title_fields"]
 
@@ -126,13 +124,10 @@ class _FileIndex:
         self.open_tail = False  # the last line read had no newline yet
         self.head_anchor = b""
         self.end_anchor = b""
-        self.header: dict[str, Any] | None = None
-        self.not_session = False
-        self.name: str | None = None
-        self.message_count = 0
-        self.first_message = ""
-        self.latest = 0.0
-        self.created_ms = float("nan")  # the header's time, when it is a usable one (_usable_ms)
+        # pi's session summary, one rule with SessionManager.list (pi_lab.session.summary); the
+        # listing's own choices: no time in 1970, the title cut short, the texts indexed here.
+        self.summary = SummaryBuilder(first_ms=_FIRST_MS, title_chars=_TITLE_CHARS, keep_texts=False,
+                                      skip_first=_injected)
         self.chunks: list[_Chunk] = []
 
     # ------------------------------------------------------------------ reading
@@ -175,7 +170,7 @@ class _FileIndex:
         carry = b""
         recent = self.end_anchor  # the last bytes read, kept to check the file next time
         builder = _ChunkBuilder(self.chunks)
-        while position < size and not self.not_session:
+        while position < size and not self.summary.not_session:
             piece = os.pread(fd, min(_READ_BYTES, size - position), position)
             if not piece:
                 break
@@ -194,7 +189,7 @@ class _FileIndex:
                 recent = (recent + data[max(0, start - _ANCHOR_BYTES):start])[-_ANCHOR_BYTES:]
                 self.open_tail = False
             self.offset = base + start
-        if carry and not self.not_session:
+        if carry and not self.summary.not_session:
             # A last line without its newline: pi's reader takes it if it parses; a writer in the
             # middle of it leaves JSON that does not parse yet, which is read again next time.
             if _decode_and_parse(carry) is not None:
@@ -208,79 +203,25 @@ class _FileIndex:
             self.head_anchor = os.pread(fd, min(_ANCHOR_BYTES, self.offset), 0)
 
     def _line(self, raw: bytes, where: int, builder: _ChunkBuilder) -> None:
-        # The same rules as pi_lab.session.paths.session_info (pi's buildSessionInfo).
         if not raw.strip():
             return
         entry = _decode_and_parse(raw)
         if entry is None:
             return
-        if self.header is None:
-            if entry.get("type") != "session":
-                self.not_session = True
-                return
-            self.header = entry
-            self.created_ms = _usable_ms(parse_iso_ms(entry.get("timestamp")))
-            return
-        kind = entry.get("type")
-        if kind == "session_info":
-            value = entry.get("name")
-            self.name = (js_trim(value) if isinstance(value, str) else "") or None
-        elif kind == "message":
-            self.message_count += 1
-            message = entry.get("message")
-            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-                return
-            text = _message_text(message)
-            if text:
-                builder.add(text.lower().encode("utf-8", "surrogatepass"), where)
-                if not self.first_message and message.get("role") == "user":
-                    self.first_message = text[:_TITLE_CHARS]
-            activity = self._activity(message.get("timestamp"), entry.get("timestamp"))
-            if activity > self.latest:
-                self.latest = activity
+        text = self.summary.add(entry)
+        if text:
+            builder.add(text.lower().encode("utf-8", "surrogatepass"), where)
 
-    @staticmethod
-    def _activity(stamp: Any, entry_time: Any) -> float:
-        """When a user or assistant message happened, as pi's selector takes it (the message's
-        numeric ``timestamp``, else its entry's ISO time), with one difference: a time in 1970
-        (a fixture's ``"timestamp": 7``, seconds taken for milliseconds) is no time of activity,
-        and the entry's own time is taken instead, where pi lists the session as last changed
-        on 1970-01-01. 0 when neither is a usable time."""
-        # (compared before float(): an int past the range, 10**400, has no float)
-        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) and _FIRST_MS <= stamp <= _MAX_MS:
-            return float(stamp)
-        activity = _usable_ms(parse_iso_ms(entry_time))
-        return activity if activity == activity else 0.0
+    @property
+    def header(self) -> dict[str, Any] | None:
+        return self.summary.header
 
-    # ------------------------------------------------------------------ answers
+    @property
+    def name(self) -> str | None:
+        return self.summary.name
 
     def info(self, path: str, st: os.stat_result) -> SessionInfo | None:
-        if self.header is None or self.not_session:
-            return None
-        header = self.header
-        created_ms = self.created_ms
-        # pi's order (buildSessionInfo): the latest activity, else the header's time, else the
-        # file's mtime; a time in 1970 or before is no time here (see _activity).
-        if self.latest > 0:
-            modified_ms = self.latest
-        elif created_ms == created_ms:
-            modified_ms = created_ms
-        else:
-            modified_ms = st.st_mtime * 1000
-        cwd = header.get("cwd")
-        parent = header.get("parentSession")
-        return SessionInfo(
-            path=path,
-            id=header.get("id"),
-            cwd=cwd if isinstance(cwd, str) else "",
-            name=self.name,
-            parent_session_path=parent if isinstance(parent, str) else None,
-            created=_to_datetime(created_ms if created_ms == created_ms else modified_ms),
-            modified=_to_datetime(modified_ms),
-            message_count=self.message_count,
-            first_message=self.first_message or "(no messages)",
-            all_messages_text="",  # searched through the chunks instead
-        )
+        return self.summary.info(path, st.st_mtime, all_messages_text="")  # searched through the chunks
 
     def index_bytes(self) -> int:
         """Memory held by the searchable text and its maps (compressed)."""
@@ -360,32 +301,23 @@ class _ForeignIndex(_FileIndex):
         try:
             sm = open_session(path)
         except (PiLabError, ValueError):
-            self.not_session = True
+            self.summary.not_session = True
         else:
             self._take(sm)
         self.identity, self.size, self.mtime_ns = identity, st.st_size, st.st_mtime_ns
 
     def _take(self, sm: Any) -> None:
-        self.header = dict(sm.header or {})
-        self.name = sm.session_name
-        self.created_ms = _usable_ms(parse_iso_ms(self.header.get("timestamp")))
+        summary = self.summary
+        summary.add({**(sm.header or {}), "type": "session"})  # the adapter's header, pi-shaped
         builder = _ChunkBuilder(self.chunks)
         texts: list[str] = []
         for entry in sm.get_entries():
-            if entry.get("type") != "message":
-                continue
-            self.message_count += 1
-            message = entry.get("message")
-            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-                continue
-            text = _message_text(message)
+            text = summary.add(entry)
             if text:
                 builder.add(text.lower().encode("utf-8", "surrogatepass"), len(texts))
                 texts.append(text)
-                if not self.first_message and message.get("role") == "user" and not _injected(entry):
-                    self.first_message = text[:_TITLE_CHARS]
-            activity = self._activity(message.get("timestamp"), entry.get("timestamp"))
-            self.latest = max(self.latest, activity)
+        if summary.name is None:
+            summary.name = sm.session_name  # Claude Code's custom-title is no session_info entry
         builder.finish()
         # ensure_ascii: a lone surrogate from a JSON escape stays writable
         self.blocks = [zlib.compress(json.dumps(texts[i:i + _BLOCK_ENTRIES]).encode("ascii"), 6)
@@ -437,24 +369,9 @@ class _ChunkBuilder:
 
 
 
-# The last time a datetime can hold (year 9999). A message timestamp past it (1e308, 2**63:
-# JavaScript's Date would call it Invalid Date from 8.64e15 on) is not a time of activity.
-_MAX_MS = (datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
-           - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1000
-
-
-# 1971-01-01: a time before it is a counter or seconds read as milliseconds, not a date.
+# 1971-01-01: a time before it is a counter or seconds read as milliseconds, not a date (the
+# listing's own choice where pi shows such a session as last changed on 1970-01-01).
 _FIRST_MS = 365 * 86_400_000
-
-
-def _usable_ms(ms: float) -> float:
-    """``ms`` when it is a time after 1970 that a date can show, else NaN (unknown): an
-    unparsable time, 0 or a time in 1970 (a hand edit, a test fixture) says nothing of when."""
-    return ms if _FIRST_MS <= ms <= _MAX_MS else float("nan")
-
-
-def _to_datetime(ms: float) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
 
 
 _WHITESPACE = str.maketrans({c: " " for c in JS_WHITESPACE})

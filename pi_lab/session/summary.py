@@ -8,6 +8,7 @@ its last look. The builder holds only the counters and the texts it is asked to 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -53,13 +54,17 @@ class SummaryBuilder:
     ``first_ms``: the earliest time taken as a time (the listing passes 1971: a time in 1970 is a
     counter or seconds read as milliseconds there); pi's own rule takes any time a date can show.
     ``title_chars``: keep only that much of the first user message. ``keep_texts``: keep every
-    message text for ``all_messages_text`` (the listing indexes them itself instead)."""
+    message text for ``all_messages_text`` (the listing indexes them itself instead).
+    ``skip_first``: user messages that cannot be the first message (the listing passes Codex's
+    injected instructions, which no session should be titled by)."""
 
     __slots__ = ("header", "not_session", "name", "message_count", "first_message", "latest",
-                 "created_ms", "texts", "_first_ms", "_title_chars", "_keep_texts")
+                 "created_ms", "texts", "_first_ms", "_title_chars", "_keep_texts", "_skip_first")
 
-    def __init__(self, *, first_ms: float = MIN_MS, title_chars: int | None = None, keep_texts: bool = True) -> None:
+    def __init__(self, *, first_ms: float = MIN_MS, title_chars: int | None = None, keep_texts: bool = True,
+                 skip_first: Callable[[Entry], bool] | None = None) -> None:
         self._first_ms = first_ms
+        self._skip_first = skip_first
         self._title_chars = title_chars
         self._keep_texts = keep_texts
         self.header: dict[str, Any] | None = None
@@ -105,7 +110,8 @@ class SummaryBuilder:
             return None
         if self._keep_texts:
             self.texts.append(text)
-        if not self.first_message and message.get("role") == "user":
+        if not self.first_message and message.get("role") == "user" and not (
+                self._skip_first is not None and self._skip_first(entry)):
             self.first_message = text if self._title_chars is None else text[: self._title_chars]
         return text
 

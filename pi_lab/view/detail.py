@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from pi_lab.session._js import js_string
-from pi_lab.session.navigation import copy_text
+from pi_lab.session.display import copy_text
 from pi_lab.view.context import entry_tokens
 from pi_lab.view.kinds import KIND_NAMES, entry_kind
 

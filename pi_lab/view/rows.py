@@ -30,18 +30,8 @@ from typing import Any
 
 from pi_lab.session._gc import collector_paused
 from pi_lab.session.flatten import LAYOUT_BITS, EntryFacts, FactTable, RowLayout, string_positions, visible_layout
-from pi_lab.session.navigation import (
-    FILTER_MODES,
-    FlatTree,
-    NavRow,
-    ToolCall,
-    default_home,
-    display_text,
-    flatten_tree,
-    search_text,
-    search_tokens,
-    visible_rows,
-)
+from pi_lab.session.display import ToolCall, default_home, display_text, search_text
+from pi_lab.session.flatten import FILTER_MODES, FlatTree, NavRow, flatten_tree, search_tokens, visible_rows
 from pi_lab.session._text import field_text
 from pi_lab.session.projection import project_path
 from pi_lab.session.tree import TreeNode

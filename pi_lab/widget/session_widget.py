@@ -721,7 +721,7 @@ class SessionWidget(anywidget.AnyWidget):
     def _render_rows(self, stop: int | None) -> list[str]:
         from dataclasses import replace
 
-        from pi_lab.session.navigation import render_row
+        from pi_lab.cli_render import render_row
 
         rows = self.view.rows
         selected = rows.locate(self.selected_id) if self.selected_id else -1
