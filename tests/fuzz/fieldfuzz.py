@@ -580,3 +580,20 @@ def mutate_line(lines: list[bytes], field_paths: Any, rng: random.Random) -> tup
         out[index] = text.encode()
         return b"\n".join(out) + b"\n", f"line {index + 1} {'.'.join(path)} = {repr(value)[:40]}"
     return b"\n".join(lines) + b"\n", "unchanged"
+
+
+def agent_file_steps(run: Runner, path: Path) -> None:
+    """Every public path over one session file of any agent: ``open_session``, the engine's
+    contract, the views and the static export (the other agents' fuzz tests share it)."""
+    import pi_lab
+    from pi_lab.export.html import render_html
+
+    sm = run.step("open_session", lambda: pi_lab.open_session(path))
+    if sm is not None:
+        _engine_steps(run, sm)
+        _view_steps(run, sm)
+        run.step("render_html", lambda: render_html(sm))
+
+
+def describe_findings(described: str, findings: list[Finding]) -> str:
+    return f"{described}: " + "; ".join(f"{f.step}: {f.error} at {f.where}: {f.message}" for f in findings)

@@ -60,15 +60,8 @@ def _mutate(lines: list[bytes], rng: random.Random) -> tuple[bytes, str]:
 
 
 def _run(path: Path) -> list[fieldfuzz.Finding]:
-    import pi_lab
-    from pi_lab.export.html import render_html
-
     run = fieldfuzz.Runner()
-    sm = run.step("open_session", lambda: pi_lab.open_session(path))
-    if sm is not None:
-        fieldfuzz._engine_steps(run, sm)
-        fieldfuzz._view_steps(run, sm)
-        run.step("render_html", lambda: render_html(sm))
+    fieldfuzz.agent_file_steps(run, path)
     return run.findings
 
 
@@ -81,7 +74,7 @@ def test_one_odd_field_of_a_claude_code_line_never_raises_a_built_in_error(
     path = tmp_path_factory.mktemp("ccfuzz") / "session.jsonl"
     path.write_bytes(data)
     findings = _run(path)
-    assert not findings, f"{described}: " + "; ".join(f"{f.step}: {f.error} at {f.where}: {f.message}" for f in findings)
+    assert not findings, fieldfuzz.describe_findings(described, findings)
     assert hashlib.sha256(path.read_bytes()).digest() == hashlib.sha256(data).digest()
 
 

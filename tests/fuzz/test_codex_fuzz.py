@@ -60,16 +60,10 @@ def _mutate(lines: list[bytes], rng: random.Random) -> tuple[bytes, str]:
 
 
 def _run(path: Path, home: Path) -> list[fieldfuzz.Finding]:
-    import pi_lab
-    from pi_lab.export.html import render_html
     from pi_lab.formats.codex_usage import folder_usage
 
     run = fieldfuzz.Runner()
-    sm = run.step("open_session", lambda: pi_lab.open_session(path))
-    if sm is not None:
-        fieldfuzz._engine_steps(run, sm)
-        fieldfuzz._view_steps(run, sm)
-        run.step("render_html", lambda: render_html(sm))
+    fieldfuzz.agent_file_steps(run, path)
     run.step("usage", lambda: folder_usage(home))
     return run.findings
 
@@ -92,7 +86,7 @@ def test_one_odd_field_of_a_codex_line_never_raises_a_built_in_error(
     fork.write_bytes(data if mutate_fork else b"\n".join(FORK) + b"\n")
     target = fork if mutate_fork else parent
     findings = _run(target, home)
-    assert not findings, f"{described}: " + "; ".join(f"{f.step}: {f.error} at {f.where}: {f.message}" for f in findings)
+    assert not findings, fieldfuzz.describe_findings(described, findings)
     assert hashlib.sha256(target.read_bytes()).digest() == hashlib.sha256(data).digest()
 
 
