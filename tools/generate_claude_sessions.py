@@ -31,14 +31,13 @@ MODEL = "claude-sonnet-4-5-20250929"
 SUB_MODEL = "claude-haiku-4-5-20251001"
 
 
-@dataclass
-class _Writer:
+class SeededWriter:
+    """What every generator's writer needs, from its ``rng``, ``hostile`` and ``clock`` fields
+    (the Codex generator's writer shares it): ids, texts (hostile on request) and times."""
+
     rng: random.Random
-    session_id: str
-    cwd: str
     hostile: bool
     clock: datetime
-    lines: list[bytes] = field(default_factory=list)
 
     def uid(self) -> str:
         return str(_uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -51,6 +50,17 @@ class _Writer:
     def tick(self, seconds: float = 1.0) -> str:
         self.clock += timedelta(seconds=seconds)
         return self.clock.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.clock.microsecond // 1000:03d}Z"
+
+
+@dataclass
+class _Writer(SeededWriter):
+    rng: random.Random
+    session_id: str
+    cwd: str
+    hostile: bool
+    clock: datetime
+    lines: list[bytes] = field(default_factory=list)
+
 
     def base(self, kind: str, parent: str | None, *, sidechain: bool = False, agent: str | None = None) -> dict[str, Any]:
         line: dict[str, Any] = {"parentUuid": parent, "isSidechain": sidechain, "userType": "external",

@@ -20,14 +20,13 @@ import argparse
 import json
 import random
 import sys
-import uuid as _uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate_claude_sessions import HOSTILE  # noqa: E402  (one list of hostile strings for every format)
+from generate_claude_sessions import SeededWriter  # noqa: E402  (one list of hostile strings, one writer base)
 
 MODELS = ("gpt-5-codex", "gpt-5")
 WINDOW = 272000
@@ -39,7 +38,7 @@ def _usage(inp: int, cached: int, out: int, reasoning: int) -> dict[str, int]:
 
 
 @dataclass
-class _Writer:
+class _Writer(SeededWriter):
     rng: random.Random
     hostile: bool
     clock: datetime
@@ -47,20 +46,8 @@ class _Writer:
     total: dict[str, int] = field(default_factory=lambda: _usage(0, 0, 0, 0))
     context: int = 3000
 
-    def uid(self) -> str:
-        return str(_uuid.UUID(int=self.rng.getrandbits(128), version=4))
-
-    def text(self, base: str) -> str:
-        if not self.hostile:
-            return base
-        return f"{base} {self.rng.choice(HOSTILE)} {self.rng.choice(HOSTILE)}"
-
-    def stamp(self, seconds: float = 1.0) -> str:
-        self.clock += timedelta(seconds=seconds)
-        return self.clock.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.clock.microsecond // 1000:03d}Z"
-
     def add(self, kind: str, payload: dict[str, Any], seconds: float = 1.0) -> None:
-        self.lines.append({"timestamp": self.stamp(seconds), "type": kind, "payload": payload})
+        self.lines.append({"timestamp": self.tick(seconds), "type": kind, "payload": payload})
 
     def item(self, payload: dict[str, Any]) -> None:
         self.add("response_item", payload)
@@ -89,7 +76,7 @@ class _Writer:
 
 
 def _meta(w: _Writer, session_id: str, cwd: str, **extra: Any) -> dict[str, Any]:
-    return {"id": session_id, "timestamp": w.stamp(0), "cwd": w.text(cwd) if w.hostile else cwd,
+    return {"id": session_id, "timestamp": w.tick(0), "cwd": w.text(cwd) if w.hostile else cwd,
             "originator": "codex_cli_rs", "cli_version": "0.63.0", "instructions": w.text("Be terse."),
             "source": "cli", "model_provider": "openai",
             "git": {"commit_hash": "0" * 40, "branch": w.text("main"), "repository_url": "https://example.invalid/r.git"},
