@@ -97,9 +97,15 @@ class LabServer:
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """A JupyterLab server on a free loopback port with a random token and throw-away dirs."""
+    yield from serve_lab(tmp_path_factory.mktemp("lab"))
+
+
+def serve_lab(base: Path) -> Iterator[LabServer]:
+    """Run JupyterLab on ``base``: the file browser's root is ``base/root``, pi's sessions folder
+    ``base/pi-agent/sessions``, Claude Code's ``base/claude`` and Codex's ``base/codex`` (a test
+    may put sessions there first); every other folder is a throw-away one under ``base``."""
     import httpx
 
-    base = tmp_path_factory.mktemp("lab")
     root_dir = base / "root"
     settings_dir = base / "user-settings"
     notification = settings_dir / "@jupyterlab" / "apputils-extension"

@@ -3,20 +3,17 @@ the Sessions panel lists pi, Claude Code and Codex sessions with one search over
 renamed pi file opens in the viewer by double-click (its content, not its name) while another
 .jsonl keeps JupyterLab's own viewer, and another agent's session shows read-only with the reason.
 
-The server here is this module's own: Claude Code's and Codex's folders come from its
-environment (CLAUDE_CONFIG_DIR, CODEX_HOME), which the shared server leaves to the machine's.
+The server here is this module's own (started by conftest's serve_lab), with generated Claude
+Code and Codex folders where its environment (CLAUDE_CONFIG_DIR, CODEX_HOME) points.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
-import os
 import secrets
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,12 +22,14 @@ import pytest
 pytest.importorskip("playwright")
 from playwright.sync_api import expect  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import serve_lab  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from generate_claude_sessions import generate_session as generate_claude  # noqa: E402
 from generate_codex_sessions import generate_session as generate_codex  # noqa: E402
 
 TINY_AUTH = Path(__file__).resolve().parents[2] / "pi_lab" / "data" / "sessions" / "tiny-auth.jsonl"
-START_BUDGET_S = 60.0
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -41,76 +40,24 @@ def _digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def agents_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    import httpx
-
     base = tmp_path_factory.mktemp("agents-lab")
     root = base / "root"
     pi_sessions = base / "pi-agent" / "sessions" / "--work-tiny--"
     claude = base / "claude"
     codex = base / "codex"
-    settings = base / "user-settings" / "@jupyterlab" / "apputils-extension"
-    for d in (root, pi_sessions, settings, base / "config", base / "runtime", base / "workspaces"):
+    for d in (root, pi_sessions):
         d.mkdir(parents=True, exist_ok=True)
-    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     shutil.copyfile(TINY_AUTH, pi_sessions / "2026-01-01T10-00-00-000Z_tiny.jsonl")
     claude_file = generate_claude(claude / "projects" / "-home-user-project", seed=11)
     codex_file = generate_codex(codex, seed=12)[0]
     shutil.copyfile(TINY_AUTH, root / "renamed.jsonl")
     (root / "data.jsonl").write_text('{"row": 1, "value": "not a session"}\n{"row": 2}\n')
-    with socket_port() as port:
-        pass
-    token = secrets.token_hex(16)
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(base / "config"), JUPYTER_RUNTIME_DIR=str(base / "runtime"),
-               IPYTHONDIR=str(base / "ipython"), PI_CODING_AGENT_DIR=str(base / "pi-agent"),
-               CLAUDE_CONFIG_DIR=str(claude), CODEX_HOME=str(codex))
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
-           f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-           f"--LabApp.workspaces_dir={base / 'workspaces'}", f"--LabApp.user_settings_dir={base / 'user-settings'}",
-           "--LabApp.expose_app_in_browser=True", f"--PiLabConfig.sessions_dir={base / 'pi-agent' / 'sessions'}"]
-    log_path = base / "server.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=base)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_BUDGET_S
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(log_path.read_text(errors="replace")[-3000:])
-            try:
-                if httpx.get(f"{url}/api/status?token={token}", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(log_path.read_text(errors="replace")[-3000:])
-            time.sleep(0.2)
+    with contextlib.contextmanager(serve_lab)(base) as server:
         before = {**_digest(root), **_digest(base / "pi-agent"), **_digest(claude), **_digest(codex)}
-        yield {"url": url, "token": token, "root": root, "claude_file": claude_file, "codex_file": codex_file}
+        yield {"url": server.base_url, "token": server.token, "root": root, "claude_file": claude_file,
+               "codex_file": codex_file}
         after = {**_digest(root), **_digest(base / "pi-agent"), **_digest(claude), **_digest(codex)}
         assert after == before, "a session file changed"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-
-
-class socket_port:
-    """A free loopback port (closed again before the server binds it)."""
-
-    def __enter__(self) -> int:
-        import socket
-
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        return self.sock.getsockname()[1]
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()
 
 
 def _load(page, lab: dict, path: str = "") -> None:
