@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser.conftest import CHROMIUM, CHROMIUM_ARGS, _skip_reason
+from browser.conftest import _skip_reason
 
 from pi_lab.data import recorded_session
 
@@ -93,23 +93,14 @@ class Marimo:
             self.proc.wait(timeout=5)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+@pytest.fixture
+def browser(chromium_browser):
+    return chromium_browser  # the session's one chromium (tests/browser/conftest.py)
 
 
 @pytest.fixture
-def shots() -> Path:
-    path = Path(os.environ.get("PI_LAB_SCREENSHOTS", "/tmp/pi-lab-screenshots"))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def shots(screenshot_dir) -> Path:
+    return screenshot_dir
 
 
 def _page(browser):
