@@ -8,12 +8,12 @@ situation on the offline model; every answer ends with `check(n, ...)`, which pr
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_run import execute_notebook
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -37,20 +37,9 @@ def _snapshot(cwd: Path) -> dict[str, str]:
 
 
 def _execute(cwd: Path):
-    nbclient = pytest.importorskip("nbclient")
     before = _snapshot(cwd)
     nb = nbformat.read(EXAMPLES / "tour.ipynb", as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str(cwd)}})
-    # ipykernel stops capturing the process's own fd 1/2 (subprocesses, C code) when it sees
-    # PYTEST_CURRENT_TEST, so a kernel started from a test would hide exactly the stderr noise a
-    # reader sees in JupyterLab. Start it with the environment a user's kernel has.
-    marker = os.environ.pop("PYTEST_CURRENT_TEST", None)
-    try:
-        client.execute()
-    finally:
-        if marker is not None:
-            os.environ["PYTEST_CURRENT_TEST"] = marker
+    execute_notebook(nb, cwd)
     _FILES_AROUND_RUN[str(cwd)] = (before, _snapshot(cwd))
     return nb
 

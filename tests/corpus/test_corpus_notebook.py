@@ -4,11 +4,11 @@ it); every plot is Vega-Lite for JupyterLab with a PNG beside it for static page
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_run import execute_notebook
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 from shared_fixtures import FIXTURES_DIR as FIXTURES  # noqa: E402  (the one place that finds them)
@@ -21,20 +21,12 @@ VEGA_LITE = "application/vnd.vegalite.v5+json"  # the version JupyterLab 4 draws
 
 
 def execute(cwd: Path, parameters: str | None = None):
-    nbclient = pytest.importorskip("nbclient")
     nb = nbformat.read(EXAMPLES / "corpus.ipynb", as_version=4)
     if parameters is not None:
         # What papermill does: a cell with the new values right after the one tagged "parameters".
         (at,) = [i for i, cell in enumerate(nb.cells) if "parameters" in cell.metadata.get("tags", [])]
         nb.cells.insert(at + 1, nbformat.v4.new_code_cell(parameters))
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
-    marker = os.environ.pop("PYTEST_CURRENT_TEST", None)  # a kernel with a user's environment
-    try:
-        client.execute()
-    finally:
-        if marker is not None:
-            os.environ["PYTEST_CURRENT_TEST"] = marker
-    return nb
+    return execute_notebook(nb, cwd)
 
 
 def outputs(nb):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from notebook_run import execute_notebook
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "agent-tour.ipynb"
 
@@ -20,17 +19,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = NotebookClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path_factory.mktemp("tour"))}})
-    # ipykernel stops capturing the process's own fd 1/2 when it sees PYTEST_CURRENT_TEST; start
-    # the kernel with a user's environment so that stderr noise shows up here as it does in Lab.
-    marker = os.environ.pop("PYTEST_CURRENT_TEST", None)
-    try:
-        client.execute()
-    finally:
-        if marker is not None:
-            os.environ["PYTEST_CURRENT_TEST"] = marker
-    return nb
+    return execute_notebook(nb, tmp_path_factory.mktemp("tour"), timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -4,11 +4,11 @@ a widget per agent; run where tools/ is out of reach, it says so and shows pi's 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_run import execute_notebook
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NOTEBOOK = EXAMPLES / "agents.ipynb"
@@ -17,18 +17,10 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
 def _run(cwd: Path):
-    nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("altair")
     pytest.importorskip("vl_convert")
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(cwd)}})
-    # the kernel is not a test: pi_lab must not see pytest's marker there
-    marker = os.environ.pop("PYTEST_CURRENT_TEST", None)
-    try:
-        client.execute()
-    finally:
-        if marker is not None:
-            os.environ["PYTEST_CURRENT_TEST"] = marker
+    execute_notebook(nb, cwd)
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             assert output.get("output_type") != "error", output

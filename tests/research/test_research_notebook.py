@@ -4,11 +4,10 @@ OpenAI-compatible judge it asks, and the findings land in the notes beside the n
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import nbformat
-import pytest
+from notebook_run import execute_notebook
 
 from tests.llm.provider_server import ProviderServer, Text
 
@@ -16,24 +15,7 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "research.ipynb"
 
 
 def _run(tmp_path, env):
-    nbclient = pytest.importorskip("nbclient")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
-                                     resources={"metadata": {"path": str(tmp_path)}})
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    marker = os.environ.pop("PYTEST_CURRENT_TEST", None)
-    try:
-        client.execute()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        if marker is not None:
-            os.environ["PYTEST_CURRENT_TEST"] = marker
-    return nb
+    return execute_notebook(nbformat.read(NOTEBOOK, as_version=4), tmp_path, env=env)
 
 
 def _text(nb) -> str:
