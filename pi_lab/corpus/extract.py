@@ -150,14 +150,16 @@ def extract_bytes(data: bytes, path: str) -> dict[str, dict[str, list[Any]]]:
 def _prepare(data: bytes, path: str) -> _Extractor:
     if not data.strip():
         raise FileUnreadable("empty file (no session header)")
+    # Another agent's file is recognised from its first lines (a pi file's first is its header),
+    # before every line is parsed by pi's rules for nothing: its adapter reads it its own way.
+    agent = _other_agent(data)
+    if agent is not None:
+        return _prepare_other(path, agent)
     file_entries, skipped, partial = read_complete_lines(data)
     if not file_entries:
         raise FileUnreadable("no JSON object on any line")
     header = file_entries[0]
     if header.get("type") != "session" or not isinstance(header.get("id"), str):
-        agent = _other_agent(data)
-        if agent is not None:
-            return _prepare_other(path, agent)
         if data.startswith(b"\xef\xbb\xbf"):
             raise FileUnreadable("the first line starts with a byte order mark, which pi cannot parse")
         # (bounded: the type of a hand-edited header may be a list 3,000 levels deep)

@@ -207,3 +207,20 @@ def test_claude_code_compactions_are_the_real_ones_with_their_recorded_trigger(t
     assert len(triggers) == len(recorded)
     assert sorted(triggers) == sorted({"auto": "threshold", "manual": "manual"}[t] for t in recorded)
     assert sum(c.sessions.column("compactions").to_pylist()) == len(recorded)
+
+
+def test_another_agents_file_is_not_parsed_by_pis_rules_first(tmp_path, monkeypatch):
+    """A Claude Code or Codex file goes straight to its adapter: pi's line reader (which parsed
+    every line of it for nothing, the adapter then parsing each again) is never run on it."""
+    import pi_lab.corpus.extract as extract
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("pi's line reader ran on another agent's file")
+
+    project = tmp_path / "claude" / "projects" / "-home-user-project"
+    claude = generate_claude_sessions.generate_session(project, seed=4, turns=3)
+    codex = generate_codex_sessions.generate_session(tmp_path / "codex", seed=5, turns=2)[0]
+    expected = {str(p): extract.extract_file(str(p)) for p in (claude, codex)}
+    monkeypatch.setattr(extract, "read_complete_lines", refuse)
+    for path, columns in expected.items():
+        assert extract.extract_file(path)["sessions"] == columns["sessions"]
