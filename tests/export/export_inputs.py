@@ -162,3 +162,20 @@ def standard_sessions(tmp: Path, seeds: tuple[int, ...], count: int = 160) -> li
     for s in seeds:
         found.append((f"generated-{s}", write_session(generated_session(s, count), tmp / f"gen{s}.jsonl")))
     return found
+
+
+def write_packed_parts(sm, path: Path) -> Path:
+    """The export's parts as the page packs them (main, chunks and their offsets), written to
+    ``path`` as JSON for the node checks that run the page's own code on them."""
+    import json
+
+    from pi_lab.export.data import export_data
+    from pi_lab.export.html import pack, pack7
+
+    main, chunks = export_data(sm)
+    encoded = [pack7(chunk) for chunk in chunks]
+    offsets = [0]
+    for part in encoded:
+        offsets.append(offsets[-1] + len(part))
+    path.write_text(json.dumps({"main": pack(main), "chunks": "".join(encoded), "offsets": offsets}))
+    return path

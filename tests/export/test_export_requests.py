@@ -12,10 +12,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_inputs import generated_session, node_bundle, write_session  # noqa: E402
+from export_inputs import generated_session, node_bundle, write_packed_parts, write_session  # noqa: E402
 
-from pi_lab.export.data import export_data  # noqa: E402
-from pi_lab.export.html import pack, pack7  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
 from pi_lab.view.contract import READ_OP_NAMES  # noqa: E402
 from pi_lab.view.payload import READ_OPS  # noqa: E402
@@ -32,12 +30,7 @@ def test_the_check_asks_every_read_request_of_the_kernel():
 
 def test_the_static_page_answers_or_refuses_every_read_request_in_words(checker, tmp_path):
     sm = SessionManager.open(str(write_session(generated_session(3, 60), tmp_path / "g.jsonl")), read_only=True)
-    main, chunks = export_data(sm)
-    encoded = [pack7(chunk) for chunk in chunks]
-    offsets = [0]
-    for part in encoded:
-        offsets.append(offsets[-1] + len(part))
-    (tmp_path / "parts.json").write_text(json.dumps({"main": pack(main), "chunks": "".join(encoded), "offsets": offsets}))
+    write_packed_parts(sm, tmp_path / "parts.json")
     run = subprocess.run(["node", str(checker), str(tmp_path / "parts.json")], capture_output=True, text=True, timeout=600)
     assert run.returncode in (0, 1), run.stderr
     answers = json.loads(run.stdout)

@@ -15,10 +15,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from export_inputs import generated_session, node_bundle, standard_sessions, write_session  # noqa: E402
+from export_inputs import generated_session, node_bundle, standard_sessions, write_packed_parts, write_session  # noqa: E402
 
-from pi_lab.export.data import export_data  # noqa: E402
-from pi_lab.export.html import pack, pack7  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
 from pi_lab.view.payload import RequestError, read_request  # noqa: E402
 from pi_lab.widget.gauge import recorded_context_window  # noqa: E402
@@ -121,12 +119,7 @@ def _asks(sm, rng: random.Random, budget: int) -> list[dict]:
 
 
 def _static(checker: Path, sm, asks: list[dict], tmp: Path) -> list[dict]:
-    main, chunks = export_data(sm)
-    encoded = [pack7(chunk) for chunk in chunks]
-    offsets = [0]
-    for part in encoded:
-        offsets.append(offsets[-1] + len(part))
-    (tmp / "parts.json").write_text(json.dumps({"main": pack(main), "chunks": "".join(encoded), "offsets": offsets}))
+    write_packed_parts(sm, tmp / "parts.json")
     (tmp / "asks.json").write_text(json.dumps(asks))
     run = subprocess.run(["node", str(checker), str(tmp / "parts.json"), str(tmp / "asks.json")],
                          capture_output=True, text=True, timeout=600)
