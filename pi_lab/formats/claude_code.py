@@ -502,7 +502,7 @@ class _Converter:
         pre = meta.get("preTokens")
         entry = {"type": "compaction", "id": entry_id, "parentId": None, "timestamp": line.get("timestamp"),
                  "summary": "", "firstKeptEntryId": None,
-                 "tokensBefore": pre if pre.__class__ in (int, float) else 0,
+                 "tokensBefore": pre if pre.__class__ in (int, float) else None,  # null: not recorded
                  "details": {"claudeCode": "compact_boundary", "trigger": meta.get("trigger")},
                  "claudeCode": {**_others(line), "lines": [where], "uuids": [uuid] if uuid else []}}
         self._add(entry, raw_parent, uuid)
@@ -520,7 +520,7 @@ class _Converter:
             return
         entry_id, raw_parent = self._position(line, uuid, where["line"])
         entry = {"type": "compaction", "id": entry_id, "parentId": None, "timestamp": line.get("timestamp"),
-                 "summary": text, "firstKeptEntryId": None, "tokensBefore": 0,
+                 "summary": text, "firstKeptEntryId": None, "tokensBefore": None,
                  "details": {"claudeCode": "compact_summary"},
                  "claudeCode": {**_others(line), "lines": [where], "uuids": [uuid] if uuid else []}}
         self._add(entry, raw_parent, uuid)

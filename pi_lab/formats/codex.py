@@ -287,6 +287,8 @@ class _Converter:
     def _response_item(self, number: int, line: dict[str, Any], payload: dict[str, Any], meta: dict[str, Any],
                        wanted: str | None = None) -> None:
         item = payload.get("type")
+        if item.__class__ is not str:
+            item = None  # an odd type (a list, an object) is an unknown item, never a set lookup of it
         wanted = wanted or line_id(number)
         if item == "message" and payload.get("role") == "assistant":
             self._push(line, _parts(payload.get("content")) or [_text_part("")], meta, wanted)
@@ -379,7 +381,9 @@ class _Converter:
         message = payload.get("message") if _s(payload.get("message")) else ""
         replaced = isinstance(history, list)
         entry = self._base("compaction", line_id(number), line, {"line": number})
-        entry.update({"summary": "" if replaced else message, "firstKeptEntryId": None, "tokensBefore": 0,
+        entry.update({"summary": "" if replaced else message, "firstKeptEntryId": None,
+                      # A rollout records no count before a compaction: null, shown as "not recorded".
+                      "tokensBefore": None,
                       "details": {"codex": "compacted", "message": message,
                                   "replacementItems": len(history) if replaced else None}})
         self._add(entry)

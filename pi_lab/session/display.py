@@ -255,7 +255,12 @@ def _display_text(entry: Mapping[str, Any], call: ToolCall | None, home: str) ->
             # A Claude Code sub-agent's run starts behind an empty compaction (its context starts
             # fresh); the row names the sub-agent. pi's entries never carry "claudeCode".
             return f"sub-agent {_js_string(synthetic.get('agentId', _MISSING))}"
-        tokens = _js_round(_js_to_number(entry.get("tokensBefore", _MISSING)) / 1000)
+        before = entry.get("tokensBefore", _MISSING)
+        if before is None and ("claudeCode" in entry or "codex" in entry):
+            # Another agent's compaction whose file records no token count (Codex never does):
+            # say so instead of pi's "0k" for a null. pi's own entries carry neither key.
+            return "[compaction: tokens not recorded]"
+        tokens = _js_round(_js_to_number(before) / 1000)
         return f"[compaction: {_js_string(tokens)}k tokens]"
     if kind == "branch_summary":
         return "[branch summary]: " + _normalise(entry.get("summary"))

@@ -151,6 +151,19 @@ def test_what_the_model_saw_before_and_after_the_compaction(tmp_path):
     assert compaction["details"]["message"] == "SUMMARY" and compaction["details"]["replacementItems"] == 2
 
 
+def test_a_compaction_says_its_token_count_is_not_recorded(tmp_path):
+    """A rollout records no count before a compaction: the views say so, never "0k tokens"."""
+    from pi_lab.session.display import display_text
+    from pi_lab.view.payload import SessionView, gauge_payload
+
+    sm = pi_lab.open_session(_rollout(tmp_path))
+    compaction = sm.get_entry(line_id(16))
+    assert compaction["tokensBefore"] is None
+    assert display_text(compaction) == "[compaction: tokens not recorded]"
+    view = SessionView.open(sm)
+    assert [c["tokens_before"] for c in gauge_payload(sm, view.settings)["compactions"]] == [None]
+
+
 def test_a_compaction_without_replacement_history_is_its_summary(tmp_path):
     path = _write(tmp_path / "r.jsonl", [_line("session_meta", _meta(), 0), _line("response_item", _msg("user", "hi"), 1),
                                          _line("compacted", {"message": "old summary"}, 2)])
