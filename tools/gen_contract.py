@@ -48,6 +48,10 @@ _EXPORTS = (
     ("MAX_PREFIX_MATCHES", "Entry ids a \"locate\" by id prefix lists at most."),
     ("READ_OP_NAMES", "The read requests every transport answers (pi_lab.view.payload.READ_OPS)."),
     ("WRITE_OP_NAMES", "The requests that change the session; a read-only viewer refuses them."),
+    ("NOTE_OP_NAMES", "The requests on notes; every live viewer answers them, the static export only \"notes\"."),
+    ("NOTE_SCOPES", "What a note covers."),
+    ("MAX_NOTE_TEXT_CHARS", "The longest note text a viewer may add."),
+    ("MAX_NOTE_TAG_CHARS", "The longest note tag a viewer may add."),
 )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import os
 import stat
 import uuid
@@ -109,6 +110,36 @@ class NoteStore:
         return f"NoteStore({self.path!r})"
 
     # ------------------------------------------------------------------ reading
+
+    def version(self) -> int:
+        """A number that changes whenever the file changes, whoever wrote it (another kernel,
+        ``pi-lab ask``), from the file's identity, size and time alone: nothing is read. Every
+        operation appends a line, so a change always changes the size. 0 while there is no file.
+        A viewer compares it on each look to know when to ask for the notes again."""
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+        except OSError:
+            return 0
+        stamp = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_mode}".encode()
+        # 48 bits: a whole number JavaScript holds exactly.
+        return int.from_bytes(hashlib.blake2b(stamp, digest_size=6).digest(), "big") or 1
+
+    def can_write(self) -> bool:
+        """Whether a note can be added: the file is a regular file this process may write (never
+        a symbolic link), or it does not exist yet and its folder may be written."""
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            folder = os.path.dirname(self.path)
+            while folder and not os.path.isdir(folder):
+                parent = os.path.dirname(folder)
+                if parent == folder:
+                    return False
+                folder = parent
+            return os.access(folder or ".", os.W_OK | os.X_OK)
+        except OSError:
+            return False
+        return stat.S_ISREG(st.st_mode) and os.access(self.path, os.W_OK)
 
     def notes(self, session_id: str | None = None, *, entry_id: str | None = None,
               tag: str | None = None) -> list[Note]:

@@ -15,7 +15,7 @@ terminal lines for rows are drawn by :mod:`pi_lab.cli_render`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -451,6 +451,7 @@ def visible_rows(
     leaf_id: Any = UNSET,
     home: str | None = None,
     with_text: bool = True,
+    keep_ids: Collection[str] | None = None,
 ) -> list[NavRow]:
     """The rows shown for a filter mode, search query and set of folded entry ids.
 
@@ -458,9 +459,11 @@ def visible_rows(
     assistant stays visible and which row is marked ``is_leaf``. ``home`` (default
     :func:`default_home`) shortens paths in tool-call rows. With ``with_text=False`` a row's
     text is made when it is first read (the same text; a viewer that shows a few rows at a
-    time then pays only for those).
+    time then pays only for those). ``keep_ids`` (a note filter: the entries its notes cover)
+    keeps only those entries of the ones the mode and the search keep.
     """
-    layout = visible_layout(flat, filter_mode=filter_mode, search=search, folded=folded, leaf_id=leaf_id, home=home)
+    layout = visible_layout(flat, filter_mode=filter_mode, search=search, folded=folded, leaf_id=leaf_id, home=home,
+                            keep_ids=keep_ids)
     with collector_paused(len(layout.index)):
         make = layout.row if with_text else layout.lazy_row
         return [make(r) for r in range(len(layout.index))]
@@ -537,17 +540,19 @@ def visible_layout(
     folded: Iterable[str] = frozenset(),
     leaf_id: Any = UNSET,
     home: str | None = None,
+    keep_ids: Collection[str] | None = None,
 ) -> RowLayout:
     """The layout :func:`visible_rows` draws, as columns (:class:`RowLayout`); the arguments
     are :func:`visible_rows`'s."""
     if filter_mode not in FILTER_MODES:
         raise ValueError(f"unknown filter mode {filter_mode!r}; expected one of {', '.join(FILTER_MODES)}")
     with collector_paused(len(flat.ids)):
-        return _visible_layout(flat, filter_mode, search, folded, leaf_id, home)
+        return _visible_layout(flat, filter_mode, search, folded, leaf_id, home, keep_ids)
 
 
 def _visible_layout(
     flat: FlatTree, filter_mode: str, search: str, folded: Iterable[str], leaf_id: Any, home: str | None,
+    keep_ids: Collection[str] | None = None,
 ) -> RowLayout:
     leaf = flat.leaf_id if leaf_id is UNSET else (leaf_id if isinstance(leaf_id, str) else None)
     home_dir = default_home() if home is None else home
@@ -573,6 +578,12 @@ def _visible_layout(
     for i in range(count):
         if categories[i] == _CAT_TOOL_ONLY and (leaf is None or ids[i] != leaf):
             keep[i] = 0
+    if keep_ids is not None:
+        # A note filter narrows what the mode keeps, as a search does; the kept entries are then
+        # re-attached to their nearest kept ancestors below, the labeled-only view's tree shape.
+        for i in range(count):
+            if keep[i] and not (ids[i].__class__ is str and ids[i] in keep_ids):
+                keep[i] = 0
     if tokens:
         text_of = flat.search_text
         for i in range(count):

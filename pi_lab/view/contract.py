@@ -24,6 +24,10 @@ __all__ = [
     "MAX_PREFIX_MATCHES",
     "READ_OP_NAMES",
     "WRITE_OP_NAMES",
+    "NOTE_OP_NAMES",
+    "NOTE_SCOPES",
+    "MAX_NOTE_TEXT_CHARS",
+    "MAX_NOTE_TAG_CHARS",
 ]
 
 # Entry kinds: the u8 ``kind`` column of the binary rows holds the index of the name.
@@ -131,3 +135,15 @@ READ_OP_NAMES: tuple[str, ...] = (
 # The requests that change the session (``pi_lab.view.actions.WRITE_ACTIONS``): a read-only
 # viewer refuses them.
 WRITE_OP_NAMES: tuple[str, ...] = ("navigate", "compact", "cancel", "label", "fork", "clone")
+
+# The requests on a researcher's notes (``pi_lab.view.notes``). Every live viewer with a notes
+# store answers them, read-only session or not: notes live in a sidecar file, never in the
+# session. The static export answers ``notes`` only.
+NOTE_OP_NAMES: tuple[str, ...] = ("notes", "note_add", "note_edit", "note_remove")
+
+# What a note covers: one entry, a range of entries on one path, or the branch from the root.
+NOTE_SCOPES: tuple[str, ...] = ("entry", "range", "branch")
+
+# Limits of a note a viewer adds or edits (longer ones are refused, not cut).
+MAX_NOTE_TEXT_CHARS = 20_000
+MAX_NOTE_TAG_CHARS = 100

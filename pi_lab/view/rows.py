@@ -274,6 +274,8 @@ class RowState:
         search: str = "",
         folded: Iterable[str] = (),
         home: str | None = None,
+        note_filter: str = "",
+        note_keep: Iterable[str] | None = None,
     ):
         if filter_mode not in FILTER_MODES:
             raise ValueError(f"unknown filter mode {filter_mode!r}")
@@ -281,6 +283,10 @@ class RowState:
         self.filter_mode = filter_mode
         self.search = search
         self.folded: frozenset[str] = frozenset(folded)
+        # The note filter ("", "noted", "tag:<tag>") and the entries it keeps (pi_lab.view.notes
+        # computes them from the notes store; the rows know nothing of notes).
+        self.note_filter = note_filter
+        self.note_keep: frozenset[str] | None = frozenset(note_keep) if note_filter and note_keep is not None else None
         self.home = default_home() if home is None else home
         self.version = 0
         # Each entry's facts (filter category, kind, error, tokens), decided once per entry
@@ -325,7 +331,9 @@ class RowState:
         self.layout()
 
     def set_view(self, *, filter_mode: str | None = None, search: str | None = None,
-                 folded: Iterable[str] | None = None) -> None:
+                 folded: Iterable[str] | None = None, note_filter: str | None = None,
+                 note_keep: Iterable[str] | None = None) -> None:
+        """A new view; ``note_filter`` with ``note_keep`` (the entries it keeps) sets the note filter."""
         if filter_mode is not None:
             if filter_mode not in FILTER_MODES:
                 raise ValueError(f"unknown filter mode {filter_mode!r}")
@@ -334,6 +342,9 @@ class RowState:
             self.search = search
         if folded is not None:
             self.folded = frozenset(folded)
+        if note_filter is not None:
+            self.note_filter = note_filter
+            self.note_keep = frozenset(note_keep or ()) if note_filter else None
         if self._flat_stale:
             self.flat = flatten_tree(self.roots, self.leaf_id, facts=self.facts)
             self.facts.adopt(self.flat)
@@ -349,7 +360,7 @@ class RowState:
         # on screen).
         flat = self.flat
         layout = visible_layout(flat, filter_mode=self.filter_mode, search=self.search, folded=self.folded,
-                                leaf_id=self.leaf_id, home=self.home)
+                                leaf_id=self.leaf_id, home=self.home, keep_ids=self.note_keep)
         index = layout.index
         self.rows = RowList(layout)
         flat_ids = flat.ids
@@ -510,6 +521,7 @@ class RowState:
             "anchor_row": self.anchor_row,
             "filter_mode": self.filter_mode,
             "search": self.search,
+            "note_filter": self.note_filter,
             "multiple_roots": self.multiple_roots,
             "entry_count": self._entry_count,
             **extra,
@@ -577,7 +589,8 @@ class RowState:
         node = TreeNode(entry, [], label, None)
         leaf = entry.get("id") if as_leaf else None
         mini = flatten_tree([node], leaf, facts=self.facts)
-        return bool(visible_rows(mini, filter_mode=self.filter_mode, search=self.search, leaf_id=leaf, home=self.home))
+        return bool(visible_rows(mini, filter_mode=self.filter_mode, search=self.search, leaf_id=leaf, home=self.home,
+                                 keep_ids=self.note_keep))
 
     def _new_row(self, entry: Entry, parent_row: int, layout: tuple[int, bool, bool, tuple, bool]) -> NavRow:
         indent, show_connector, is_last, gutters, virtual = layout

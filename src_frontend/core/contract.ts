@@ -25,3 +25,11 @@ export const MAX_PREFIX_MATCHES = 5;
 export const READ_OP_NAMES = ["rows", "locate", "entry", "context_at", "gauge", "compact_preview", "timeline", "timeline_at", "composition", "what_if", "what_if_compaction", "what_if_context", "compare_node", "context_diff", "context_search", "compare_branches"] as const;
 /** The requests that change the session; a read-only viewer refuses them. */
 export const WRITE_OP_NAMES = ["navigate", "compact", "cancel", "label", "fork", "clone"] as const;
+/** The requests on notes; every live viewer answers them, the static export only "notes". */
+export const NOTE_OP_NAMES = ["notes", "note_add", "note_edit", "note_remove"] as const;
+/** What a note covers. */
+export const NOTE_SCOPES = ["entry", "range", "branch"] as const;
+/** The longest note text a viewer may add. */
+export const MAX_NOTE_TEXT_CHARS = 20000;
+/** The longest note tag a viewer may add. */
+export const MAX_NOTE_TAG_CHARS = 100;
