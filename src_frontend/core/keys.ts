@@ -2,7 +2,9 @@
 // wrap-around), left/right and page keys move by a page, ctrl/alt+left folds or jumps up to
 // the segment start, ctrl/alt+right unfolds or jumps down, Enter acts, shift+L edits the
 // label, shift+T toggles label times, typing searches; the menu key or shift+F10 opens the
-// action menu; F3 and shift+F3 go to the next and previous search hit.
+// action menu; F3 and shift+F3 go to the next and previous search hit. Notes (notes.ts):
+// shift+N adds a note to the selected entry, alt+N and alt+shift+N go to the next and previous
+// row with a note (letters typed alone are the search, so both need a modifier).
 
 export interface TreeKeyActions {
   count: number;
@@ -20,6 +22,10 @@ export interface TreeKeyActions {
   escape(): void;
   /** The next (or, backwards, previous) search hit. */
   nextHit?(backwards: boolean): void;
+  /** Add a note to the selected entry (shift+N). */
+  note?(): void;
+  /** The next (or, backwards, previous) row with a note (alt+N, alt+shift+N). */
+  nextNote?(backwards: boolean): void;
 }
 
 /** Apply one key; returns whether it was handled (then the caller prevents the default). */
@@ -88,8 +94,17 @@ export function handleTreeKey(event: KeyboardEvent, a: TreeKeyActions): boolean 
       a.backspace();
       return true;
   }
+  // By the key's place, not its character: alt+N types "˜" or "ñ" on some layouts.
+  if (event.altKey && !event.ctrlKey && !event.metaKey && event.code === 'KeyN' && a.nextNote) {
+    a.nextNote(event.shiftKey);
+    return true;
+  }
   if (jump) {
     return false; // leave the browser's and JupyterLab's shortcuts alone
+  }
+  if (event.key === 'N' && event.shiftKey && a.note) {
+    a.note();
+    return true;
   }
   if (event.key === 'L' && event.shiftKey) {
     a.label();

@@ -3,6 +3,7 @@
 
 import { appendMarked, clear, el, formatLabelTime, formatTokens, rowSafe, suppressShortcuts } from './dom';
 import type { RowText } from './transport';
+import { markWords as noteMarkWords, NoteMark } from './notes';
 import { RowColumns, rowPrefix } from './row';
 
 export const ROW_HEIGHT = 22;
@@ -18,6 +19,8 @@ export interface RowListHandlers {
   rowClass?(row: number): string;
   /** The words of the search the rows were laid out for: marked in each row's text. */
   searchWords?(): string[];
+  /** The note mark of an entry's row (notes.ts), or null. */
+  noteMark?(entryId: string): NoteMark | null;
 }
 
 const KIND_GLYPH: Record<string, string> = {
@@ -274,6 +277,7 @@ export class RowList {
     el('span', 'pi-row-marker', node);
     el('span', 'pi-row-glyph', node);
     el('span', 'pi-row-label', node);
+    el('span', 'pi-row-note', node);
     el('span', 'pi-row-text', node);
     el('span', 'pi-row-why', node);
     el('span', 'pi-row-badge', node);
@@ -329,8 +333,26 @@ export class RowList {
     }
     const shown = text ? rowSafe(rowText(text, kind)) : '…';
     const words = text ? this.handlers.searchWords?.() ?? [] : [];
-    const textPart = parts[7] as HTMLElement;
-    const why = parts[8] as HTMLElement;
+    // A note mark: ✎ for the reader's notes, ◆ when a model finding is among them; the count
+    // is in the row's accessible name and title.
+    const noteMark = text ? this.handlers.noteMark?.(text.id) ?? null : null;
+    const markPart = parts[7] as HTMLElement;
+    if (noteMark) {
+      const said = noteMarkWords(noteMark);
+      markPart.textContent = `${noteMark.findings ? '◆' : '✎'}${noteMark.count > 1 ? noteMark.count : ''}`;
+      markPart.className = `pi-row-note${noteMark.findings ? ' pi-row-note-finding' : ''}`;
+      markPart.title = said;
+      node.title = said;
+      node.setAttribute('aria-label', `${shown} (${said})`);
+    } else {
+      markPart.textContent = '';
+      markPart.className = 'pi-row-note';
+      markPart.title = '';
+      node.removeAttribute('title');
+      node.removeAttribute('aria-label');
+    }
+    const textPart = parts[8] as HTMLElement;
+    const why = parts[9] as HTMLElement;
     why.textContent = '';
     why.title = '';
     if (words.length) {
@@ -345,7 +367,7 @@ export class RowList {
     } else {
       textPart.textContent = shown;
     }
-    const badge = parts[9] as HTMLElement;
+    const badge = parts[10] as HTMLElement;
     badge.textContent = cols.has(row, 'first_kept')
       ? 'kept from here'
       : cols.has(row, 'omitted')
@@ -357,7 +379,7 @@ export class RowList {
             : '';
     // Nothing for 0 tokens, nor while the estimate has not come with the row's text.
     const count = cols.tokenCount(row);
-    parts[10].textContent = count ? formatTokens(count) : '';
-    (parts[10] as HTMLElement).title = count ? `${count} tokens (estimate)` : '';
+    parts[11].textContent = count ? formatTokens(count) : '';
+    (parts[11] as HTMLElement).title = count ? `${count} tokens (estimate)` : '';
   }
 }

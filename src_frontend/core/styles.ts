@@ -333,4 +333,48 @@ export const STYLES = `
 .pi-preview-head { display: flex; justify-content: space-between; font-weight: 600; font-size: 12px; }
 .pi-preview-list { list-style: none; padding: 0; margin: 2px 0; font-size: 12px; }
 .pi-preview-list li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+/* Notes (notes.ts): the reader's notes in amber, a model's findings in violet. */
+.pi-lab { --pi-note: #b7791f; --pi-finding: #8250df; }
+.pi-row-note { color: var(--pi-note); padding-right: 0.6ch; font-weight: 600; }
+.pi-row-note:empty { display: none; }
+.pi-row-note-finding { color: var(--pi-finding); }
+.pi-note-filter-box { display: inline-flex; align-items: center; gap: 4px; font-size: 12px; }
+.pi-note-filter-label { color: var(--pi-muted); }
+.pi-note-filter { font: inherit; font-size: 12px; padding: 1px 2px; border: 1px solid var(--pi-border); border-radius: 3px;
+  background: var(--pi-bg); color: var(--pi-fg); max-width: 14em; }
+.pi-note-filter.pi-on { border-color: var(--pi-note); box-shadow: inset 0 0 0 1px var(--pi-note); }
+.pi-lab .pi-note-filter:focus-visible { outline: 2px solid var(--pi-accent); outline-offset: 1px; }
+.pi-notes { margin: 6px 0 8px; padding: 4px 8px 6px; border-left: 3px solid var(--pi-note); background: var(--pi-bg2); border-radius: 3px; }
+.pi-notes-head { display: flex; align-items: center; gap: 8px; }
+.pi-notes-title { font-weight: 600; font-size: 12px; }
+.pi-note { padding: 4px 0; border-top: 1px solid var(--pi-border); }
+.pi-note:first-child { border-top: none; }
+.pi-note-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 6px; font-size: 11px; }
+.pi-note-tag { padding: 0 6px; border-radius: 8px; border: 1px solid var(--pi-note); color: var(--pi-note); max-width: 20em;
+  overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.pi-note-finding .pi-note-tag { border-color: var(--pi-finding); color: var(--pi-finding); }
+.pi-note-source { color: var(--pi-finding); font-weight: 600; }
+.pi-note-question { font-size: 12px; font-style: italic; color: var(--pi-muted); white-space: pre-wrap; overflow-wrap: anywhere; unicode-bidi: isolate; }
+.pi-note-text { white-space: pre-wrap; overflow-wrap: anywhere; unicode-bidi: isolate; margin-top: 2px; }
+.pi-note-actions { display: flex; gap: 6px; align-items: baseline; margin-top: 3px; }
+.pi-note-editor { display: flex; flex-direction: column; gap: 4px; margin-top: 6px; }
+.pi-note-field { display: flex; gap: 6px; align-items: flex-start; }
+.pi-note-field label { min-width: 3em; font-size: 12px; color: var(--pi-muted); padding-top: 3px; }
+.pi-note-field .pi-input { flex: 1 1 auto; }
+.pi-note-text-input { font-family: inherit; resize: vertical; min-height: 4em; }
+.pi-notes-all .pi-notes-group { margin: 8px 0; }
+.pi-notes-group-title { font-weight: 600; font-size: 12px; margin-bottom: 2px; }
+.pi-notes-findings .pi-notes-group-title { color: var(--pi-finding); }
+.pi-note-pick { cursor: pointer; padding: 4px 6px; border-radius: 3px; }
+.pi-note-pick:hover { background: var(--pi-bg2); }
+.pi-lab .pi-note-pick:focus-visible { outline: 2px solid var(--pi-accent); outline-offset: -2px; }
+.pi-note-entry { font-size: 11px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.pi-notes-store { font-size: 11px; overflow-wrap: anywhere; }
+.pi-notes-missing { margin-top: 8px; font-size: 12px; }
+.pi-note-missing { opacity: 0.75; }
+.pi-tl-notes { position: relative; height: 16px; margin-top: 1px; }
+.pi-lab .pi-tl-note { position: absolute; top: 0; width: 14px; height: 16px; padding: 0; border: none; background: none;
+  color: var(--pi-note); font-size: 11px; line-height: 16px; cursor: pointer; }
+.pi-lab .pi-tl-note-finding { color: var(--pi-finding); }
+.pi-lab .pi-tl-note:hover { background: var(--pi-bg2); }
 `;

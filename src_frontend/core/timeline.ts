@@ -53,6 +53,15 @@ export interface TimelineData {
   keep_recent_tokens: number;
 }
 
+/** A noted entry, marked under the plot at its call. */
+export interface TimelineNoteMark {
+  entry_id: string;
+  /** A model finding is among its notes (drawn apart from the reader's notes). */
+  finding: boolean;
+  /** "2 notes, 1 model finding". */
+  words: string;
+}
+
 export interface TimelineSettings {
   context_window: number;
   reserve_tokens: number;
@@ -143,6 +152,12 @@ export class TimelineStrip {
   private readonly whatIf: WhatIfPanel;
   private hyp: Hypothesis | null = null;
   private readonly legend: HTMLSpanElement;
+  /** The note marks under the plot (notes.ts): one button per noted entry on this branch. */
+  private readonly noteLane: HTMLDivElement;
+  private noteMarks: TimelineNoteMark[] = [];
+  /** The call each noted entry stands at on the branch drawn (-1: not on it), asked once per branch. */
+  private noteCalls = new Map<string, number>();
+  private noteCallsLeaf: string | null = null;
 
   constructor(parent: HTMLElement, before: HTMLElement | null, private readonly transport: Transport,
     private readonly handlers: TimelineHandlers) {
@@ -181,6 +196,10 @@ export class TimelineStrip {
     this.overlay.setAttribute('aria-hidden', 'true');
     this.tip = el('div', 'pi-timeline-tip', this.plot);
     this.tip.hidden = true;
+    this.noteLane = el('div', 'pi-tl-notes', this.body);
+    this.noteLane.setAttribute('role', 'group');
+    this.noteLane.setAttribute('aria-label', 'notes on this branch');
+    this.noteLane.hidden = true;
     this.message = el('p', 'pi-timeline-message pi-muted', this.body);
     this.message.hidden = true;
     this.caption = el('div', 'pi-timeline-caption', this.body);
@@ -308,6 +327,68 @@ export class TimelineStrip {
           }
         });
     }, 60);
+  }
+
+  /** The noted entries to mark under the plot (a click selects the entry). */
+  setNoteMarks(marks: TimelineNoteMark[]): void {
+    this.noteMarks = marks;
+    this.placeNotes();
+  }
+
+  /** Put a mark under the call of each noted entry on this branch (asking the host once for an entry that is not a call). */
+  private placeNotes(): void {
+    const d = this.data;
+    const lane = this.noteLane;
+    while (lane.firstChild) {
+      lane.removeChild(lane.firstChild);
+    }
+    if (!d || !d.call_count || this.collapsed || !this.noteMarks.length) {
+      lane.hidden = true;
+      return;
+    }
+    if (this.noteCallsLeaf !== d.leaf_id) {
+      this.noteCalls = new Map();
+      this.noteCallsLeaf = d.leaf_id;
+    }
+    let placed = 0;
+    const unknown: string[] = [];
+    for (const mark of this.noteMarks) {
+      const call = this.index.get(mark.entry_id) ?? this.noteCalls.get(mark.entry_id);
+      if (call === undefined) {
+        unknown.push(mark.entry_id);
+        continue;
+      }
+      if (call < 0) {
+        continue;
+      }
+      const b = button(mark.finding ? '◆' : '✎', `pi-tl-note${mark.finding ? ' pi-tl-note-finding' : ''}`, lane,
+        () => this.handlers.select(mark.entry_id));
+      b.style.left = `${Math.round(this.xOf(call)) - 7}px`;
+      b.dataset.entry = mark.entry_id;
+      b.setAttribute('aria-label', `${mark.words} on entry ${shortId(mark.entry_id)} (call ${call + 1}): select it`);
+      b.title = `${mark.words} on entry ${mark.entry_id}`;
+      placed += 1;
+    }
+    lane.hidden = placed === 0;
+    // At most a few hundred entries are asked about: a mark is a pointer, not a census.
+    const leaf = d.leaf_id;
+    const ask = unknown.slice(0, 300);
+    if (!ask.length) {
+      return;
+    }
+    for (const id of ask) {
+      this.noteCalls.set(id, -1); // asked once, whatever the answer
+    }
+    void Promise.all(ask.map(id => this.transport.request<{ on_branch: boolean; call_id: string | null; exact?: boolean }>('timeline_at', { id, leaf_id: leaf })
+      .then(reply => {
+        const call = reply.result.on_branch && reply.result.call_id ? this.index.get(reply.result.call_id) : undefined;
+        this.noteCalls.set(id, call ?? -1);
+      }, () => undefined)))
+      .then(() => {
+        if (this.data && this.data.leaf_id === leaf) {
+          this.placeNotes();
+        }
+      });
   }
 
   /** Redraw (the gauge's settings changed). */
@@ -442,6 +523,7 @@ export class TimelineStrip {
 
   private showMessage(text: string): void {
     this.plot.hidden = true;
+    this.noteLane.hidden = true;
     this.caption.hidden = true;
     this.message.hidden = false;
     this.message.textContent = text;
@@ -755,6 +837,7 @@ export class TimelineStrip {
     }
     this.el.dataset.drawMs = (performance.now() - started).toFixed(2);
     this.drawOverlay();
+    this.placeNotes();
   }
 
   /** The what-if replay: its threshold (dashed), its sawtooth (one line, a point per call when

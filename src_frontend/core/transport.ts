@@ -34,6 +34,13 @@ export interface ViewState {
   writable?: boolean;
   /** The notebook widget: what allowing writes will do, to which file (shown before confirming). */
   write_plan?: string;
+  /**
+   * The note filter (notes.ts): "" (off), "noted" (entries with a note) or "tag:<tag>". Laid out
+   * by the host like the search (widget traitlet `note_filter`, REST `view.note_filter`).
+   */
+  note_filter?: string;
+  /** Changes whenever the notes store's notes change (any writer): the view asks for `notes` again. */
+  notes_version?: number;
 }
 
 /** The filter modes in ctrl+o cycling order (pi_lab/view/contract.py, through contract.ts). */
@@ -173,4 +180,6 @@ export interface Transport {
   readonly leafInView?: boolean;
   /** What a read-only view with no way to a writable one tells the reader to do instead. */
   readonly readOnlyHint?: string;
+  /** Why this view cannot write notes, when it never can (the static export's sentence). */
+  readonly notesRefusal?: string;
 }

@@ -7,7 +7,7 @@
 import type { ViewState } from './transport';
 
 /** The keys whose change needs a new row layout. */
-export const VIEW_KEYS: ReadonlySet<keyof ViewState> = new Set<keyof ViewState>(['filter_mode', 'search', 'folded']);
+export const VIEW_KEYS: ReadonlySet<keyof ViewState> = new Set<keyof ViewState>(['filter_mode', 'search', 'folded', 'note_filter']);
 /** The keys whose change needs a new gauge. */
 export const SETTINGS_KEYS: ReadonlySet<keyof ViewState> = new Set<keyof ViewState>([
   'context_window',
@@ -21,12 +21,14 @@ export const SETTINGS_KEYS: ReadonlySet<keyof ViewState> = new Set<keyof ViewSta
  */
 export function openingView(): Pick<
   ViewState,
-  'filter_mode' | 'search' | 'folded' | 'show_label_times' | 'tool_output' | 'side_pane' | 'structure' | 'status' | 'busy' | 'editor_text'
+  'filter_mode' | 'search' | 'folded' | 'note_filter' | 'notes_version' | 'show_label_times' | 'tool_output' | 'side_pane' | 'structure' | 'status' | 'busy' | 'editor_text'
 > {
   return {
     filter_mode: 'default',
     search: '',
     folded: [],
+    note_filter: '',
+    notes_version: 0,
     show_label_times: false,
     tool_output: 'preview',
     side_pane: 'detail',

@@ -9,6 +9,7 @@ import { renderDetail, EntryDetail } from './detail';
 import { button, clear, el, markWords, rowSafe, searchTokens, shortId } from './dom';
 import { GaugeView, renderCompactions } from './gauge';
 import { handleTreeKey } from './keys';
+import { filterName, markWords as noteMarkWords, NoteFilterControl, NotesModel, NotesSection, renderNotesList } from './notes';
 import { renderProjection, Projection } from './projection';
 import { childCount, readHeader, RowColumns, segmentStartDown, segmentStartUp } from './row';
 import { RowList, rowText } from './rowList';
@@ -114,6 +115,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   const hitCount = el('span', 'pi-hit-count', hitNav);
   hitCount.setAttribute('aria-live', 'polite');
   button('↓', 'pi-small pi-hit-next', hitNav, () => nextHit(false), 'next hit (F3)').setAttribute('aria-label', 'next search hit');
+  // Notes (notes.ts): the note filter and the count of notes, which opens the Notes tab.
+  const noteFilter = new NoteFilterControl(toolbar, transport, () => showNotesPane());
   const timesToggle = button('label times', 'pi-filter', toolbar, () =>
     transport.set({ show_label_times: !transport.get('show_label_times') })
   );
@@ -166,7 +169,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     needTexts: (start, end) => fetchTexts(start, end),
     showLabelTimes: () => transport.get('show_label_times'),
     rowClass: row => `${previewClass(row)}${viewLeaf && cols?.texts[row]?.id === viewLeaf ? ' pi-view-leaf' : ''}`.trim(),
-    searchWords: () => searchWords()
+    searchWords: () => searchWords(),
+    noteMark: id => notes.markOf(id)
   });
   const side = el('div', 'pi-side', main);
   const tabs = el('div', 'pi-tabs', side);
@@ -174,10 +178,23 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   const pane = el('div', 'pi-pane', side);
   const tabButtons = new Map<string, HTMLButtonElement>();
   for (const [name, label] of [['detail', 'Entry'], ['context', 'What the model sees'], ['compactions', 'Compactions'], ['compare', 'Compare']] as const) {
-    const b = button(label, 'pi-tab', tabs, () => transport.set({ side_pane: name }));
+    const b = button(label, 'pi-tab', tabs, () => {
+      const again = notesPane && transport.get('side_pane') === name;
+      notesPane = false;
+      if (again) {
+        refreshSide(); // leaving the Notes tab for the pane the state already names
+      } else {
+        transport.set({ side_pane: name });
+      }
+    });
     b.setAttribute('role', 'tab');
     tabButtons.set(name, b);
   }
+  // The Notes tab is this view's own (not a view-state pane): every note of the session.
+  let notesPane = false;
+  const notesTab = button('Notes', 'pi-tab pi-tab-notes', tabs, () => showNotesPane());
+  notesTab.setAttribute('role', 'tab');
+  notesTab.hidden = true; // until the host answers `notes`
   const live = el('div', 'pi-live', root);
   live.hidden = true;
   const dialogs = new Dialogs(root, transport, {
@@ -210,6 +227,123 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   const allowButton = button('Allow writing…', 'pi-small', access, () => dialogs.allowWrites());
   const accessBadge = el('span', 'pi-readonly-badge', access, 'read-only');
   access.insertBefore(accessBadge, allowButton);
+
+  // ---------------------------------------------------------------- notes
+  const notes = new NotesModel(transport);
+  const noteSection = new NotesSection(notes, {
+    open: id => void selectId(id),
+    notify: (message, isError) => notify(message, isError),
+    done: () => list.el.focus(),
+    readOnly: () => notesRefusal()
+  });
+  /** Why a note cannot be written here. */
+  function notesRefusal(): string {
+    if (transport.notesRefusal) {
+      return transport.notesRefusal;
+    }
+    if (!notes.available) {
+      return 'This view has no notes store (an older kernel or a saved snapshot): open the session with pi_lab to add notes.';
+    }
+    const store = notes.store;
+    return `Notes cannot be written here${store ? `: ${store} is not writable` : ''}.`;
+  }
+  // The entry a note is to be added to once its pane is drawn (shift+N before the pane caught up).
+  let noteWanted: string | null = null;
+  function addNote(): void {
+    void withTarget(selected, target => {
+      if (!notes.available || (notes.loaded && !notes.writable)) {
+        notify(notesRefusal(), true);
+        return;
+      }
+      if (!notesPane && transport.get('side_pane') === 'detail' && noteSection.shows(target.id)) {
+        noteSection.open(null);
+        return;
+      }
+      noteWanted = target.id;
+      notesPane = false;
+      if (transport.get('side_pane') !== 'detail') {
+        transport.set({ side_pane: 'detail' });
+      } else {
+        refreshSide();
+      }
+    });
+  }
+  function showNotesPane(): void {
+    notesPane = true;
+    refreshSide();
+  }
+  // The rows of the noted entries in the layout on screen (asked with `locate` once per layout
+  // and set of notes), for alt+N / alt+shift+N.
+  let notedRowsCache: { version: number; key: string; rows: number[] } | null = null;
+  async function notedRows(): Promise<number[]> {
+    if (!cols) {
+      return [];
+    }
+    const version = cols.version;
+    const ids = notes.notedIds();
+    const key = ids.join('\n');
+    if (notedRowsCache && notedRowsCache.version === version && notedRowsCache.key === key) {
+      return notedRowsCache.rows;
+    }
+    const replies = await Promise.all(ids.map(id => transport.request<LocateReply>('locate', { id }).then(
+      reply => (reply.result.version === version && reply.result.row >= 0 && reply.result.id === id ? reply.result.row : -1),
+      () => -1
+    )));
+    const rows = [...new Set(replies.filter(row => row >= 0))].sort((a, b) => a - b);
+    notedRowsCache = { version, key, rows };
+    return rows;
+  }
+  async function nextNote(backwards: boolean): Promise<void> {
+    if (!cols) {
+      return;
+    }
+    if (!notes.notedIds().length) {
+      notify(notes.writable ? 'No notes in this session yet: shift+N adds one to the selected entry' : 'No notes in this session');
+      return;
+    }
+    const rows = await notedRows();
+    if (!rows.length) {
+      notify('No noted entry is shown by this filter: choose "all" to see them', true);
+      return;
+    }
+    const after = rows.find(row => row > selected);
+    const before = [...rows].reverse().find(row => row < selected);
+    const row = backwards ? before ?? rows[rows.length - 1] : after ?? rows[0];
+    select(row);
+    list.reveal(row);
+  }
+  function notesChanged(): void {
+    notesTab.hidden = !notes.available;
+    noteFilter.update(notes);
+    list.render();
+    updatePosition();
+    timeline.setNoteMarks(notes.notedIds().map(id => {
+      const mark = notes.markOf(id)!;
+      return { entry_id: id, finding: mark.findings > 0, words: noteMarkWords(mark) };
+    }));
+    if (notesPane) {
+      const scroll = pane.scrollTop;
+      refreshSide();
+      pane.scrollTop = scroll;
+    } else if (noteSection.shows(transport.get('selected_id'))) {
+      noteSection.refresh();
+    }
+  }
+  offs.push(notes.onChange(notesChanged));
+  // A few words of each noted entry for the Notes tab, asked once per entry.
+  const previews = new Map<string, Promise<string | null>>();
+  function entryPreview(id: string): Promise<string | null> {
+    let known = previews.get(id);
+    if (!known) {
+      known = transport.request<EntryDetail>('entry', { id }).then(reply => {
+        const d = reply.result;
+        const text = d.copy_text ?? d.summary?.text ?? d.tool_result?.text ?? d.bash?.command ?? d.kind;
+        return text.replace(/\s+/g, ' ').trim().slice(0, 160);
+      }, () => null);
+      previews.set(id, known);
+    }
+    return known;
+  }
 
   // ---------------------------------------------------------------- rows
   let cols: RowColumns | null = null;
@@ -356,7 +490,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       position.textContent = `laying out ${transport.get('search') ? 'the search' : `"${FILTER_LABELS[mode]}"`}…`;
     } else {
       const shown = (cols?.header.filter_mode ?? mode) as FilterMode;
-      position.textContent = count ? `(${selected + 1}/${count})${shown === 'default' ? '' : ` [${FILTER_LABELS[shown]}]`}` : 'No entries found';
+      const noted = transport.get('note_filter') ?? '';
+      position.textContent = count
+        ? `(${selected + 1}/${count})${shown === 'default' ? '' : ` [${FILTER_LABELS[shown]}]`}${noted ? ` [${filterName(noted)}]` : ''}`
+        : noted ? `No entries with notes (${filterName(noted)})` : 'No entries found';
     }
     filterNote.hidden = working || (cols?.header.filter_mode ?? mode) !== 'all';
     const words = searchWords();
@@ -580,12 +717,18 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
   function refreshSide(): void {
     const which = transport.get('side_pane');
     tabButtons.forEach((b, name) => {
-      b.classList.toggle('pi-on', name === which);
-      b.setAttribute('aria-selected', name === which ? 'true' : 'false');
+      b.classList.toggle('pi-on', name === which && !notesPane);
+      b.setAttribute('aria-selected', name === which && !notesPane ? 'true' : 'false');
     });
+    notesTab.classList.toggle('pi-on', notesPane);
+    notesTab.setAttribute('aria-selected', notesPane ? 'true' : 'false');
     const id = transport.get('selected_id');
     const token = ++sideToken;
     markedFor = null;
+    if (notesPane) {
+      renderNotesList(pane, notes, transport.get('note_filter') ?? '', { open: entry => void selectId(entry), preview: entryPreview });
+      return;
+    }
     if (which === 'compactions') {
       renderCompactions(pane, liveGauge, compactionsOf(), {
         open: entry => void selectId(entry),
@@ -615,6 +758,12 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
             toolOutput: () => transport.get('tool_output'),
             setToolOutput: mode => transport.set({ tool_output: mode })
           });
+          // The entry's notes, above its body (a long tool output must not push them away).
+          noteSection.mount(pane, pane.querySelector('.pi-detail-body'), id);
+          if (noteWanted === id) {
+            noteWanted = null;
+            noteSection.open(null);
+          }
           // The search's words, marked where they occur in the entry; the first (or, coming
           // back with shift+F3, the last) is the current one.
           const body = pane.querySelector<HTMLElement>('.pi-detail-body');
@@ -723,6 +872,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       activate: () => void withTarget(selected, t => dialogs.navigate(t, leafNow())),
       menu: () => void withTarget(selected, t => dialogs.menu(t, leafNow())),
       nextHit: backwards => nextHit(backwards),
+      note: () => addNote(),
+      nextNote: backwards => void nextNote(backwards),
       label: () => void withTarget(selected, t => dialogs.label(t)),
       toggleTimes: () => transport.set({ show_label_times: !transport.get('show_label_times') }),
       type: text => {
@@ -902,7 +1053,18 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       scheduleSide();
     }
   });
-  watch('side_pane', refreshSide);
+  watch('side_pane', () => {
+    notesPane = false;
+    refreshSide();
+  });
+  watch('notes_version', () => void notes.load());
+  watch('note_filter', () => {
+    noteFilter.update(notes);
+    updatePosition();
+    if (notesPane) {
+      refreshSide();
+    }
+  });
   watch('tool_output', refreshSide);
   watch('filter_mode', showFilters);
   watch('search', showFilters);
@@ -1008,6 +1170,8 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     el('p', 'pi-muted', pane, 'Loading…');
   }
   void transport.request('hello').catch(() => undefined);
+  noteFilter.update(notes);
+  void notes.load();
 
   return {
     unmount: () => {

@@ -27,6 +27,12 @@ export interface ExportHeader {
   views?: import('./views').ViewsHeader;
   /** pi_lab.view.timeline_requests `timeline` at the export's leaf, when the view has it. */
   timeline?: Record<string, unknown> | null;
+  /**
+   * The session's notes when the export was made with them (pi_lab/view/notes.py
+   * `notes_payload(..., coverage=True)`, `writable` false); `covered` maps each entry a note
+   * covers to the tags of those notes ("" for a note without a tag), for the note filter.
+   */
+  notes?: (import('../core/notes').NotesPayload & { covered?: Record<string, string[]> }) | null;
 }
 
 /** One flattened entry's embedded record: detail, full detail (when it differs), context. */

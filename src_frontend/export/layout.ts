@@ -60,7 +60,11 @@ export interface Layout {
 // The words of a query are the viewer core's (the rows mark the same words).
 export { searchTokens };
 
-export function layoutRows(flat: FlatData, mode: FilterMode, search: string, folded: Iterable<string>): Layout {
+/**
+ * `noted`: the note filter (flatten.py `keep_ids`), one byte per flat entry (1: a note the filter
+ * keeps covers it), or null when the filter is off. It narrows what the mode keeps, as a search does.
+ */
+export function layoutRows(flat: FlatData, mode: FilterMode, search: string, folded: Iterable<string>, noted: Uint8Array | null = null): Layout {
   const { count, parent: parents, category, ids, labels } = flat;
   const leaf = flat.leafId;
   const foldedIds = new Set(folded);
@@ -85,6 +89,13 @@ export function layoutRows(flat: FlatData, mode: FilterMode, search: string, fol
   for (let i = 0; i < count; i++) {
     if (category[i] === CAT_TOOL_ONLY && (leaf === null || ids[i] !== leaf)) {
       keep[i] = 0;
+    }
+  }
+  if (noted) {
+    for (let i = 0; i < count; i++) {
+      if (!noted[i]) {
+        keep[i] = 0;
+      }
     }
   }
   if (tokens.length) {

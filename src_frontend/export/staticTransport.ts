@@ -12,6 +12,10 @@ import { encodeStructure, FlatData, Layout, layoutRows, locateRow, searchHit } f
 import { ContextRow, StaticViews } from './views';
 
 export const READ_ONLY_MESSAGE = 'read-only export — open the session file with pi_lab to navigate or compact';
+/** What the export answers to a note write (pi_lab/view/notes.py STATIC_REFUSAL, the one wording). */
+export const NOTES_REFUSAL =
+  'This page is a static export: notes are read-only here. Open the session in JupyterLab or a notebook to add notes.';
+const NOTE_WRITES = new Set(['note_add', 'note_edit', 'note_remove']);
 const WRITE_OPS = new Set<string>([...WRITE_OP_NAMES, 'compact_preview', 'allow_writes']);
 /** The context views' requests that compute over the whole tree. An export answers them from
  * the facts it embeds (views.ts); one made before those facts needs a kernel. The "what if"
@@ -50,6 +54,7 @@ export class StaticTransport implements Transport {
   readonly writable = false;
   readonly canAllowWrites = false;
   readonly readOnlyHint = READ_ONLY_HINT;
+  readonly notesRefusal = NOTES_REFUSAL;
 
   constructor(
     private readonly header: ExportHeader,
@@ -127,9 +132,21 @@ export class StaticTransport implements Transport {
     if (WRITE_OPS.has(op)) {
       throw new Error(READ_ONLY_MESSAGE);
     }
+    if (NOTE_WRITES.has(op)) {
+      throw new Error(NOTES_REFUSAL);
+    }
     switch (op) {
       case 'hello':
         return reply({});
+      case 'notes': {
+        // Embedded at export time (read-only); an export made without notes has none to show.
+        const notes = this.header.notes;
+        if (!notes) {
+          throw new Error(`unknown request ${JSON.stringify(op)}`);
+        }
+        const { covered: _covered, ...payload } = notes;
+        return reply({ ...payload, writable: false });
+      }
       case 'structure':
         return reply({}, [new DataView(this.structure())]);
       case 'rows':
@@ -229,7 +246,25 @@ export class StaticTransport implements Transport {
 
   private layout(): Layout {
     this.version += 1;
-    return layoutRows(this.flat, this.state.filter_mode as FilterMode, this.state.search, this.state.folded);
+    return layoutRows(this.flat, this.state.filter_mode as FilterMode, this.state.search, this.state.folded, this.notedMask());
+  }
+
+  /** The entries the note filter keeps, from the notes' coverage the export embeds (null: off). */
+  private notedMask(): Uint8Array | null {
+    const filter = this.state.note_filter ?? '';
+    if (!filter) {
+      return null;
+    }
+    const mask = new Uint8Array(this.flat.count);
+    const covered = this.header.notes?.covered ?? {};
+    const tag = filter.startsWith('tag:') ? filter.slice('tag:'.length) : null;
+    for (const [id, tags] of Object.entries(covered)) {
+      const index = this.index(id);
+      if (index >= 0 && (tag === null || tags.includes(tag))) {
+        mask[index] = 1;
+      }
+    }
+    return mask;
   }
 
   /** The structure blob, with the selection resolved by pi's nearest-visible rule. */

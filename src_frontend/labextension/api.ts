@@ -39,6 +39,8 @@ export interface ViewParams {
   filter_mode: string;
   search: string;
   folded: string[];
+  /** The note filter: "", "noted" or "tag:<tag>" (pi_lab/view/notes.py). */
+  note_filter: string;
 }
 
 /** The numbers of the gauge and of the compaction preview. */
@@ -67,10 +69,12 @@ export interface SessionState {
   gauge: Gauge;
   file: FileFacts;
   location: { path: string; area: 'root' | 'sessions'; name: string };
+  /** The notes store's version: a change makes the viewer ask for `notes` again. */
+  notes_version?: number;
 }
 
 export type PollReply =
-  | { kind: 'none'; version: number; generation: number }
+  | { kind: 'none'; version: number; generation: number; notes_version?: number }
   | (SessionState & { kind: 'layout' })
   | (SessionState & { kind: 'delta'; deltas: import('../core/transport').DeltaMessage[] });
 

@@ -233,6 +233,9 @@ export class RestTransport implements Transport {
         generation: this.generation
       });
       this.hooks.problem?.(null);
+      if (typeof reply.notes_version === 'number') {
+        this.put({ notes_version: reply.notes_version }); // another writer changed the notes
+      }
       if (reply.kind === 'delta' && reply.generation === this.generation) {
         for (const delta of reply.deltas) {
           this.seen(delta.to);
@@ -301,6 +304,9 @@ export class RestTransport implements Transport {
       session,
       status: layout ? this.state.status : `updated ${new Date().toLocaleTimeString()}`
     };
+    if (typeof state.notes_version === 'number') {
+      changes.notes_version = state.notes_version;
+    }
     const window = (state.gauge as { context_window?: number }).context_window;
     if (!this.windowChosen && typeof window === 'number' && window > 0) {
       changes.context_window = window; // the model's published window, picked by the server
@@ -342,7 +348,8 @@ export class RestTransport implements Transport {
     const view: ViewParams = {
       filter_mode: this.state.filter_mode as FilterMode,
       search: this.state.search,
-      folded: this.state.folded
+      folded: this.state.folded,
+      note_filter: this.state.note_filter ?? ''
     };
     // Until the reader picks a window, the server uses the published window of the session's
     // model (its answer's gauge carries it back, see applyState).
