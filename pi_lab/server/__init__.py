@@ -33,10 +33,14 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     # Daemon threads: a request stuck on a huge file must not keep the server from exiting.
     executor = DaemonExecutor(max(1, config.workers), thread_name_prefix="pi-lab")
     web_app = serverapp.web_app
-    web_app.settings["pi_lab"] = PiLabState(config, store, SessionListing(), executor)
+    from pi_lab.research.notes import NoteStore
+
+    notes = NoteStore(config.notes_path(serverapp.root_dir))
+    web_app.settings["pi_lab"] = PiLabState(config, store, SessionListing(), executor, notes,
+                                            config.notes_label(notes.path, serverapp.root_dir))
     web_app.add_handlers(".*$", make_handlers(web_app.settings["base_url"]))
-    serverapp.log.info("pi_lab: session viewer API at %spi-lab/api/ (sessions folder %s)",
-                       web_app.settings["base_url"], config.sessions_dir)
+    serverapp.log.info("pi_lab: session viewer API at %spi-lab/api/ (sessions folder %s, notes %s)",
+                       web_app.settings["base_url"], config.sessions_dir, notes.path)
 
 
 def _unload_jupyter_server_extension(serverapp: Any) -> None:

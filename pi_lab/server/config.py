@@ -50,6 +50,14 @@ class PiLabConfig(Configurable):
         2 * 1024 * 1024 * 1024, help="Larger files are refused with a clear message instead of being read."
     ).tag(config=True)
 
+    notes_file = Unicode(
+        "",
+        help="The notes store every viewer on this server reads and adds to (a researcher's notes on "
+        "entries, kept beside the sessions and never in them; JSON Lines, see docs/notes-format.md). "
+        "A relative path is taken from the server root. Default: pi-lab-notes.jsonl in the server root. "
+        "A symbolic link or anything but a regular file there is refused, never followed.",
+    ).tag(config=True)
+
     workers = Int(4, help="Threads that parse and lay out sessions, so the server keeps answering.").tag(config=True)
 
     @default("sessions_dir")
@@ -75,6 +83,19 @@ class PiLabConfig(Configurable):
         folders += [(f"@dir/{n}/", os.path.abspath(os.path.expanduser(d)), None)
                     for n, d in enumerate(self.extra_session_dirs) if d]
         return folders
+
+    def notes_path(self, root_dir: str) -> str:
+        """The notes store's file: ``notes_file`` from ``root_dir``, or the default there."""
+        from pi_lab.research.notes import DEFAULT_NOTES_FILE
+
+        chosen = os.path.expanduser(self.notes_file or DEFAULT_NOTES_FILE)
+        return os.path.abspath(os.path.join(os.path.expanduser(root_dir), chosen))
+
+    @staticmethod
+    def notes_label(path: str, root_dir: str) -> str:
+        """The notes file as a viewer shows it: from the server root when it lies inside."""
+        inside = os.path.relpath(path, os.path.abspath(os.path.expanduser(root_dir)))
+        return path if inside == os.pardir or inside.startswith(os.pardir + os.sep) else inside
 
     @validate("sessions_dir")
     def _expand(self, proposal: dict) -> str:

@@ -8,15 +8,19 @@
 ``POST session/poll``                      catch up with the file: ``none``, ``delta`` or ``layout``
 ``POST session/rows|locate|entry|context_at|gauge|compact_preview``
                                            the widget's read requests, same payloads
+``POST session/notes|note_add|note_edit|note_remove``
+                                           the notes of the session (``pi_lab.view.notes``):
+                                           a read-only viewer annotates too (a sidecar store)
 ``POST open-in-notebook``                  make (or reuse) a notebook that opens the session
 ``GET  detect?path=``                       which agent's session a file is, from its content
 =========================================  ==================================================
 
 A session request's JSON body names the file (``path``, see ``locations.py``), the layout
-(``view``: ``filter_mode``, ``search``, ``folded``), the gauge settings (``settings``) and the
-request's own ``args``. Every handler requires Jupyter's authentication, and POSTs follow its
-XSRF rules. Parsing and layout run in worker threads so the server keeps answering while a
-large file is read. Nothing here writes a session file.
+(``view``: ``filter_mode``, ``search``, ``folded``, ``note_filter``), the gauge settings
+(``settings``) and the request's own ``args``. Every handler requires Jupyter's authentication,
+and POSTs follow its XSRF rules; a note write needs Jupyter's write permission (it writes the
+notes file, ``PiLabConfig.notes_file``). Parsing and layout run in worker threads so the server
+keeps answering while a large file is read. Nothing here writes a session file.
 """
 
 from __future__ import annotations
@@ -50,11 +54,13 @@ from pi_lab.server.store import (
 )
 from pi_lab.formats.detect import UnknownSessionFormat, detect_format
 from pi_lab.errors import NotARegularFile, PiLabError, where_it_failed
+from pi_lab.research.notes import NoteStore, NoteStoreError
 from pi_lab.session._json import dumps as json_dumps
 from pi_lab.session.flatten import FILTER_MODES
 from pi_lab.session.storage import check_regular_file, read_session_header
 from pi_lab.view.actions import WRITE_ACTIONS
 from pi_lab.view.gauge import recorded_context_window
+from pi_lab.view.notes import NOTE_OPS, note_filter_arg, note_request
 from pi_lab.view.payload import (
     READ_OPS,
     RequestError,
@@ -75,7 +81,8 @@ __all__ = ["PiLabState", "make_handlers", "READ_ONLY_MESSAGE", "API_ROOT"]
 API_ROOT = "pi-lab/api"
 READ_ONLY_MESSAGE = "read-only viewer — Open in notebook to navigate or compact"
 WRITE_OPS = WRITE_ACTIONS  # answered "read-only" here; the widget runs them
-SESSION_OPS = frozenset({"state", "structure", "poll", "gauge", "compact_preview", *READ_OPS})
+SESSION_OPS = frozenset({"state", "structure", "poll", "gauge", "compact_preview", *READ_OPS, *NOTE_OPS})
+NOTE_WRITES = NOTE_OPS - {"notes"}
 _LIMITS = {"context_window": (1_000, 100_000_000), "reserve_tokens": (0, 100_000_000),
            "keep_recent_tokens": (0, 100_000_000)}
 
@@ -98,6 +105,8 @@ class PiLabState:
     store: SessionStore
     listing: SessionListing
     executor: Any
+    notes: NoteStore | None = None  # PiLabConfig.notes_file; None: no notes (an embedding without one)
+    notes_label: str | None = None  # its path as the user should see it (PiLabConfig.notes_label)
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -229,6 +238,8 @@ class PiLabHandler(APIHandler):
             raise ApiError(413, f"{name} is too large for the viewer: {error}", reason="too-large") from None
         except RequestError as error:
             raise ApiError(400, str(error), reason="bad-request") from None
+        except NoteStoreError as error:  # the server's notes file: a symbolic link, a FIFO, newer
+            raise ApiError(422, f"notes: {error}", reason="notes-unavailable") from None
         except PermissionError:
             raise ApiError(403, f"{name}: permission denied", reason="permission-denied") from None
         except IsADirectoryError:
@@ -273,7 +284,7 @@ def _settings(raw: Any, recorded_window: int | None = None) -> ViewSettings:
     return ViewSettings(**values)
 
 
-def _view(raw: Any) -> tuple[str, str, tuple[str, ...]]:
+def _view(raw: Any) -> tuple[str, str, tuple[str, ...], str]:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -301,7 +312,7 @@ def _view(raw: Any) -> tuple[str, str, tuple[str, ...]]:
         raise RequestError(f"view.search must be a string, not {kind_of(search)}")
     if len(search) > MAX_SEARCH_CHARS:
         raise RequestError(f"view.search may have at most {MAX_SEARCH_CHARS} characters")
-    return view_key(filter_mode, search, folded)
+    return view_key(filter_mode, search, folded, note_filter_arg(raw.get("note_filter"), "view.note_filter"))
 
 
 def _optional_version(body: dict[str, Any], name: str) -> int | None:
@@ -309,8 +320,12 @@ def _optional_version(body: dict[str, Any], name: str) -> int | None:
     return None if value is None else whole_number(value, name)
 
 
+def _notes_version(state: PiLabState) -> int:
+    return state.notes.version() if state.notes is not None else 0
+
+
 def _state(store: SessionStore, loaded: LoadedSession, shared: SharedView, location: Location,
-           settings: ViewSettings) -> dict[str, Any]:
+           settings: ViewSettings, notes_version: int = 0) -> dict[str, Any]:
     rows = shared.view.rows
     session = store.session_info(loaded)
     session["file"] = location.key
@@ -325,6 +340,7 @@ def _state(store: SessionStore, loaded: LoadedSession, shared: SharedView, locat
         "gauge": store.gauge(loaded, shared, settings),
         "file": store.file_facts(loaded),
         "location": {"path": location.key, "area": location.area, "name": location.name},
+        "notes_version": notes_version,
     }
 
 
@@ -346,17 +362,25 @@ def session_answer(state: PiLabState, location: Location, op: str, body: dict[st
         with loaded.lock:
             recorded = recorded_context_window(loaded.sm)
     settings = _settings(raw_settings, recorded)
-    shared = store.view(loaded, key)
+    if op in NOTE_OPS:
+        if state.notes is None:
+            raise RequestError("this server keeps no notes")
+        with loaded.lock:
+            return note_request(state.notes, loaded.sm, op, args,
+                                store_label=state.notes_label), None
+    notes_version = _notes_version(state)  # before the layout: a note added meanwhile is seen next poll
+    shared = store.view(loaded, key, state.notes)
     with loaded.lock:
         if op == "structure":
             return {"version": shared.version}, structure_payload(shared.view, selected)
         if op == "state":
-            return _state(store, loaded, shared, location, settings), None
+            return _state(store, loaded, shared, location, settings, notes_version), None
         if op == "poll":
             if generation == loaded.generation and version == shared.version:
-                return {"kind": "none", "version": shared.version, "generation": loaded.generation}, None
+                return {"kind": "none", "version": shared.version, "generation": loaded.generation,
+                        "notes_version": notes_version}, None
             chain = shared.deltas_since(version) if generation == loaded.generation and version is not None else None
-            reply = _state(store, loaded, shared, location, settings)
+            reply = _state(store, loaded, shared, location, settings, notes_version)
             if chain:
                 reply.update(kind="delta", deltas=chain)
             else:
@@ -392,6 +416,8 @@ class SessionHandler(PiLabHandler):
             raise ApiError(403, READ_ONLY_MESSAGE, reason="read-only")
         if op not in SESSION_OPS:
             raise ApiError(404, f"unknown session request {op!r}", reason="bad-request")
+        if op in NOTE_WRITES:
+            await self._may_write_notes()
         body = self.body()
         location = self.location(body.get("path"))
         result, blob = await self.in_thread(lambda: session_answer(self.pi_lab, location, op, body), location)
@@ -401,6 +427,11 @@ class SessionHandler(PiLabHandler):
             self.finish(blob, set_content_type="application/octet-stream")
         else:
             self.send_json(result)
+
+    @authorized(action="write")
+    def _may_write_notes(self) -> None:
+        """A note is written to a file on the server: Jupyter's write permission, as for saving
+        a file (a user allowed to read only sees the notes and cannot add any)."""
 
 
 # ---------------------------------------------------------------------------------------------

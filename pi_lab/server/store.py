@@ -36,12 +36,14 @@ from typing import Any
 
 from pi_lab.errors import PiLabError
 from pi_lab.formats.detect import UnknownSessionFormat, detect_format_of
+from pi_lab.research.notes import NoteStore
 from pi_lab.session.manager import SessionManager
 from pi_lab.session.readonly import needs_stable_ids, session_from_loaded, stable_uuid_factory_from_digest
 from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines, read_lines
 from pi_lab.session.tail import FileReplaced, FileTail
 from pi_lab.view.actions import WRITE_ACTIONS
 from pi_lab.view.gauge import gauge_after_entries, recorded_model
+from pi_lab.view.notes import kept_entry_ids
 from pi_lab.view.payload import SessionView, ViewSettings, agent_facts, gauge_payload, kind_of
 from pi_lab.view.rows import RowState
 
@@ -64,15 +66,16 @@ class FileTooLarge(Exception):
     """The file is larger than ``PiLabConfig.max_file_bytes``."""
 
 
-ViewKey = tuple[str, str, tuple[str, ...]]
+ViewKey = tuple[str, str, tuple[str, ...], str]
 
 
-def view_key(filter_mode: Any = "default", search: Any = "", folded: Iterable[Any] | None = ()) -> ViewKey:
-    """A normalised (filter, search, folds) triple; raises ``ValueError`` on bad types."""
-    if not isinstance(filter_mode, str) or not isinstance(search, str):
-        raise ValueError("filter_mode and search must be strings")
+def view_key(filter_mode: Any = "default", search: Any = "", folded: Iterable[Any] | None = (),
+             note_filter: Any = "") -> ViewKey:
+    """A normalised (filter, search, folds, note filter); raises ``ValueError`` on bad types."""
+    if not isinstance(filter_mode, str) or not isinstance(search, str) or not isinstance(note_filter, str):
+        raise ValueError("filter_mode, search and note_filter must be strings")
     folds = tuple(sorted({f for f in (folded or ()) if isinstance(f, str)}))
-    return filter_mode, search, folds
+    return filter_mode, search, folds, note_filter
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,8 @@ class SharedView:
     deltas: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=_DELTA_HISTORY))
     # per settings: (the engine's change cursor when computed, the gauge)
     gauges: dict[ViewSettings, tuple[Any, dict[str, Any]]] = field(default_factory=dict)
+    # the notes store's version the note filter's entries were computed at (-1: not yet)
+    notes_version: int = -1
 
     @property
     def version(self) -> int:
@@ -377,23 +382,46 @@ class SessionStore:
 
     # ------------------------------------------------------------------ views
 
-    def view(self, loaded: LoadedSession, key: ViewKey) -> SharedView:
-        """The layout ``key`` of ``loaded``, created or caught up with the session."""
+    def view(self, loaded: LoadedSession, key: ViewKey, notes: NoteStore | None = None) -> SharedView:
+        """The layout ``key`` of ``loaded``, created or caught up with the session (and, with a
+        note filter in ``key``, with the ``notes`` store: laid out again when they changed)."""
         with loaded.lock:
             shared = loaded.views.get(key)
             if shared is None:
-                filter_mode, search, folded = key
+                filter_mode, search, folded, note_filter = key
+                version, keep = self._note_keep(loaded, note_filter, notes)
                 # Not SessionView.open: its gauge has the default settings, and every answer
                 # here takes the gauge of the request's settings from ``gauge`` (kept per settings).
-                view = SessionView(loaded.sm, RowState(loaded.sm, filter_mode=filter_mode, search=search, folded=folded))
+                view = SessionView(loaded.sm, RowState(loaded.sm, filter_mode=filter_mode, search=search, folded=folded,
+                                                       note_filter=note_filter, note_keep=keep))
                 view.rows.version = next(_versions) * _VERSION_STRIDE
-                shared = loaded.views[key] = SharedView(view)
+                shared = loaded.views[key] = SharedView(view, notes_version=version)
                 while len(loaded.views) > self.max_views:
                     loaded.views.popitem(last=False)
             else:
                 loaded.views.move_to_end(key)
                 self._sync(shared)
+                self._follow_notes(loaded, shared, key[3], notes)
             return shared
+
+    @staticmethod
+    def _note_keep(loaded: LoadedSession, note_filter: str, notes: NoteStore | None) -> tuple[int, Any]:
+        """The notes store's version and the entries the note filter keeps (None: no filter)."""
+        if not note_filter or notes is None:
+            return -1, None
+        version = notes.version()  # before the notes: a write in between is seen next time
+        return version, kept_entry_ids(notes, loaded.sm, note_filter)
+
+    def _follow_notes(self, loaded: LoadedSession, shared: SharedView, note_filter: str,
+                      notes: NoteStore | None) -> None:
+        """A note filter's rows laid out again when the notes changed the entries it keeps."""
+        if not note_filter or notes is None or notes.version() == shared.notes_version:
+            return
+        shared.notes_version, keep = self._note_keep(loaded, note_filter, notes)
+        rows = shared.view.rows
+        if keep != rows.note_keep:
+            rows.set_view(note_filter=note_filter, note_keep=keep)
+            shared.deltas.clear()  # a new structure version, reached by no delta
 
     def _sync(self, shared: SharedView) -> None:
         rows = shared.view.rows

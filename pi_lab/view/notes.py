@@ -156,6 +156,10 @@ def _text(args: Mapping[str, Any], name: str, limit: int) -> str | None:
         raise RequestError(f"{name} must be a string, not {kind_of(value)}")
     if len(value) > limit:
         raise RequestError(f"{name} may have at most {limit:,} characters, not {len(value):,}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone UTF-16 surrogate: no JSON Lines file can hold it as text
+        raise RequestError(f"{name} holds a lone surrogate, which is not text") from None
     return value
 
 

@@ -58,7 +58,7 @@ VALUES: dict[str, str] = {
 
 # Fields every session operation reads (the body's path, view and settings and the args object).
 COMMON_FIELDS = ["path", "view", "view.filter_mode", "view.search", "view.folded", "view.folded.0",
-                 "settings", "settings.context_window", "settings.reserve_tokens", "settings.keep_recent_tokens",
+                 "view.note_filter", "settings", "settings.context_window", "settings.reserve_tokens", "settings.keep_recent_tokens",
                  "args"]
 # The fields a given operation reads on top of those.
 OP_FIELDS: dict[str, list[str]] = {
@@ -68,8 +68,14 @@ OP_FIELDS: dict[str, list[str]] = {
     "locate": ["args.id"],
     "structure": ["selected_id"],
     "poll": ["version", "generation"],
+    "notes": [],
+    "note_add": ["args.entry_id", "args.text", "args.tag", "args.scope", "args.end_entry_id"],
+    "note_edit": ["args.id", "args.text", "args.tag"],
+    "note_remove": ["args.id"],
 }
 KNOWN_OPS = {*OP_FIELDS, "state", "gauge", "compact_preview"}
+# The good body names no note (args.id "u1" is an entry): these are refused whatever else it holds.
+NO_NOTE_OPS = {"note_edit", "note_remove"}
 # Arguments the other read operations (context over time, between nodes) may read.
 OTHER_ARGS = ["args.id", "args.a", "args.b", "args.leaf_id", "args.query", "args.case_sensitive", "args.start",
               "args.end", "args.version", "args.limit"]
@@ -81,6 +87,7 @@ VALID: dict[str, set[str]] = {
     "view.search": {"null", "string", "lone surrogate", "percent", "newline"},
     "view.folded": {"null", "list"},
     "view.folded.0": {"string", "lone surrogate", "percent", "newline", "long string"},
+    "view.note_filter": {"null"},
     "settings": {"null", "object"},
     "args": {"null", "object"},
     "args.version": {"null"},
@@ -94,6 +101,11 @@ VALID_FOR_OP: dict[tuple[str, str], set[str]] = {
     ("context_at", "args.id"): {"null"},
     ("entry", "args"): set(),  # the entry's id is required
     ("locate", "args"): set(),
+    ("note_add", "args"): set(),  # the entry's id is required
+    ("note_add", "args.text"): {"string", "percent", "newline"},  # null: no text and no tag
+    ("note_add", "args.tag"): {"null", "string", "percent"},
+    ("note_add", "args.scope"): {"null"},
+    ("note_add", "args.end_entry_id"): {"null"},
 }
 # Fields whose wrong values are a missing file rather than a malformed request.
 NOT_FOUND_OK = {"path"}
@@ -117,7 +129,8 @@ def _body_text(field: str, value: str) -> str:
     """The JSON text of a good request for ``s.jsonl`` with ``field`` set to the raw ``value``."""
     body: dict[str, Any] = {"path": "s.jsonl", "view": {"filter_mode": "default", "search": "", "folded": ["u9"]},
                             "settings": {"context_window": 200_000},
-                            "args": {"start": 0, "end": 5, "id": "u1", "a": "u1", "b": "a1", "query": "hello"}}
+                            "args": {"start": 0, "end": 5, "id": "u1", "a": "u1", "b": "a1", "query": "hello",
+                                     "entry_id": "u1", "text": "a note"}}
     mark = "\u0000VALUE\u0000"
     target = body
     keys = field.split(".")
@@ -205,6 +218,8 @@ def _fields_of(op: str) -> list[str]:
 
 
 def _expected(op: str, field: str, value: str, reads: bool) -> set[int]:
+    if op in NO_NOTE_OPS:
+        return {400, 404} if field in NOT_FOUND_OK else {400}
     valid = VALID_FOR_OP.get((op, field), VALID.get(field, set()))
     if field == "args" and value in valid and op not in KNOWN_OPS:
         return {200, 400}  # an empty or absent args object: fine, or a missing required argument

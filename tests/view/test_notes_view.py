@@ -6,7 +6,6 @@ import hashlib
 import json
 
 import pytest
-
 from helpers import asst_msg, header, msg, user_msg
 from shared_fixtures import FIXTURES_DIR, FIXTURES_PRESENT, NO_FIXTURES
 from view.view_sessions import generated_session
