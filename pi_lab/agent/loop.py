@@ -42,7 +42,7 @@ class AgentHooks:
     compaction) and returns the messages to continue from.
     """
 
-    stream: Callable[[list[Message], list[Tool]], Any]
+    stream: Callable[[list[Message], list[Tool], asyncio.Event], Any]
     prepare_request: Callable[[list[Message]], Awaitable[list[Message]]] | None = None
     prepare_next_turn: Callable[[list[Message]], Awaitable[list[Message]]] | None = None
 
@@ -61,7 +61,7 @@ class Agent:
         self._handler = handler
         self._queues = _Queues()
         self._abort = asyncio.Event()
-        self.running_tool_calls: set[str] = set()
+        self.running_tool_calls: set[str | None] = set()  # a call may come without an id
         self.is_running = False
 
     # -- queues ----------------------------------------------------------------------------
@@ -187,7 +187,8 @@ class Agent:
         by_name = {t.name: t for t in self.tools}
         for call in calls:
             call_id, name = call.get("id"), call.get("name")
-            args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+            raw_args = call.get("arguments")
+            args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
             await self._emit({"type": "tool_execution_start", "toolCallId": call_id, "toolName": name, "args": args})
             started = time.monotonic()
             self.running_tool_calls.add(call_id)

@@ -108,9 +108,10 @@ class AgentSession:
         if client is None:
             client = OfflineModel(context_window=model.context_window if model else 128000)
         self.client = client
-        self.model: Model = model or getattr(client, "model", None)
-        if self.model is None:
+        chosen: Model | None = model or getattr(client, "model", None)
+        if chosen is None:
             raise ValueError("No model selected.")
+        self.model: Model = chosen
         self.settings = settings or CompactionSettings()
         self.retry = retry or RetryPolicy()
         self.system_prompt = system_prompt
@@ -215,7 +216,8 @@ class AgentSession:
             entry_id = None
             if role == "custom":
                 entry_id = self.session_manager.append_custom_message_entry(
-                    message.get("customType"), message.get("content"), message.get("display", True),
+                    message.get("customType"),  # type: ignore[arg-type]  # written as the extension gave it
+                    message.get("content"), message.get("display", True),
                     message.get("details"),
                 )
             elif role in ("system", "user", "assistant", "toolResult"):

@@ -118,7 +118,17 @@ def _parameter_docs(doc: str) -> tuple[str, dict[str, str]]:
     return "\n".join(description).strip(), params
 
 
-def tool(function: Callable[..., Any] | None = None, *, name: str | None = None, description: str | None = None):
+@typing.overload
+def tool(function: Callable[..., Any], *, name: str | None = None, description: str | None = None) -> Tool: ...
+
+
+@typing.overload
+def tool(function: None = None, *, name: str | None = None,
+         description: str | None = None) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(function: Callable[..., Any] | None = None, *, name: str | None = None,
+         description: str | None = None) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool` (usable with or without arguments)."""
 
     def wrap(fn: Callable[..., Any]) -> Tool:
@@ -180,7 +190,7 @@ def demo_tools(sandbox: str | os.PathLike[str], *, allow_exec: bool = False) -> 
         entries = sorted(inside(path).iterdir(), key=lambda p: p.name)
         return "\n".join(p.name + ("/" if p.is_dir() else "") for p in entries)
 
-    tools = [read, ls]
+    tools: list[Tool] = [read, ls]
     if allow_exec:
 
         @tool

@@ -25,9 +25,9 @@ class Transcript:
     def __init__(self, owner: AgentSession, emit: Callable[[dict[str, Any]], None]):
         self._owner = owner
         self._emit = emit
-        self._entry_of: dict[int, tuple[Message, str]] = {}
+        self._entry_of: dict[int, tuple[Message, str | None]] = {}
 
-    def remember(self, message: Message, entry_id: str) -> None:
+    def remember(self, message: Message, entry_id: str | None) -> None:
         self._entry_of[id(message)] = (message, entry_id)
 
     def forget_all(self) -> None:
@@ -46,7 +46,7 @@ class Transcript:
             position = next(i for i, m in enumerate(self._owner.agent.messages) if m is message)
         except StopIteration:
             return None
-        flat: list[str] = []
+        flat: list[str | None] = []
         for item in sm.build_session_projection().entries:
             flat.extend(item.source.get("id") for _ in item.messages)
         if position < len(flat):

@@ -27,20 +27,32 @@ with ``O_RDONLY``, and every write method raises :class:`ClaudeCodeReadOnly`.
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import orjson
-
-from pi_lab.compaction.tokens import js_json
 from pi_lab.errors import ReadOnlySession
 from pi_lab.formats._foreign import ForeignSession
+from pi_lab.formats.claude_code_lines import (
+    _STOP_REASONS,
+    CLEARED_TOOL_RESULT,
+    CUSTOM_PREFIX,
+    SUBAGENT_START,
+    Entry,
+    _assistant_blocks,
+    _ms,
+    _others,
+    _parse_ms,
+    _read_file,
+    _s,
+    _text_of,
+    _usage_total,
+    _user_blocks,
+    pi_usage,
+    read_lines,
+)
+from pi_lab.formats.claude_code_subagents import agent_links, load_subagents, sidechains
 from pi_lab.session._gc import collector_paused
-from pi_lab.session._json import loads_object
-from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.storage import check_regular_file
 
 __all__ = [
@@ -52,22 +64,6 @@ __all__ = [
     "CLEARED_TOOL_RESULT",
     "SUBAGENT_START",
 ]
-
-Entry = dict[str, Any]
-
-#: What Claude Code's microcompaction puts in place of a cleared tool result's content. The file
-#: does not record the text; it is the placeholder public descriptions of Claude Code quote.
-CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
-
-#: ``details.claudeCode`` of the empty compaction entry a sub-agent's context starts at.
-SUBAGENT_START = "subagent-start"
-
-#: ``customType`` prefix of every line kept as a ``custom`` entry.
-CUSTOM_PREFIX = "claude-code:"
-
-_STOP_REASONS = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "toolUse", "max_tokens": "length",
-                 "pause_turn": "stop", "refusal": "stop"}
-_AGENT_TOOLS = frozenset({"Task", "Agent"})
 
 
 class ClaudeCodeReadOnly(ReadOnlySession):
@@ -81,180 +77,6 @@ class ClaudeCodeReadOnly(ReadOnlySession):
 
     def __str__(self) -> str:
         return str(self.args[0])
-
-
-# ---------------------------------------------------------------------------- reading lines
-
-
-def read_lines(data: bytes) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
-    """The JSON objects of ``data`` with their 1-based line numbers, and the numbers of the
-    lines skipped (not JSON, not an object, or a half-written last line). Blank lines are
-    neither."""
-    parsed: list[tuple[int, dict[str, Any]]] = []
-    skipped: list[int] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        # JSON.parse's rules (lone surrogate escapes, any depth), as Claude Code reads its file.
-        value = loads_object(raw)
-        if value.__class__ is dict:
-            parsed.append((number, value))
-        else:
-            skipped.append(number)
-    return parsed, skipped
-
-
-def _read_file(path: str) -> bytes:
-    # O_RDONLY and nothing else: reading never changes the file (not even its atime on noatime
-    # mounts; the tests compare bytes and mtime).
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-# ---------------------------------------------------------------------------- content
-
-
-def _s(value: Any) -> str | None:
-    return value if value.__class__ is str else None
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_last_parsed: list[Any] = [None, float("nan")]
-
-
-def _parse_ms(timestamp: Any) -> Any:
-    """``parse_iso_ms`` (JavaScript's ``Date.parse``) with a fast path for the form Claude Code
-    writes (``2026-01-31T14:00:00.000Z``) and the last answer remembered: each line asks twice."""
-    if timestamp.__class__ is not str:
-        return float("nan")
-    if timestamp == _last_parsed[0]:
-        return _last_parsed[1]
-    value: Any = None
-    if len(timestamp) == 24 and timestamp[23] == "Z" and timestamp[19] == "." and timestamp[10] == "T":
-        try:
-            moment = datetime.fromisoformat(timestamp[:23]).replace(tzinfo=timezone.utc)
-            value = (moment - _EPOCH) // _ONE_MS
-        except ValueError:
-            value = None
-    if value is None:
-        value = parse_iso_ms(timestamp)
-    _last_parsed[0], _last_parsed[1] = timestamp, value
-    return value
-
-
-_ONE_MS = timedelta(milliseconds=1)
-
-
-def _ms(timestamp: Any) -> Any:
-    value = _parse_ms(timestamp)
-    return value if value == value else 0  # NaN (no or bad timestamp) → 0, as a number
-
-
-def _text_of(content: Any) -> str:
-    """The plain text of Anthropic content (a string or text blocks)."""
-    if content.__class__ is str:
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
-                         and b.get("text").__class__ is str)
-    return ""
-
-
-def _image_block(block: dict[str, Any]) -> dict[str, Any]:
-    source = block.get("source")
-    if isinstance(source, dict) and source.get("type") == "base64":
-        return {"type": "image", "data": source.get("data") if _s(source.get("data")) else "",
-                "mimeType": source.get("media_type") if _s(source.get("media_type")) else "image/png"}
-    # A URL or file image: the file holds no bytes to show.
-    where = source.get("url") if isinstance(source, dict) else None
-    return {"type": "text", "text": f"[image: {where}]" if _s(where) else "[image]"}
-
-
-def _text_block(block: dict[str, Any], key: str = "text") -> dict[str, Any]:
-    text = block.get(key)
-    return {"type": "text", "text": text if text.__class__ is str else ""}
-
-
-def _other_block(block: dict[str, Any]) -> dict[str, Any]:
-    """A block pi has no kind for (document, search result...): kept, shown as its JSON text
-    (written iteratively: a block may be nested thousands of levels deep)."""
-    return {"type": "text", "text": js_json(block)}
-
-
-def _dict_blocks(content: Any) -> list[dict[str, Any]]:
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
-def _user_blocks(content: Any) -> Any:
-    """pi user/toolResult content of Anthropic user content (not tool_result blocks)."""
-    if content.__class__ is str:
-        return content
-    out: list[Any] = []
-    for block in _dict_blocks(content):
-        kind = block.get("type")
-        if kind == "image":
-            out.append(_image_block(block))
-        else:
-            out.append(_text_block(block) if kind == "text" else _other_block(block))
-    return out
-
-
-def _assistant_blocks(content: Any) -> list[Any]:
-    if content.__class__ is str:
-        return [{"type": "text", "text": content}]
-    out: list[Any] = []
-    for block in _dict_blocks(content):
-        kind = block.get("type")
-        if kind == "text":
-            out.append(_text_block(block))
-        elif kind == "thinking":
-            thinking = _text_block(block, "thinking")
-            thinking = {"type": "thinking", "thinking": thinking["text"]}
-            if _s(block.get("signature")):
-                thinking["thinkingSignature"] = block["signature"]
-            out.append(thinking)
-        elif kind == "redacted_thinking":
-            out.append({"type": "thinking", "thinking": "", "redacted": True})
-        elif kind in ("tool_use", "server_tool_use"):
-            arguments = block.get("input")
-            out.append({"type": "toolCall", "id": block.get("id"), "name": block.get("name"),
-                        "arguments": arguments if isinstance(arguments, dict) else {}})
-        else:
-            out.append(_other_block(block))
-    return out
-
-
-def _int(value: Any) -> int:
-    return value if value.__class__ is int and value >= 0 else 0
-
-
-def pi_usage(usage: Any) -> dict[str, Any]:
-    """pi's usage fields from an Anthropic usage object. ``totalTokens`` is what the request
-    carried (input + cache read + cache write), the measured context; cost is not known."""
-    usage = usage if isinstance(usage, dict) else {}
-    inp, out = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
-    read, write = _int(usage.get("cache_read_input_tokens")), _int(usage.get("cache_creation_input_tokens"))
-    return {"input": inp, "output": out, "cacheRead": read, "cacheWrite": write, "totalTokens": inp + read + write,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
-
-
-def _usage_total(usage: dict[str, Any]) -> int:
-    """All four counters of a :func:`pi_usage` (ccusage's total, which picks among repeats)."""
-    return usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
-
-
-def _others(line: dict[str, Any]) -> dict[str, Any]:
-    """The line's fields pi has no key for (everything but its message)."""
-    return {k: v for k, v in line.items() if k != "message"}
 
 
 # ---------------------------------------------------------------------------- conversion
@@ -597,173 +419,6 @@ class _Converter:
         return self.entries[-1]["id"] if self.entries else None
 
 
-# ---------------------------------------------------------------------------- sub-agents
-
-
-def _subagent_files(path: str, links: dict[str, str]) -> list[str]:
-    """``<project>/<session id>/subagents/**/agent-*.jsonl`` beside the session file, and, for
-    an agent the main file names (``links``) that has none there, the older layout's
-    ``<project>/agent-<id>.jsonl`` (inspect_scout's ``client.find_agent_file`` reads both)."""
-    stem = os.path.splitext(os.path.basename(path))[0]
-    if stem.startswith("agent-"):
-        return []  # a sub-agent's own file opened by itself
-    folder = os.path.join(os.path.dirname(path), stem, "subagents")
-    found: list[str] = []
-    if os.path.isdir(folder):
-        found = glob.glob(os.path.join(glob.escape(folder), "**", "agent-*.jsonl"), recursive=True)
-    have = {os.path.basename(f) for f in found}
-    for agent in links:
-        name = f"agent-{agent}.jsonl"
-        beside = os.path.join(os.path.dirname(path), name)
-        if name not in have and os.sep not in agent and agent not in (".", "..") and os.path.isfile(beside):
-            found.append(beside)
-    return sorted(f for f in found if os.path.isfile(f))
-
-
-def _agent_links(conv: _Converter) -> dict[str, str]:
-    """agent id → the tool_use id of the call that started it, from the main file's lines:
-    a tool result's ``toolUseResult.agentId`` or top-level ``agentId``, and ``agent_progress``
-    progress lines (``parentToolUseID``, ``data.agentId``)."""
-    links: dict[str, str] = {}
-    for entry in conv.entries:
-        cc = entry.get("claudeCode") or {}
-        if entry.get("type") == "message" and entry["message"].get("role") == "toolResult":
-            call_id = entry["message"].get("toolCallId")
-            result = cc.get("toolUseResult")
-            agent = result.get("agentId") if isinstance(result, dict) else None
-            if not _s(agent) and cc.get("isSidechain") is not True:
-                agent = cc.get("agentId")
-            if _s(agent) and _s(call_id) and call_id in conv.tool_calls:
-                links.setdefault(agent, call_id)
-        elif entry.get("type") == "custom" and entry.get("customType") == CUSTOM_PREFIX + "progress":
-            data = entry["data"].get("data")
-            call_id = entry["data"].get("parentToolUseID")
-            if isinstance(data, dict) and data.get("type") == "agent_progress" and _s(data.get("agentId")) \
-                    and _s(call_id):
-                links.setdefault(data["agentId"], call_id)
-    return links
-
-
-def _start_entry(conv: _Converter, call_entry: Entry | None, agent: str | None, call_id: str | None,
-                 timestamp: Any, source: str, before: Entry) -> Entry:
-    """The empty compaction a sub-agent's context starts at (pi's projection starts a fresh
-    context only at a compaction; this one adds a message of no text and 0 tokens)."""
-    entry_id = conv._new_id(None, f"subagent-{agent or call_id or len(conv.entries)}")
-    entry = {"type": "compaction", "id": entry_id, "parentId": call_entry["id"] if call_entry else None,
-             "timestamp": timestamp, "summary": "", "firstKeptEntryId": None, "tokensBefore": 0,
-             "details": {"claudeCode": SUBAGENT_START, "agentId": agent, "toolCallId": call_id, "source": source},
-             "claudeCode": {"synthetic": SUBAGENT_START, "agentId": agent, "toolCallId": call_id}}
-    # Before the run's first entry, so that parents precede children in file order (the
-    # engine's one-pass index takes that shape; a later parent sends it down the general path).
-    at = next((i for i in range(len(conv.entries) - 1, -1, -1) if conv.entries[i] is before), len(conv.entries))
-    conv.entries.insert(at, entry)
-    conv.raw_parent[id(entry)] = call_entry["id"] if call_entry else None
-    conv.owner.setdefault(entry_id, entry)
-    return entry
-
-
-def _roots(conv: _Converter, entries: list[Entry], members: set[int]) -> dict[int, Entry]:
-    """For each of ``entries`` (``members``: their ``id()``s) the first entry of its chain
-    among them: one walk per chain, each entry visited once (a loop's entry is a root)."""
-    root_of: dict[int, Entry] = {}
-    for entry in entries:
-        chain: list[Entry] = []
-        on_chain: set[int] = set()
-        current = entry
-        while id(current) not in root_of:
-            parent = conv._resolve(conv.raw_parent.get(id(current)))
-            chain.append(current)
-            on_chain.add(id(current))
-            if parent is None or id(parent) not in members or id(parent) in on_chain:
-                root_of[id(current)] = current
-                break
-            current = parent
-        top = root_of[id(current)]
-        for item in chain:
-            root_of.setdefault(id(item), top)
-    return root_of
-
-
-def _attach_runs(conv: _Converter, run: list[Entry], call_id: str | None, agent: str | None, source: str) -> None:
-    """Hang the roots of ``run`` (one sub-agent's entries) under a start entry below the
-    assistant entry holding tool call ``call_id``."""
-    if not run:
-        return
-    members = {id(e) for e in run}
-    call_entry = conv.tool_calls.get(call_id) if call_id else None
-    start = _start_entry(conv, call_entry, agent, call_id, run[0].get("timestamp"), source, run[0])
-    for entry in run:
-        parent = conv._resolve(conv.raw_parent.get(id(entry)))
-        if parent is None or parent is entry or id(parent) not in members:
-            conv.raw_parent[id(entry)] = start["id"]
-
-
-def _sidechains(conv: _Converter, links: dict[str, str]) -> None:
-    """Older files: sub-agent lines (``isSidechain``) in the main file, each run a chain from a
-    root. A run is linked to its call by an ``agentId`` its lines carry, else by its first
-    prompt equal to a Task/Agent call's ``prompt``; a run with no match stays a root."""
-    side = [e for e in conv.entries if (e.get("claudeCode") or {}).get("isSidechain") is True
-            or (e.get("type") == "custom" and isinstance(e.get("data"), dict) and e["data"].get("isSidechain") is True)]
-    if not side:
-        return
-    members = {id(e) for e in side}
-    runs: dict[int, list[Entry]] = {}
-    roots: dict[int, Entry] = {}
-    root_of = _roots(conv, side, members)
-    for entry in side:
-        root = root_of[id(entry)]
-        runs.setdefault(id(root), []).append(entry)
-        roots[id(root)] = root
-    prompts: dict[str, str] = {}
-    for call_id, holder in conv.tool_calls.items():
-        for block in holder["message"]["content"]:
-            if block.get("type") == "toolCall" and block.get("id") == call_id and _s(block.get("name")) in _AGENT_TOOLS:
-                prompt = block.get("arguments", {}).get("prompt")
-                if _s(prompt):
-                    prompts.setdefault(prompt, call_id)
-    used: set[str] = set()
-    for key, run in runs.items():
-        root = roots[key]
-        agent = next((e["claudeCode"].get("agentId") for e in run if _s((e.get("claudeCode") or {}).get("agentId"))), None)
-        call_id = links.get(agent) if agent else None
-        if call_id is None and root.get("type") == "message":
-            text = _text_of(root["message"].get("content"))
-            call_id = prompts.get(text)
-        if call_id is None or call_id in used:
-            continue
-        used.add(call_id)
-        _attach_runs(conv, run, call_id, agent, "sidechain")
-
-
-def _load_subagents(conv: _Converter, path: str, links: dict[str, str], skipped: dict[str, list[int]]) -> list[str]:
-    files = _subagent_files(path, links)
-    for file in files:
-        name = os.path.basename(file)[: -len(".jsonl")]
-        agent = name[len("agent-"):]
-        meta_path = file[: -len(".jsonl")] + ".meta.json"
-        call_id = links.get(agent)
-        if os.path.isfile(meta_path):
-            try:
-                meta = orjson.loads(_read_file(meta_path))
-            except (orjson.JSONDecodeError, OSError):
-                meta = None
-            if isinstance(meta, dict) and _s(meta.get("toolUseId")):
-                call_id = meta["toolUseId"]
-        try:
-            data = _read_file(file)
-        except OSError:
-            continue
-        lines, bad = read_lines(data)
-        tag = os.path.relpath(file, os.path.dirname(path))
-        if bad:
-            skipped[tag] = bad
-        run = conv.convert(lines, file_tag=tag, prefix=f"{agent}:")
-        if call_id is not None and call_id not in conv.tool_calls:
-            call_id = None
-        _attach_runs(conv, run, call_id, agent, "subagent-file")
-    return files
-
-
 # ---------------------------------------------------------------------------- the session
 
 
@@ -772,7 +427,7 @@ def convert_lines(lines: list[tuple[int, dict[str, Any]]]) -> tuple[list[Entry],
     sub-agent files (for tests and the corpus)."""
     conv = _Converter()
     conv.convert(lines)
-    _sidechains(conv, _agent_links(conv))
+    sidechains(conv, agent_links(conv))
     conv.resolve_parents()
     return conv.entries, conv.leaf(), conv
 
@@ -816,10 +471,10 @@ class ClaudeCodeSession(ForeignSession):
         lines, skipped = read_lines(data)
         conv = _Converter()
         conv.convert(lines)
-        links = _agent_links(conv)
-        _sidechains(conv, links)
+        links = agent_links(conv)
+        sidechains(conv, links)
         skipped_sub: dict[str, list[int]] = {}
-        files = _load_subagents(conv, resolved, links, skipped_sub) if subagents else []
+        files = load_subagents(conv, resolved, links, skipped_sub) if subagents else []
         conv.resolve_parents()
         first = conv.first_line or {}
         cwd = next((line.get("cwd") for _, line in lines if _s(line.get("cwd"))), None) or "."

@@ -35,7 +35,7 @@ import orjson
 
 from pi_lab.errors import ReadOnlySession
 from pi_lab.formats._foreign import ForeignSession
-from pi_lab.formats.claude_code import _ms, _read_file, _s, read_lines
+from pi_lab.formats.claude_code_lines import _ms, _read_file, _s, read_lines
 from pi_lab.session.storage import check_regular_file
 
 __all__ = ["CodexSession", "CodexReadOnly", "open_codex", "convert_lines", "line_id", "token_usage",
