@@ -259,6 +259,8 @@ export class NotesSection {
   private editorEl: HTMLElement | null = null;
   private heading: HTMLElement | null = null;
   private addButton: HTMLButtonElement | null = null;
+  /** The editor field that last had the keyboard (given back when the pane is drawn again). */
+  private lastFocus: HTMLElement | null = null;
 
   constructor(
     private readonly model: NotesModel,
@@ -284,11 +286,24 @@ export class NotesSection {
     this.addButton = button('Add note', 'pi-small pi-note-add', head, () => this.open(null), 'Add a note to this entry (shift+N in the tree)');
     this.listEl = el('div', 'pi-note-list', box);
     this.listEl.setAttribute('role', 'list');
-    this.editorEl = el('div', 'pi-note-editor-box', box);
-    this.refresh();
-    if (this.editing) {
-      this.drawEditor();
+    const old = this.editorEl;
+    if (this.editing && old && old.firstChild) {
+      // The pane is drawn again (the selection's answer, a tool-output toggle) while a note is
+      // written: the editor moves over as it is, with what is typed and where the caret was.
+      // The pane was emptied first, which dropped the focus to the page: it goes back to the
+      // editor field that had it (not when the reader has since moved it elsewhere).
+      box.appendChild(old);
+      const lost = !document.activeElement || document.activeElement === document.body || old.contains(document.activeElement);
+      if (lost && this.lastFocus && old.contains(this.lastFocus)) {
+        this.lastFocus.focus();
+      }
+    } else {
+      this.editorEl = el('div', 'pi-note-editor-box', box);
+      if (this.editing) {
+        this.drawEditor();
+      }
     }
+    this.refresh();
   }
 
   /** Whether the section is on screen for `entryId`. */
@@ -345,6 +360,9 @@ export class NotesSection {
     const note = noteId ? this.model.notes.find(n => n.id === noteId) : undefined;
     clear(box);
     const form = el('form', 'pi-note-editor', box);
+    form.addEventListener('focusin', event => {
+      this.lastFocus = event.target as HTMLElement;
+    });
     form.setAttribute('aria-label', note ? 'edit note' : 'add a note');
     const suffix = Math.random().toString(36).slice(2, 8);
     const tagRow = el('div', 'pi-note-field', form);

@@ -352,6 +352,8 @@ export class TimelineStrip {
     }
     let placed = 0;
     const unknown: string[] = [];
+    // Several noted entries at one call (a user message and the reply it led to) stand side by side.
+    const atCall = new Map<number, number>();
     for (const mark of this.noteMarks) {
       const call = this.index.get(mark.entry_id) ?? this.noteCalls.get(mark.entry_id);
       if (call === undefined) {
@@ -363,7 +365,9 @@ export class TimelineStrip {
       }
       const b = button(mark.finding ? '◆' : '✎', `pi-tl-note${mark.finding ? ' pi-tl-note-finding' : ''}`, lane,
         () => this.handlers.select(mark.entry_id));
-      b.style.left = `${Math.round(this.xOf(call)) - 7}px`;
+      const beside = atCall.get(call) ?? 0;
+      atCall.set(call, beside + 1);
+      b.style.left = `${Math.round(this.xOf(call)) - 7 + beside * 12}px`;
       b.dataset.entry = mark.entry_id;
       b.setAttribute('aria-label', `${mark.words} on entry ${shortId(mark.entry_id)} (call ${call + 1}): select it`);
       b.title = `${mark.words} on entry ${mark.entry_id}`;

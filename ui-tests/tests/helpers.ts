@@ -119,3 +119,20 @@ export function writeSession(folder: string, sid: string, cwd: string, texts: st
   fs.writeFileSync(file, lines.map(line => JSON.stringify(line) + '\n').join(''));
   return file;
 }
+
+/** The notes file every viewer of the UI tests' server shares (PiLabConfig.notes_file's default). */
+export function notesFile(): string {
+  return path.join(paths.root, 'pi-lab-notes.jsonl');
+}
+
+/** Write a model's finding into the server's notes file, as `Corpus.ask` writes one (NoteStore.add). */
+export function writeFinding(sessionId: string, entryId: string, text: string, tag: string, model: string, question: string): void {
+  const code = [
+    'import sys',
+    'from pi_lab.research.notes import NoteStore',
+    'store, sid, entry, text, tag, model, question = sys.argv[1:8]',
+    'store = NoteStore(store)',
+    'store.add(sid, entry, text, tag=tag, author=model, source="model:" + model, question=question)'
+  ].join('\n');
+  execFileSync(paths.python, ['-c', code, notesFile(), sessionId, entryId, text, tag, model, question]);
+}
