@@ -9,7 +9,7 @@ a port of ``navigation._visible_rows`` (src_frontend/export/layout.ts). What tra
   ``kind`` (u8), ``tokens`` (u32), ``entry`` (u32, position in the file), ``flags`` (u16,
   the flags that do not depend on the layout) and ``facts`` (u8, views.FACT_BITS). The header
   holds the strings: ids, labels, label times, display texts and search texts, plus the
-  session facts, the gauge, the leaf's timeline and what the context views need (``views``).
+  session facts, the gauge, the leaf's timeline, what the context views need (``views``) and the notes.
 * ``chunks``: for each run of ``CHUNK`` flattened entries, a JSON list of
   ``{"f": full entry detail, "p": how the preview detail differs, "e": the entry when the page
   can rebuild the detail's raw JSON from it, "c": context record, "v": the entry's share of
@@ -436,10 +436,11 @@ class ExportChunks(Sequence[bytes]):
         return f"ExportChunks({'streaming' if self._list is None else len(self._list)})"
 
 
-def export_data(sm: Any, *, settings: ViewSettings | None = None) -> tuple[bytes, ExportChunks]:
-    """``(main, chunks)`` for the session at its current leaf (see the module docstring);
-    the chunks are made as they are taken (:class:`ExportChunks`)."""
-    main, chunks, count = _parts(sm, settings, CHUNK)
+def export_data(sm: Any, *, settings: ViewSettings | None = None,
+                notes: dict[str, Any] | None = None) -> tuple[bytes, ExportChunks]:
+    """``(main, chunks)`` for the session at its current leaf (see the module docstring), the
+    chunks made as taken (:class:`ExportChunks`); ``notes``: the header's notes payload or None."""
+    main, chunks, count = _parts(sm, settings, CHUNK, notes)
     return main, ExportChunks(chunks, -(-count // CHUNK))
 
 
@@ -451,7 +452,8 @@ def export_parts(sm: Any, *, settings: ViewSettings | None = None,
     return main, chunks
 
 
-def _parts(sm: Any, settings: ViewSettings | None, chunk: int) -> tuple[bytes, Iterator[bytes], int]:
+def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
+           notes: dict[str, Any] | None = None) -> tuple[bytes, Iterator[bytes], int]:
     """export_parts, and the number of flattened entries."""
     if settings is None:
         window = recorded_context_window(sm)
@@ -513,6 +515,7 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int) -> tuple[bytes, I
         "text_search": [x for pair in zip(texts, search) for x in pair],
         "timeline": _timeline(view),
         "views": views_header(_summaries(sm, flat), shared),
+        "notes": notes,
     }
     main = _pack(header, columns)
     return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat, chunk,

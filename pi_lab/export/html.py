@@ -29,7 +29,7 @@ from pi_lab.export.data import export_data
 from pi_lab.session.output import OutputRefused, check_output, write_bytes
 from pi_lab.session.protocol import ReadableSession
 
-__all__ = ["export_html", "render_html", "viewer_script", "pack", "pack7", "unpack"]
+__all__ = ["export_html", "render_html", "export_notes", "viewer_script", "pack", "pack7", "unpack"]
 
 _PAGE_CSS = (
     "html,body{margin:0;padding:0;height:100%;}"
@@ -139,9 +139,26 @@ def pack(data: bytes) -> str:
     return base64.b85encode(gzip.compress(data, compresslevel=9, mtime=0)).translate(_TO_ALPHABET).decode("ascii")
 
 
-def render_html(sm: ReadableSession, *, title: str | None = None) -> str:
-    """The export of ``sm`` at its current leaf, as a string."""
-    main, chunks = export_data(sm)
+def export_notes(notes: Any, sm: ReadableSession) -> dict[str, Any] | None:
+    """The notes an export embeds (the header's ``notes``): ``sm``'s notes in ``notes`` (a
+    NoteStore or its path) as the viewers' notes payload, read-only (``writable`` false), with
+    ``covered`` (the entries each tag covers: the page marks and filters rows with it) and the
+    store's file name only; None for ``notes`` None or False (an export without notes)."""
+    if notes is None or notes is False:
+        return None
+    from pi_lab.research.notes import NoteStoreError
+    from pi_lab.view.notes import notes_payload, store_of
+
+    store = store_of(notes)
+    try:
+        return notes_payload(store, sm, writable=False, store_label=os.path.basename(store.path), coverage=True)
+    except (NoteStoreError, OSError) as error:
+        raise ExportError(f"notes: {error}") from None
+
+
+def render_html(sm: ReadableSession, *, title: str | None = None, notes: Any = None) -> str:
+    """The export of ``sm`` at its current leaf, as a string (``notes``: see :func:`export_notes`)."""
+    main, chunks = export_data(sm, notes=export_notes(notes, sm))
     encoded = [pack7(chunk) for chunk in chunks]
     offsets = [0]
     for part in encoded:
@@ -190,12 +207,14 @@ def _open_any(session_file: str) -> Any:
     return open_session(session_file)
 
 
-def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | None = None) -> Path:
+def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | None = None,
+                notes: Any = None) -> Path:
     """Write a self-contained, read-only HTML viewer of a session to ``path``.
 
     ``source`` is a session file path (opened read-only: the file is never written) or a
     ``SessionManager`` (its leaf is restored afterwards). ``leaf_id`` fixes the leaf shown.
-    Returns the path written.
+    ``notes`` (a :class:`~pi_lab.research.notes.NoteStore` or its path; None or False: none)
+    embeds the session's notes, shown read-only. Returns the path written.
     """
     from pi_lab.session.manager import EntryNotFound
 
@@ -221,7 +240,7 @@ def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | Non
                 sm.branch(leaf_id)
             except EntryNotFound as error:
                 raise ExportError(f"no entry {leaf_id!r} in the session") from error
-        text = render_html(sm)
+        text = render_html(sm, notes=notes)
     finally:
         if restore is not None and leaf_id is not None:
             if restore[0] is None:

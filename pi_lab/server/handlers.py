@@ -320,8 +320,8 @@ def _optional_version(body: dict[str, Any], name: str) -> int | None:
     return None if value is None else whole_number(value, name)
 
 
-def _notes_version(state: PiLabState) -> int:
-    return state.notes.version() if state.notes is not None else 0
+def _notes_version(notes: NoteStore | None) -> int:
+    return notes.version() if notes is not None else 0
 
 
 def _state(store: SessionStore, loaded: LoadedSession, shared: SharedView, location: Location,
@@ -362,14 +362,14 @@ def session_answer(state: PiLabState, location: Location, op: str, body: dict[st
         with loaded.lock:
             recorded = recorded_context_window(loaded.sm)
     settings = _settings(raw_settings, recorded)
+    notes = getattr(state, "notes", None)  # a state without notes: an embedding of the handlers
     if op in NOTE_OPS:
-        if state.notes is None:
+        if notes is None:
             raise RequestError("this server keeps no notes")
         with loaded.lock:
-            return note_request(state.notes, loaded.sm, op, args,
-                                store_label=state.notes_label), None
-    notes_version = _notes_version(state)  # before the layout: a note added meanwhile is seen next poll
-    shared = store.view(loaded, key, state.notes)
+            return note_request(notes, loaded.sm, op, args, store_label=state.notes_label), None
+    notes_version = _notes_version(notes)  # before the layout: a note added meanwhile is seen next poll
+    shared = store.view(loaded, key, notes)
     with loaded.lock:
         if op == "structure":
             return {"version": shared.version}, structure_payload(shared.view, selected)

@@ -45,10 +45,13 @@ from typing import Any
 import anywidget
 import traitlets as t
 
+from pi_lab.errors import PiLabError
 from pi_lab.view.actions import WRITE_ACTIONS, ActionRefused, run_action
 from pi_lab.view.gauge import gauge_after_entries, recorded_context_window, recorded_model
 from pi_lab.widget.jobs import JobQueue
 from pi_lab.widget.live import LiveFeed, follow_file, guard_kernel_parent
+from pi_lab.widget.notes import WidgetNotes
+from pi_lab.view.notes import NOTE_OPS, store_of
 from pi_lab.widget.sendable import keep_logs_sendable, sendable
 from pi_lab.view.payload import RequestError, SessionView, ViewSettings, agent_facts, read_request, structure_payload
 
@@ -143,10 +146,14 @@ class SessionWidget(anywidget.AnyWidget):
     height = t.Int(560).tag(sync=True)
     writable = t.Bool(True).tag(sync=True)
     write_plan = t.Unicode("").tag(sync=True)
+    # Notes (pi_lab/widget/notes.py): the store's version (the viewer asks for "notes" when it
+    # changes) and the note filter ("", "noted", "tag:<tag>").
+    notes_version = t.Int(0).tag(sync=True)
+    note_filter = t.Unicode("").tag(sync=True)
 
     def __init__(self, source: Any, *, model: Any = None, client: Any = None, settings: Any = None,
                  context_window: int | None = None, follow: bool = True, poll_interval: float = 1.0,
-                 writable: bool = False, **kwargs: Any):
+                 writable: bool = False, notes: Any = None, **kwargs: Any):
         recorded = not hasattr(source, "navigate_tree")
         # A model answers in this kernel when the caller brought one (an AgentSession, model=,
         # client=); a recorded session's stand-in offline model answers only once writing is on.
@@ -162,8 +169,11 @@ class SessionWidget(anywidget.AnyWidget):
         kwargs.setdefault("keep_recent_tokens", compaction.keep_recent_tokens)
         super().__init__(context_window=window, **kwargs)
         self._sync_agent_settings()
+        self._notes = WidgetNotes(self, store_of(notes), self._change_view)
         self.view = SessionView.open(sm, self._view_settings(), filter_mode=self.filter_mode,
-                                     search=self.search, folded=self.folded)
+                                     search=self.search, folded=self.folded,
+                                     **(self._notes.filter_changed(self.note_filter, sm) or {}))
+        self.notes_version = self._notes.store.version()
         self._follow = follow
         self._poll_interval = poll_interval
         self._follow_task: asyncio.Task[None] | None = None
@@ -191,6 +201,13 @@ class SessionWidget(anywidget.AnyWidget):
     @property
     def session_manager(self) -> Any:
         return self.view.sm
+
+    @property
+    def notes(self) -> Any:
+        """The :class:`~pi_lab.research.notes.NoteStore` this widget's notes go to (``notes=``;
+        default ``pi-lab-notes.jsonl`` in the kernel's folder). Notes added here in Python show
+        in the viewer too."""
+        return self._notes.store
 
     def _view_settings(self) -> ViewSettings:
         return ViewSettings(self.context_window, self.reserve_tokens, self.keep_recent_tokens,
@@ -339,6 +356,14 @@ class SessionWidget(anywidget.AnyWidget):
         self._change_view(filter_mode=self.filter_mode, search=self.search, folded=())
         self.folded = []
 
+    @t.observe("note_filter")
+    def _on_note_filter(self, change: dict[str, Any]) -> None:
+        if not hasattr(self, "view"):
+            return
+        changes = self._notes.filter_changed(change["new"])
+        if changes is not None:
+            self._change_view(**changes)
+
     @t.observe("folded")
     def _on_folded(self, change: dict[str, Any]) -> None:
         if not hasattr(self, "view") or getattr(self, "_resetting_view", False):
@@ -378,12 +403,14 @@ class SessionWidget(anywidget.AnyWidget):
         if not isinstance(content, dict) or content.get("kind") != "request":
             return
         request_id, op, args = content.get("id"), content.get("op"), content.get("args") or {}
+        self._notes.check()  # another writer's notes: the viewer hears of them with this request
         if self._snapshot_pending and self._snapshot_build is None:
             # The viewer is drawing: its requests go first, the pending snapshot once they stop
             # (a build under way goes on: its steps leave room for the requests).
             self._schedule_snapshot(SNAPSHOT_AFTER_REQUEST_S)
         if op == "hello":
             self._start_following()
+            self._notes.start(self._poll_interval, lambda: self._closed)
             self._reply(request_id, {"version": self.view.rows.version})
         elif op == "structure":
             blob = structure_payload(self.view, self.selected_id)
@@ -392,6 +419,11 @@ class SessionWidget(anywidget.AnyWidget):
             self._spawn(self._act(request_id, op, args))
         elif op == "allow_writes":
             self._allow_writes(request_id)
+        elif op in NOTE_OPS:  # never refused as a write: notes are not in the session
+            try:
+                self._reply(request_id, self._notes.answer(op, args))
+            except (PiLabError, OSError) as error:
+                self._reply_error(request_id, str(error))
         else:
             try:
                 self._reply(request_id, read_request(self.view, op, args))
@@ -425,8 +457,6 @@ class SessionWidget(anywidget.AnyWidget):
         return plan
 
     def _allow_writes(self, request_id: Any) -> None:
-        from pi_lab.errors import PiLabError
-
         try:
             done = self.allow_writes()
         except (PiLabError, OSError) as error:  # another writer, a full disk: the file is as it was
@@ -555,6 +585,8 @@ class SessionWidget(anywidget.AnyWidget):
             self._follow_task.cancel()
         if getattr(self, "_snapshot_timer", None) is not None:
             self._snapshot_timer.cancel()
+        if getattr(self, "_notes", None) is not None:
+            self._notes.close()
         super().close()
 
     # ------------------------------------------------------------------ display without a kernel
@@ -579,10 +611,11 @@ class SessionWidget(anywidget.AnyWidget):
 
     def to_html(self, path: str | os.PathLike[str], *, leaf_id: str | None = None) -> Any:
         """Write this session as one self-contained HTML file (``pi_lab.export.export_html``):
-        the read-only viewer, no kernel and no network needed to open it."""
+        the read-only viewer, no kernel and no network needed to open it, with this widget's
+        notes (read-only there)."""
         from pi_lab.export import export_html
 
-        return export_html(self.view.sm, path, leaf_id=leaf_id)
+        return export_html(self.view.sm, path, leaf_id=leaf_id, notes=self.notes)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)

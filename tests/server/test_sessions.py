@@ -131,7 +131,7 @@ async def test_appended_entries_arrive_as_deltas(api, root, copy_fixture):
     leaf = state["leaf_id"]
 
     quiet = await api.session("poll", key, version=state["version"], generation=state["generation"])
-    assert quiet == {"kind": "none", "version": state["version"], "generation": state["generation"]}
+    assert quiet == {"kind": "none", "version": state["version"], "generation": state["generation"], "notes_version": 0}
 
     with open(path, "ab") as handle:
         handle.write(line(user("new-1", leaf, "a question that arrived while the viewer was open")))

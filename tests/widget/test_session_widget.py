@@ -549,9 +549,10 @@ def test_to_html_writes_the_static_export_of_the_widgets_session(seed_file, tmp_
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") or page.lower().startswith("<!doctype html>")
     assert "Content-Security-Policy" in page
-    # The widget's own leaf is the export's leaf: the same page as exporting the manager at A3.
+    # The widget's own leaf is the export's leaf: the same page as exporting the manager at A3
+    # with the widget's notes.
     from pi_lab.export import export_html
 
-    assert export_html(widget.view.sm, tmp_path / "a3.html").read_bytes() == out.read_bytes()
+    assert export_html(widget.view.sm, tmp_path / "a3.html", notes=widget.notes).read_bytes() == out.read_bytes()
     assert export_html(widget.view.sm, tmp_path / "a4.html", leaf_id="A4").read_bytes() != out.read_bytes()
     assert Path(seed_file).read_bytes() == before  # the session file is only read
