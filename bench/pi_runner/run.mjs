@@ -5,6 +5,7 @@
 //   node run.mjs info
 //   node run.mjs bench <file> [--op all|open|context|tree|branch|prepare|estimate|estimate_all] [--repeat N] [--warmup N]
 //   node run.mjs dump  <file> [--inplace] [--keep 1,100,2000,20000]
+//   node run.mjs engine <file>     open, then the first buildSessionContext, getTree, getBranch
 //
 // The package's main entry (dist/index.js) needs Node >= 22 (it imports `globSync` from
 // node:fs), and its `exports` map only exposes "." and "./rpc-entry". The session manager and
@@ -202,6 +203,39 @@ async function bench(file, args) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// engine: what a reader of a session does first (bench/engine_bench.py), each step once, in
+// this order, on a freshly opened session: wall ms per step, CPU ms (user + system, every
+// thread: V8's collector helps on other threads) and the process's peak RSS.
+
+async function engine(file) {
+	const { sm: smMod, version } = await loadPi();
+	const { SessionManager } = smMod;
+	const copy = copyToTemp(file);
+	try {
+		const cpu0 = process.cpuUsage();
+		const steps = {};
+		let t = performance.now();
+		const sm = SessionManager.open(copy.path);
+		steps.open = performance.now() - t;
+		t = performance.now();
+		sm.buildSessionContext();
+		steps.context = performance.now() - t;
+		t = performance.now();
+		sm.getTree();
+		steps.tree = performance.now() - t;
+		t = performance.now();
+		sm.getBranch();
+		steps.branch = performance.now() - t;
+		const cpu = process.cpuUsage(cpu0);
+		process.stdout.write(
+			`${JSON.stringify({ impl: "pi", version, steps, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: peakRssMb() })}\n`,
+		);
+	} finally {
+		copy.cleanup();
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
 // dump
 
 function sorted(set) {
@@ -329,9 +363,10 @@ async function info() {
 const args = parseArgs(process.argv.slice(2));
 const [mode, file] = args._;
 if (mode === "info") await info();
-else if (mode === "bench" || mode === "dump") {
+else if (mode === "bench" || mode === "dump" || mode === "engine") {
 	if (!file) fail(`usage: run.mjs ${mode} <session.jsonl>`);
 	if (!existsSync(file)) fail(`no such file: ${file}`);
 	if (mode === "bench") await bench(file, args);
+	else if (mode === "engine") await engine(file);
 	else await dump(file, args);
-} else fail("usage: run.mjs info | bench <file> [--op ...] [--repeat N] | dump <file> [--inplace] [--keep 1,100]");
+} else fail("usage: run.mjs info | bench <file> [--op ...] [--repeat N] | engine <file> | dump <file> [--inplace] [--keep 1,100]");

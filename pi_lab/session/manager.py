@@ -554,6 +554,10 @@ class SessionManager(EntryAppends, FileSync):
 
     def build_session_projection(self, leaf_id: Any = ...) -> SessionProjection:
         """What the model sees at the leaf (or at ``leaf_id``), with each message's source."""
+        return self._projection(leaf_id, True)
+
+    def _projection(self, leaf_id: Any, sources: bool) -> SessionProjection:
+        """:meth:`build_session_projection`; ``sources=False`` leaves its ``entries`` empty."""
         if leaf_id is ...:
             if self._leaf_id is UNSET:
                 # The last line had no id: pi then projects from the last entry.
@@ -562,13 +566,13 @@ class SessionManager(EntryAppends, FileSync):
             leaf = self.leaf_id
             if self._bodies is not None and leaf:
                 # Read back from the leaf: only the kept region's bodies are parsed.
-                return project_path(ResolvingPath(self._raw_path(leaf)))
-            return project_path(self.get_branch())
+                return project_path(ResolvingPath(self._raw_path(leaf)), sources=sources)
+            return project_path(self.get_branch(), sources=sources)
         entries, by_id = self._lookups()
         return build_session_projection(entries, leaf_id, by_id)
 
     def build_session_context(self, leaf_id: Any = ...) -> SessionContext:
-        return self.build_session_projection(leaf_id).context()
+        return self._projection(leaf_id, False).context()
 
     # ------------------------------------------------------------------ moving the leaf
 
