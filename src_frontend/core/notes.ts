@@ -591,9 +591,9 @@ export class NoteFilterControl {
 
   constructor(parent: HTMLElement, private readonly transport: Transport, showList: () => void) {
     this.el = el('span', 'pi-note-filter-box', parent);
-    const label = el('label', 'pi-note-filter-label', this.el, 'notes');
+    // No visible label (the first option says "notes: …"): a narrow widget keeps its toolbar on two lines.
     this.select = el('select', 'pi-note-filter', this.el);
-    this.select.id = label.htmlFor = `pi-note-filter-${Math.random().toString(36).slice(2, 8)}`;
+    this.select.setAttribute('aria-label', 'note filter');
     this.select.title = 'Show every row, the rows with a note, or those with a note of one tag (alt+N / alt+shift+N: next / previous noted row)';
     this.select.addEventListener('change', () => transport.set({ note_filter: this.select.value }));
     this.select.addEventListener('keydown', event => event.stopPropagation());
@@ -601,14 +601,16 @@ export class NoteFilterControl {
   }
 
   update(model: NotesModel): void {
-    this.el.hidden = !model.available;
     const current = this.transport.get('note_filter') ?? '';
-    const options: [string, string][] = [['', 'any row'], [NOTE_FILTER_NOTED, `noted (${model.count()})`]];
+    // Shown once the session has a note (or the filter is on): nothing to filter before that,
+    // and the toolbar of a narrow widget keeps its lines for the tree.
+    this.el.hidden = !model.available || (!model.notes.length && !current);
+    const options: [string, string][] = [['', 'notes: any row'], [NOTE_FILTER_NOTED, `notes: noted (${model.count()})`]];
     for (const tag of model.tags) {
-      options.push([`${NOTE_FILTER_TAG}${tag}`, `tag: ${rowSafe(tag)} (${model.count(NOTE_FILTER_TAG + tag)})`]);
+      options.push([`${NOTE_FILTER_TAG}${tag}`, `notes: tag: ${rowSafe(tag)} (${model.count(NOTE_FILTER_TAG + tag)})`]);
     }
     if (current && !options.some(([value]) => value === current)) {
-      options.push([current, `${filterName(current)} (0)`]); // a tag whose last note went: still chosen
+      options.push([current, `notes: ${filterName(current)} (0)`]); // a tag whose last note went: still chosen
     }
     clear(this.select);
     for (const [value, text] of options) {

@@ -339,7 +339,6 @@ export const STYLES = `
 .pi-row-note:empty { display: none; }
 .pi-row-note-finding { color: var(--pi-finding); }
 .pi-note-filter-box { display: inline-flex; align-items: center; gap: 4px; font-size: 12px; }
-.pi-note-filter-label { color: var(--pi-muted); }
 .pi-note-filter { font: inherit; font-size: 12px; padding: 1px 2px; border: 1px solid var(--pi-border); border-radius: 3px;
   background: var(--pi-bg); color: var(--pi-fg); max-width: 14em; }
 .pi-note-filter.pi-on { border-color: var(--pi-note); box-shadow: inset 0 0 0 1px var(--pi-note); }

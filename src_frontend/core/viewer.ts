@@ -322,9 +322,7 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
       return { entry_id: id, finding: mark.findings > 0, words: noteMarkWords(mark) };
     }));
     if (notesPane) {
-      const scroll = pane.scrollTop;
       refreshSide();
-      pane.scrollTop = scroll;
     } else if (noteSection.shows(transport.get('selected_id'))) {
       noteSection.refresh();
     }
@@ -726,7 +724,10 @@ export function mountViewer(host: HTMLElement, transport: Transport): ViewerHand
     const token = ++sideToken;
     markedFor = null;
     if (notesPane) {
+      // Drawn again on every selection (a click in the list selects): where the reader was stays.
+      const scroll = pane.scrollTop;
       renderNotesList(pane, notes, transport.get('note_filter') ?? '', { open: entry => void selectId(entry), preview: entryPreview });
+      pane.scrollTop = scroll;
       return;
     }
     if (which === 'compactions') {

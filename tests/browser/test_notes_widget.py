@@ -32,7 +32,9 @@ def test_notes_in_the_widget(page, lab_server, open_lab, screenshot_dir, tmp_pat
                           [f"import pi_lab\nw = pi_lab.open({str(session)!r}, notes={str(notes)!r})\nw"])
     run_notebook(page, open_lab, name)
     widget = page.locator(".jp-OutputArea .pi-lab")
-    expect(widget.locator(".pi-note-count")).to_have_text("✎ 0 notes")
+    # No notes yet: the Notes tab is there, the note filter waits for a first note.
+    expect(widget.locator(".pi-tab-notes")).to_be_visible()
+    expect(widget.locator(".pi-note-filter-box")).to_be_hidden()
 
     # Keyboard only: the leaf row is selected; one up, shift+N, type, ctrl+Enter.
     selected = widget.locator(".pi-row.pi-selected")
@@ -54,6 +56,7 @@ def test_notes_in_the_widget(page, lab_server, open_lab, screenshot_dir, tmp_pat
     row = widget.locator(f".pi-row[data-id='{target}']")
     expect(row.locator(".pi-row-note")).to_have_text("✎")
     expect(widget.locator(".pi-notes .pi-note-text")).to_have_text("the summary drops the JWT decision")
+    expect(widget.locator(".pi-note-count")).to_have_text("✎ 1 note")
     assert kernel_json(page, "[(n.entry_id, n.tag, n.text) for n in w.notes.notes()]") == [
         [target, "lost-context", "the summary drops the JWT decision"]]
     page.screenshot(path=str(SHOTS / "widget-notes-marks.png"))
