@@ -280,7 +280,7 @@ class SessionManager(EntryAppends, FileSync):
         self._changes.rebuilt()
         leaf = self.leaf_id
         if leaf and self._bodies is None:
-            self._cache_branch(leaf, get_branch(self._by_id, leaf))
+            self._cache_branch(leaf, fused.branch())  # the walk over places (get_branch's answer)
         elif leaf:  # a lazy session parses the branch when it is asked for; its path is known
             path = last_line_path(self._bodies.last_path, fused)
             self._cache_raw_path(leaf, path if path is not None else get_branch(self._by_id, leaf))

@@ -130,3 +130,47 @@ def test_the_usual_file_takes_the_one_walk(tmp_path):
     assert fused is not None and fused.leaf == "l" and fused.has_conversation
     assert fused.roots[0].label == "first" and fused.nodes["l"].entry is lines[2]
     assert index_module.IndexedLines is type(fused)
+
+
+def _chain(count: int, start: int = 0, parent=None) -> list[dict]:
+    lines = []
+    for n in range(start, start + count):
+        lines.append({"type": "message", "id": f"c{n}", "parentId": parent, "timestamp": "2025-01-01T00:00:01.000Z",
+                      "message": {"role": "user", "content": f"u{n}", "timestamp": n}})
+        parent = f"c{n}"
+    return lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=sessions())
+def test_the_branch_from_the_last_run_of_lines_is_the_walked_branch(lines):
+    # index_and_tree's branch() walks by id only above the file's last run of lines that each
+    # continue the line before (issue 28); it must be get_branch's answer for the leaf.
+    fused = index_and_tree(lines)
+    if fused is None:
+        return
+    from pi_lab.session.tree import get_branch
+
+    expected = get_branch(fused.by_id, fused.leaf) if isinstance(fused.leaf, str) else []
+    assert [id(e) for e in fused.branch()] == [id(e) for e in expected]
+
+
+@pytest.mark.parametrize("shape", ["linear", "branch then run", "new root", "self parent", "unknown parent"])
+def test_the_branch_of_chains(shape):
+    from pi_lab.session.tree import get_branch
+
+    lines = [HEADER, *_chain(50)]
+    if shape == "branch then run":
+        lines += _chain(20, 100, parent="c10")  # leaves c11..c49 behind
+    elif shape == "new root":
+        lines += _chain(5, 200)
+    elif shape == "self parent":
+        lines += [dict(_chain(1, 300)[0], parentId="c300"), *_chain(3, 301, parent="c300")]
+    elif shape == "unknown parent":
+        lines += _chain(4, 400, parent="nowhere")
+    fused = index_and_tree(lines)
+    assert fused is not None
+    expected = get_branch(fused.by_id, fused.leaf)
+    assert [id(e) for e in fused.branch()] == [id(e) for e in expected]
+    sm = SessionManager.in_memory(entries=lines)
+    assert [e["id"] for e in sm.get_branch()] == [e["id"] for e in expected]
