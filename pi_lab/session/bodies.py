@@ -131,6 +131,10 @@ def resolve(entry: Any) -> Any:
 
 def resolve_all(entries: Sequence[Any]) -> list[Any]:
     """:func:`resolve` of each; lines not parsed yet are read in runs of adjacent lines."""
+    if LazyEntry not in map(type, entries):
+        # The usual path of a lazy session (the reader keeps its bodies): a copy at C speed
+        # instead of a class check per entry in Python (48,000 entries: ~10 ms).
+        return list(entries)
     lazy = [e for e in entries if e.__class__ is LazyEntry and e.body is None]
     source = lazy[0].source if lazy else None
     if not lazy or any(e.source is not source for e in lazy):  # (one file per session: not seen)

@@ -441,3 +441,20 @@ def test_a_branch_continued_from_a_line_parsed_apart_keeps_its_path(tmp_path):
     assert lazy.lazy_bodies
     assert [e["id"] for e in lazy.get_branch()] == ["x1", "x2", "x3", "x4", "x5", "x6", "y2"]
     assert answers(lazy) == answers(SessionManager.open(path, read_only=True, lazy=False))
+
+
+def test_resolve_all_of_a_path_without_skeletons_is_a_copy_and_with_them_reads_them(tmp_path):
+    # resolve_all copies a list holding no skeleton at C speed (issue 28); with skeletons
+    # among the dicts it still reads each back, in order.
+    from pi_lab.session.bodies import resolve_all
+
+    path, left = _big_session(tmp_path)
+    sm = SessionManager.open(path, lazy=True)
+    raw = sm._entries_view()
+    plain = [e for e in raw if e.__class__ is not LazyEntry]
+    copy = resolve_all(plain)
+    assert copy == plain and copy is not plain and all(a is b for a, b in zip(copy, plain))
+    mixed = resolve_all(raw)
+    assert [e.__class__ for e in mixed] == [dict] * len(raw)
+    assert [e["id"] for e in mixed] == [e.get("id") for e in raw]
+    assert {e["id"] for e in mixed if e["message"]["content"]} >= set(left)
