@@ -65,6 +65,15 @@ def test_notes_in_the_widget(page, lab_server, open_lab, screenshot_dir, tmp_pat
     kernel(page, "w.notes.add(w.view.sm.session_id, 'A3', 'added from the notebook', tag='py')")
     expect(widget.locator(".pi-row[data-id='A3'] .pi-row-note")).to_have_text("✎")
     expect(widget.locator(".pi-note-count")).to_have_text("✎ 2 notes")
+    # The note filter is the kernel's layout (the note_filter traitlet), as the search is.
+    widget.locator(".pi-note-filter").select_option("noted")
+    expect(widget.locator(".pi-row")).to_have_count(2)
+    assert kernel_json(page, "w.note_filter") == "noted"
+    widget.locator(".pi-note-filter").select_option("tag:py")
+    expect(widget.locator(".pi-row")).to_have_count(1)
+    expect(widget.locator(".pi-row")).to_have_attribute("data-id", "A3")
+    page.screenshot(path=str(SHOTS / "widget-notes-filter.png"))
+    widget.locator(".pi-note-filter").select_option("")
     widget.locator(".pi-tab-notes").click()
     expect(widget.locator(".pi-notes-all .pi-note")).to_have_count(2)
     page.screenshot(path=str(SHOTS / "widget-notes-list.png"))
