@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 HERE = Path(__file__).resolve().parent
@@ -19,6 +20,9 @@ from helpers import SEED_SECTION_14  # noqa: E402
 
 from pi_lab.export import export_html  # noqa: E402
 from pi_lab.research.notes import NoteStore  # noqa: E402
+from pi_lab.session import SessionManager  # noqa: E402
+from pi_lab.view.notes import kept_entry_ids  # noqa: E402
+from pi_lab.view.rows import RowState  # noqa: E402
 
 SHOTS = Path("/tmp/notes-shots")
 REFUSAL = ("This page is a static export: notes are read-only here. Open the session in JupyterLab or a "
@@ -34,6 +38,43 @@ def _built():
 
 def _row(page, entry_id: str):
     return page.locator(f".pi-lab .pi-row[data-id='{entry_id}']")
+
+
+LAID_OUT = """() => {
+  const cols = document.getElementById('pi-export').piLabViewer.columns();
+  return Array.from({length: cols.length}, (_, r) => [cols.texts[r] ? cols.texts[r].id : null, cols.parent[r], cols.indent[r]]);
+}"""
+"""Each row of the page's layout: its entry id, its parent row and its indent."""
+
+
+def test_the_export_lays_the_note_filter_out_as_the_engine_does(page, tmp_path):
+    """Ranges and branches cover every entry between their ends (pi_lab.view.notes.covered_ids):
+    the page's port of the layout keeps the rows the engine keeps, in the same tree shape."""
+    path = tmp_path / "seed.jsonl"
+    path.write_text(SEED_SECTION_14, encoding="utf-8")
+    store = NoteStore(tmp_path / "notes.jsonl")
+    store.add("S1", "U2B", "the cookie way, start to end", tag="cookie", end_entry_id="A5")
+    store.add("S1", "A3", "the JWT branch", tag="jwt", scope="branch")
+    store.add("S1", "U4", "one entry", tag="edge")
+    out = export_html(path, tmp_path / "seed.html", notes=store)
+    view = Offline(page, out)
+    sm = SessionManager.open(str(path), read_only=True)
+    for note_filter, filter_mode in (("noted", "default"), ("tag:cookie", "default"), ("tag:jwt", "all"),
+                                     ("noted", "user-only"), ("tag:edge", "no-tools")):
+        page.locator(f".pi-lab .pi-filter[data-mode='{filter_mode}']").click()
+        page.locator(".pi-lab .pi-note-filter").select_option(note_filter)
+        engine = RowState(sm, filter_mode=filter_mode, note_filter=note_filter,
+                          note_keep=kept_entry_ids(store, sm, note_filter))
+        expected = [[engine.ids[r], int(engine.columns.parent[r]), int(engine.columns.indent[r])]
+                    for r in range(len(engine.ids))]
+        # The page lays out each change in turn: wait for the last one, then compare.
+        try:
+            page.wait_for_function(f"expected => JSON.stringify(({LAID_OUT})()) === JSON.stringify(expected)", arg=expected,
+                                   timeout=10_000)
+        except PlaywrightTimeout:
+            pass  # the assertion below shows how they differ
+        assert page.evaluate(LAID_OUT) == expected, (note_filter, filter_mode)
+    view.done()
 
 
 def test_an_export_shows_its_notes_read_only(page, tmp_path):
