@@ -480,6 +480,9 @@ export class NotesSection {
   }
 }
 
+const MAX_LISTED = 1000;
+const MAX_PREVIEWS = 200;
+
 export interface NotesListHandlers {
   open(entryId: string): void;
   /** A few words of an entry (its first line), for the list; null while unknown. */
@@ -508,7 +511,14 @@ export function renderNotesList(pane: HTMLElement, model: NotesModel, filter: st
   if (!shown.length) {
     el('p', 'pi-muted', box, model.notes.length ? 'No note passes the note filter.' : 'No notes yet: select an entry and press shift+N (or "Add note" in its pane).');
   }
+  // A corpus question can leave thousands of findings: the list draws the first MAX_LISTED and
+  // asks for the entry words of the first MAX_PREVIEWS only (each is a request to the host).
+  let listed = 0;
   const item = (parent: HTMLElement, note: Note): void => {
+    listed += 1;
+    if (listed > MAX_LISTED) {
+      return;
+    }
     // A finding's question heads its group: not repeated on each of its notes.
     const node = drawNote(parent, note, { grouped: isFinding(note) && !note.missing });
     node.classList.add('pi-note-pick');
@@ -526,6 +536,9 @@ export function renderNotesList(pane: HTMLElement, model: NotesModel, filter: st
           handlers.open(note.entry_id);
         }
       });
+      if (listed > MAX_PREVIEWS) {
+        return;
+      }
       void handlers.preview(note.entry_id).then(words => {
         if (words !== null) {
           preview.textContent = `entry ${shortId(note.entry_id)}: ${rowSafe(words)}`;
@@ -562,6 +575,10 @@ export function renderNotesList(pane: HTMLElement, model: NotesModel, filter: st
     const list = el('div', 'pi-note-list', group);
     list.setAttribute('role', 'list');
     notes.forEach(note => item(list, note));
+  }
+  if (listed > MAX_LISTED) {
+    el('p', 'pi-muted pi-notes-more', box,
+      `${listed - MAX_LISTED} more not listed here: the note filter (by tag) narrows the list, alt+N walks the rows.`);
   }
   if (missing.length) {
     const line = el('details', 'pi-notes-missing', box);
