@@ -35,7 +35,9 @@ def open(path: str, **options: Any) -> SessionWidget:  # noqa: A001  (pi_lab.ope
 
     The file is only read (an old format is migrated in memory, nothing is repaired on disk);
     pass ``writable=True``, or allow writes in the viewer, to navigate with summaries, label or
-    compact into it."""
+    compact into it. Notes (``notes=``: a path or a ``pi_lab.research.NoteStore``; default
+    ``pi-lab-notes.jsonl`` in the current folder) are added in the viewer whether or not the
+    session may be written: they live beside it, never in it (``widget.notes``)."""
     from pi_lab.widget import open_session
 
     return open_session(path, **options)

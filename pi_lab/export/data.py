@@ -444,11 +444,11 @@ def export_data(sm: Any, *, settings: ViewSettings | None = None,
     return main, ExportChunks(chunks, -(-count // CHUNK))
 
 
-def export_parts(sm: Any, *, settings: ViewSettings | None = None,
-                 chunk: int = CHUNK) -> tuple[bytes, Iterator[bytes]]:
+def export_parts(sm: Any, *, settings: ViewSettings | None = None, chunk: int = CHUNK,
+                 notes: dict[str, Any] | None = None) -> tuple[bytes, Iterator[bytes]]:
     """``(main, chunks)`` with the chunks made one by one as they are taken: a notebook
     snapshot (pi_lab/widget/snapshot.py) stops at its size limit."""
-    main, chunks, _count = _parts(sm, settings, chunk)
+    main, chunks, _count = _parts(sm, settings, chunk, notes)
     return main, chunks
 
 

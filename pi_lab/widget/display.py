@@ -48,6 +48,19 @@ class SnapshotDisplay:
 
         def _snapshot_delay(self, which: str) -> float: ...
 
+        @property
+        def notes(self) -> Any: ...
+
+    def _snapshot_notes(self) -> dict[str, Any] | None:
+        """The widget's notes as a snapshot shows them (read-only); none when the store cannot be
+        read (the snapshot is drawn all the same)."""
+        from pi_lab.export.html import ExportError, export_notes
+
+        try:
+            return export_notes(self.notes, self.view.sm)
+        except ExportError:
+            return None
+
     def fallback_text(self, max_rows: int = FALLBACK_ROWS) -> str:
         """A plain-text picture of the session: what a saved notebook shows where the live viewer
         cannot be drawn (reopened without its kernel: "model not found"; a text-only frontend)."""
@@ -93,7 +106,7 @@ class SnapshotDisplay:
         # In steps, one per turn of the loop: the kernel answers the viewer in between instead
         # of after the whole build (1.5 s on 10k entries, no step over ~0.5 s).
         steps = snapshot_steps(sm, text=self.fallback_text(), css=FALLBACK_CSS, settings=self._view_settings(),
-                               limit=SNAPSHOT_LIMIT)
+                               limit=SNAPSHOT_LIMIT, notes=self._snapshot_notes())
         self._snapshot_build = (steps, sm.leaf_id, sm.get_entry_count())
         self._snapshot_step()
 
@@ -151,7 +164,8 @@ class SnapshotDisplay:
         from pi_lab.widget.snapshot import SNAPSHOT_LIMIT, snapshot_bundle
 
         return snapshot_bundle(self.view.sm, text=self.fallback_text(), css=FALLBACK_CSS,
-                               settings=self._view_settings(), limit=SNAPSHOT_LIMIT if limit is None else limit)
+                               settings=self._view_settings(), limit=SNAPSHOT_LIMIT if limit is None else limit,
+                               notes=self._snapshot_notes())
 
     def _ipython_display_(self, **kwargs: Any) -> None:
         """The viewer, preceded by its snapshot as an output of its own: JupyterLab draws a
@@ -167,7 +181,8 @@ class SnapshotDisplay:
         # picture now and the rest once the viewer has drawn (_snapshot_can_wait).
         wait = self._snapshot_can_wait()
         data, metadata = snapshot_bundle(self.view.sm, text=self.fallback_text(), css=FALLBACK_CSS,
-                                         settings=self._view_settings(), limit=SNAPSHOT_LIMIT, pending=wait)
+                                         settings=self._view_settings(), limit=SNAPSHOT_LIMIT, pending=wait,
+                                         notes=None if wait else self._snapshot_notes())
         pending = bool(data[SNAPSHOT_MIME].get("pending"))
         # A display id: when the leaf moves, the snapshot is updated in place (_update_snapshot),
         # so a notebook saved after navigating shows where the reader left it.

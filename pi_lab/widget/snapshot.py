@@ -63,16 +63,17 @@ def _export_command(sm: Any) -> str:
 
 
 def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None, limit: int = SNAPSHOT_LIMIT,
-                    max_entries: int = SNAPSHOT_MAX_ENTRIES,
-                    pending: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+                    max_entries: int = SNAPSHOT_MAX_ENTRIES, pending: bool = False,
+                    notes: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(data, metadata)`` of the snapshot output of ``sm`` at its current leaf.
 
     ``text`` is the text picture (``SessionWidget.fallback_text``), ``css`` the output-area
     rule that hides the snapshot beside a live viewer (``session_widget.FALLBACK_CSS``).
     ``pending``: the text picture and a note that the viewer follows, without building any
-    export data (the output is completed in place by a later update of its display id)."""
+    export data (the output is completed in place by a later update of its display id).
+    ``notes``: the notes payload it shows read-only (``pi_lab.export.html.export_notes``)."""
     steps = snapshot_steps(sm, text=text, css=css, settings=settings, limit=limit, max_entries=max_entries,
-                           pending=pending)
+                           pending=pending, notes=notes)
     while True:
         try:
             next(steps)
@@ -81,8 +82,8 @@ def snapshot_bundle(sm: Any, *, text: str, css: str, settings: Any = None, limit
 
 
 def snapshot_steps(sm: Any, *, text: str, css: str, settings: Any = None, limit: int = SNAPSHOT_LIMIT,
-                   max_entries: int = SNAPSHOT_MAX_ENTRIES,
-                   pending: bool = False) -> Generator[None, None, tuple[dict[str, Any], dict[str, Any]]]:
+                   max_entries: int = SNAPSHOT_MAX_ENTRIES, pending: bool = False,
+                   notes: dict[str, Any] | None = None) -> Generator[None, None, tuple[dict[str, Any], dict[str, Any]]]:
     """:func:`snapshot_bundle` in steps: it yields between the tree part and each chunk (at
     most ~0.5 s of work each on 10k entries) and returns the bundle, so a kernel completing a
     pending snapshot can answer the viewer between steps. The session must not change while
@@ -105,7 +106,7 @@ def snapshot_steps(sm: Any, *, text: str, css: str, settings: Any = None, limit:
     packed: list[str] = []
     complete = False
     if script is not None and entries <= max_entries and not pending:
-        main, chunks = export_parts(sm, settings=settings, chunk=SNAPSHOT_CHUNK)
+        main, chunks = export_parts(sm, settings=settings, chunk=SNAPSHOT_CHUNK, notes=notes)
         yield
         main_text = pack(main)
         used = len(main_text)

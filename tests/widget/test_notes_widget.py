@@ -178,3 +178,21 @@ def test_a_finding_of_corpus_ask_is_a_note_in_the_viewer(tmp_path, monkeypatch):
     assert sorted(w.view.rows.ids) == sorted(cited)
     w.close()
     assert sha(session_file) == before
+
+
+@pytest.mark.skipif(not (Path(pi_lab.__file__).parent / "static" / "export.js").exists(),
+                    reason="pi_lab/static/export.js is not built (jlpm build)")
+def test_the_notebook_snapshot_shows_the_notes_read_only(tiny, tmp_path):
+    import re
+
+    from pi_lab.export.html import unpack
+
+    w = pi_lab.open(tiny, notes=tmp_path / "notes.jsonl")
+    w.notes.add(w.session_manager, w.leaf_id, "saved with the notebook", tag="kept")
+    data, _ = w.snapshot_bundle()
+    w.close()
+    packed = re.search(r'class="pi-main" hidden>([^<]+)<', data["text/html"]).group(1)
+    main = unpack(packed)
+    header = json.loads(main[8:8 + int.from_bytes(main[4:8], "little")])
+    assert header["notes"]["writable"] is False
+    assert [(n["tag"], n["text"]) for n in header["notes"]["notes"]] == [("kept", "saved with the notebook")]
