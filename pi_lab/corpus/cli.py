@@ -70,15 +70,20 @@ def _cache(args: argparse.Namespace) -> Any:
 
 
 def scan_corpus(args: argparse.Namespace) -> Any:
-    from pi_lab._text_out import one_line
     from pi_lab.corpus import Corpus
 
     corpus = Corpus.scan(args.paths or None, workers=args.workers, cache=_cache(args), progress=sys.stderr.isatty())
-    for path, reason in corpus.errors:
+    _print_errors(corpus.errors)
+    return corpus
+
+
+def _print_errors(errors: list[tuple[str, str]]) -> None:
+    from pi_lab._text_out import one_line
+
+    for path, reason in errors:
         # One line per file, written as pi-lab writes its other messages: a newline in a file
         # name (or in a reason quoting the file) must not make two lines of one.
         print(one_line(f"pi-lab: skipped {path}: {reason}"), file=sys.stderr)
-    return corpus
 
 
 def _cmd_corpus(args: argparse.Namespace, out: TextIO) -> int:
@@ -98,7 +103,16 @@ def _cmd_usage(args: argparse.Namespace, out: TextIO) -> int:
     name = f"usage-{args.by}"
     report = cached_report(args.paths or None, _cache(args), name)
     read_any = True  # a report is kept only for files that were read
-    if report is None:
+    if report is None and args.no_cache:
+        # Nothing to cache: only the model calls are read (pi_lab.corpus.usage_fast), not
+        # every table; the report is the same.
+        from pi_lab.corpus.usage_fast import usage_report
+
+        report, errors, read = usage_report(args.paths or None, args.by, workers=args.workers,
+                                            progress=sys.stderr.isatty())
+        _print_errors(errors)
+        read_any = read > 0
+    elif report is None:
         corpus = scan_corpus(args)
         table = corpus.usage(by=args.by)
         report = {"columns": table.column_names, "rows": [list(row.values()) for row in table.to_pylist()]}

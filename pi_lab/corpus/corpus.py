@@ -27,6 +27,8 @@ _BY = ("day", "session", "model", "project", "agent")
 # workers takes ~0.05 s; a fork server or spawned workers (used once other threads run, as
 # in a Jupyter kernel) took ~2 s, each worker importing pyarrow and the engine again.
 POOL_MIN_BYTES = 2_000_000
+# A file this large has its tables built in batches of rows (extract_tables), not whole columns.
+LARGE_FILE_BYTES = 64_000_000
 SPAWNED_POOL_MIN_BYTES = 100_000_000
 
 
@@ -173,14 +175,36 @@ def _extract_batch(paths: Sequence[str]) -> tuple[dict[str, Any], list[tuple[str
 
     read: list[tuple[str, tuple[int, int, int], dict[str, dict[str, list[Any]]]]] = []
     errors: list[tuple[str, str]] = []
+    large: list[tuple[str, tuple[int, int, int], dict[str, Any]]] = []
     for path in paths:
         try:
             before = _fingerprint(path)
+            if before[0] >= LARGE_FILE_BYTES:
+                large.append((path, before, _large_file_tables(path)))
+                continue
             columns = extract_file(path)
         except Exception as error:
             errors.append((path, error_reason(path, error)))
             continue
         read.append((path, before, columns))
+    tables, errors, stamps = _extract_batch_columns(read, errors, to_tables, concat)
+    if large:  # (finish_tables puts the rows back in the files' order)
+        tables = concat([tables, *(t for _p, _b, t in large)])
+        stamps = [*stamps, *((p, b) for p, b, _t in large)]
+    return tables, errors, stamps
+
+
+def _large_file_tables(path: str) -> dict[str, Any]:
+    """A large file's tables built a batch of rows at a time (``extract_tables``): its rows as
+    Python lists of a whole column each, then copied into the batch's, took about 1 GB more at
+    a million entries."""
+    from pi_lab.corpus.extract import extract_tables
+
+    return extract_tables(path)
+
+
+def _extract_batch_columns(read: list[Any], errors: list[tuple[str, str]], to_tables: Any, concat: Any) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, tuple[int, int, int]]]]:
+    """The tables of the files read as Python columns (``extract_file``), converted once."""
     if not read:
         return concat([]), errors, []
     try:
@@ -217,7 +241,7 @@ def error_reason(path: str, error: BaseException) -> str:
     but the reason says so and a warning with the traceback is logged, so it is not mistaken
     for a bad file.
     """
-    from pi_lab.corpus.extract import FileUnreadable
+    from pi_lab.corpus.reading import FileUnreadable
     from pi_lab.errors import PiLabError
 
     if isinstance(error, (FileUnreadable, PiLabError)):
@@ -232,6 +256,34 @@ def error_reason(path: str, error: BaseException) -> str:
     return f"internal error: {type(error).__name__}: {error} (please report)"
 
 
+def usage_query(by: str) -> str:
+    """The SQL of :meth:`Corpus.usage` (over ``model_calls`` and, by project, ``sessions``)."""
+    if by not in _BY:
+        raise ValueError(f"by must be one of {', '.join(_BY)} (got {by!r})")
+    # Token counts are whole numbers (exact in doubles); costs are not, and a parallel sum
+    # adds them in a different order each run: summed in row order, the report repeats.
+    sums = ", ".join(
+        f"coalesce(sum(c.{k}{' ORDER BY c.file, c.entry_id' if k == 'cost' else ''}), 0)::DOUBLE AS {k}" for k in _USAGE
+    )
+    base = "FROM model_calls c WHERE NOT c.copied"
+    if by == "day":
+        query = f"SELECT strftime(c.timestamp AT TIME ZONE 'UTC', '%Y-%m-%d') AS day, count(*) AS calls, {sums} {base} GROUP BY 1 ORDER BY 1 NULLS LAST"
+    elif by == "session":
+        query = (
+            f"SELECT c.session_id, c.file, count(*) AS calls, {sums} {base} GROUP BY 1, 2 ORDER BY 2"
+        )
+    elif by == "agent":
+        query = f"SELECT c.agent, count(*) AS calls, {sums} {base} GROUP BY 1 ORDER BY 1"
+    elif by == "model":
+        query = f"SELECT c.provider, c.model, count(*) AS calls, {sums} {base} GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST"
+    else:
+        query = (
+            f"SELECT s.project, count(*) AS calls, {sums} FROM model_calls c JOIN sessions s ON s.file = c.file "
+            f"WHERE NOT c.copied GROUP BY 1 ORDER BY 1 NULLS LAST"
+        )
+    return query
+
+
 class SessionNotInCorpus(PiLabError):
     """``Corpus.open`` was given a session that the corpus does not hold (or holds twice)."""
 
@@ -241,26 +293,44 @@ class EntryNotInCorpus(PiLabError):
 
 
 class _Progress:
-    """A one-line bar on stderr (no dependency); silent when not asked for."""
+    """A one-line bar on stderr (no dependency): files and bytes read, and the time left
+    estimated from the bytes; silent when not asked for (the CLI asks on a terminal)."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, total: int, enabled: bool, total_bytes: int = 0):
         self.total, self.enabled, self.done = total, enabled and total > 0, 0
+        self.total_bytes, self.done_bytes = total_bytes, 0
         self.last = 0.0
+        self.started = time.monotonic()
 
-    def advance(self, n: int) -> None:
+    def advance(self, n: int, nbytes: int = 0) -> None:
         self.done += n
+        self.done_bytes += nbytes
         if not self.enabled:
             return
         now = time.monotonic()
         if self.done < self.total and now - self.last < 0.1:
             return
         self.last = now
-        width = 30
-        filled = int(width * self.done / self.total)
-        sys.stderr.write(f"\rreading sessions [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
+        sys.stderr.write("\r" + self.line(now))
         if self.done >= self.total:
             sys.stderr.write("\n")
         sys.stderr.flush()
+
+    def line(self, now: float) -> str:
+        width = 30
+        share = self.done_bytes / self.total_bytes if self.total_bytes else self.done / self.total
+        filled = int(width * min(share, 1.0))
+        text = f"reading sessions [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files"
+        if self.total_bytes:
+            text += f", {_mb(self.done_bytes)}/{_mb(self.total_bytes)}"
+        if 0 < share < 1:
+            left = (now - self.started) * (1 - share) / share
+            text += f", {int(left) // 60}:{int(left) % 60:02d} left"
+        return text + "   "  # (clears what a longer line left)
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
 
 
 def _resolve_cache(cache: Any) -> Path | None:
@@ -355,7 +425,7 @@ class Corpus:
 
                 keep = pa.array(sorted(utf8_safe(f) for f in fresh), pa.string())  # as the file column holds them
                 parts.append({n: t.filter(pc.is_in(t.column("file"), value_set=keep)) for n, t in cached_tables.items()})
-        bar = _Progress(len(todo), progress)
+        bar = _Progress(len(todo), progress, sum(_safe_size(f) for f in todo) if progress else 0)
         bar.advance(0)
         read_stamps: dict[str, tuple[int, int, int]] = {}
         for tables, batch_errors, batch_stamps in _read_files(todo, workers, bar):
@@ -420,30 +490,7 @@ class Corpus:
         Every assistant message of every branch is one call; rows a fork or clone copied from
         a parent in the corpus are left out (the parent counts them).
         """
-        if by not in _BY:
-            raise ValueError(f"by must be one of {', '.join(_BY)} (got {by!r})")
-        # Token counts are whole numbers (exact in doubles); costs are not, and a parallel sum
-        # adds them in a different order each run: summed in row order, the report repeats.
-        sums = ", ".join(
-            f"coalesce(sum(c.{k}{' ORDER BY c.file, c.entry_id' if k == 'cost' else ''}), 0)::DOUBLE AS {k}" for k in _USAGE
-        )
-        base = "FROM model_calls c WHERE NOT c.copied"
-        if by == "day":
-            query = f"SELECT strftime(c.timestamp AT TIME ZONE 'UTC', '%Y-%m-%d') AS day, count(*) AS calls, {sums} {base} GROUP BY 1 ORDER BY 1 NULLS LAST"
-        elif by == "session":
-            query = (
-                f"SELECT c.session_id, c.file, count(*) AS calls, {sums} {base} GROUP BY 1, 2 ORDER BY 2"
-            )
-        elif by == "agent":
-            query = f"SELECT c.agent, count(*) AS calls, {sums} {base} GROUP BY 1 ORDER BY 1"
-        elif by == "model":
-            query = f"SELECT c.provider, c.model, count(*) AS calls, {sums} {base} GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST"
-        else:
-            query = (
-                f"SELECT s.project, count(*) AS calls, {sums} FROM model_calls c JOIN sessions s ON s.file = c.file "
-                f"WHERE NOT c.copied GROUP BY 1 ORDER BY 1 NULLS LAST"
-            )
-        return self.sql(query)
+        return self.sql(usage_query(by))
 
     def keep_report(self, name: str, report: Any) -> None:
         """Keep a JSON-able ``report`` computed from these tables in their cache generation,
@@ -596,7 +643,7 @@ def _read_files(todo: list[str], workers: int | None, bar: _Progress):
         for i in range(0, len(todo), 16):
             batch = todo[i : i + 16]
             yield _extract_batch(batch)
-            bar.advance(len(batch))
+            bar.advance(len(batch), sum(_safe_size(f) for f in batch) if bar.enabled else 0)
         return
     import gc
     import multiprocessing as mp
@@ -631,7 +678,7 @@ def _read_files(todo: list[str], workers: int | None, bar: _Progress):
             gc.unfreeze()  # the workers are started; this process collects as before
             for future, batch in zip(futures, batches):
                 yield future.result()
-                bar.advance(len(batch))
+                bar.advance(len(batch), sum(_safe_size(f) for f in batch) if bar.enabled else 0)
     finally:
         gc.unfreeze()
 

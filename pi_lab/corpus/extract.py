@@ -23,18 +23,16 @@ from typing import Any
 
 from pi_lab.formats.claude_code import SUBAGENT_START
 from pi_lab.compaction.context_walk import ContextWalk, MeasureCache
-from pi_lab.corpus.fields import _content_bytes, _float, _ms, _num, _text_chars, _usage_row, _window
+from pi_lab.corpus.fields import _content_bytes, _float, _float_usage, _ms, _num, _text_chars, _usage_row, _window
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
 from pi_lab.compaction.tokens import estimate_tokens
-from pi_lab.session._json import dumps, loads_object
+from pi_lab.corpus.reading import FileUnreadable, other_agent, plain_pi_header, read_complete_lines, read_pi_entries
+from pi_lab.session._json import dumps
 from pi_lab.session._js import js_json
 from pi_lab.session._text import js_len, js_trim, safe_repr
-from pi_lab.session.migration import migrate_entries
 from pi_lab.session.projection import entry_to_messages
-from pi_lab.session.readonly import stable_uuid_factory
-from pi_lab.session.storage import parse_lines
 
-__all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "extract_tables", "read_complete_lines", "FileUnreadable"]
+__all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "extract_tables", "read_complete_lines", "read_other", "FileUnreadable"]
 
 # pi's default compaction reserve (compaction.md §3): a compaction whose tokensBefore passed
 # window - reserve was the automatic threshold check.
@@ -44,34 +42,6 @@ _DEFAULT_RESERVE = 16384
 _RECORDED_TRIGGERS = {"auto": "threshold", "manual": "manual"}
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
-
-
-class FileUnreadable(Exception):
-    """A file that yields no session (its reason goes to ``Corpus.errors``)."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading
-
-
-def read_complete_lines(data: bytes) -> tuple[list[Entry], list[int], bool]:
-    """Entries of ``data`` up to its last complete line, the skipped line numbers, and whether
-    an unfinished last line was left out (a live pi session being written).
-
-    A last line without its newline that parses as a JSON object is kept: pi itself reads
-    such a line (and repairs the newline when it opens the file for writing).
-    """
-    loaded = parse_lines(data, complete_only=True)
-    entries, skipped = loaded.entries, list(loaded.skipped_lines)
-    tail = data[loaded.consumed_bytes :]
-    partial = False
-    if tail.strip():
-        entry = loads_object(tail)
-        if entry is None:
-            partial = True
-        else:
-            entries.append(entry)
-    return entries, skipped, partial
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,43 +122,40 @@ def _prepare(data: bytes, path: str) -> _Extractor:
         raise FileUnreadable("empty file (no session header)")
     # Another agent's file is recognised from its first lines (a pi file's first is its header),
     # before every line is parsed by pi's rules for nothing: its adapter reads it its own way.
-    agent = _other_agent(data)
+    # (a first line that is pi's header says it at once: the probe splits up to 1 MB in lines)
+    agent = None if plain_pi_header(data) is not None else other_agent(data)
     if agent is not None:
         return _prepare_other(path, agent)
-    file_entries, skipped, partial = read_complete_lines(data)
-    if not file_entries:
-        raise FileUnreadable("no JSON object on any line")
-    header = file_entries[0]
-    if header.get("type") != "session" or not isinstance(header.get("id"), str):
-        if data.startswith(b"\xef\xbb\xbf"):
-            raise FileUnreadable("the first line starts with a byte order mark, which pi cannot parse")
-        # (bounded: the type of a hand-edited header may be a list 3,000 levels deep)
-        raise FileUnreadable(f"first entry is not a session header (type {safe_repr(header.get('type'))})")
-    raw_version = header.get("version", 1)
-    version = raw_version if isinstance(raw_version, int) and not isinstance(raw_version, bool) else 1
-    # Old formats are migrated in memory only, with ids derived from the bytes (as the viewer
-    # does). Hashing the bytes costs ~0.6 ms per MB, so it is done only if an id is needed.
-    migrate_entries(file_entries, _lazy_ids(data))
-    entries = [e for e in file_entries if e.get("type") != "session"]
-    return _Extractor(path, header, entries, version, len(skipped), partial)
-
-
-def _other_agent(data: bytes) -> str | None:
-    """``"claude-code"`` or ``"codex"`` when ``data`` is another agent's session, else None
-    (a pi file never gets here: its first JSON object is the header)."""
-    from pi_lab.formats.detect import _PROBE_BYTES, UnknownSessionFormat, detect_format_of
-
-    try:
-        agent = detect_format_of(data[:_PROBE_BYTES])
-    except UnknownSessionFormat:
-        return None
-    return agent if agent in ("claude-code", "codex") else None
+    header, entries, version, skipped, partial = read_pi_entries(data)
+    return _Extractor(path, header, entries, version, skipped, partial)
 
 
 def _prepare_other(path: str, agent: str) -> _Extractor:
-    """The extractor of a Claude Code or Codex file, over its adapter's pi-shaped entries.
+    """The extractor of a Claude Code or Codex file, over its adapter's pi-shaped entries
+    (:func:`read_other`)."""
+    sm, header, entries, copied_of = _read_other(path, agent)
+    skipped = len(sm.skipped_lines)
+    if agent == "claude-code":
+        skipped += sum(len(v) for v in sm.skipped_subagent_lines.values())
+    extractor = _Extractor(path, header, entries, 3, skipped, False, agent=agent, leaf=sm.leaf_id)
+    extractor.copied_of = copied_of
+    if agent == "codex":
+        extractor.parent_session_id = sm.parent_session_id
+        extractor.parent_session = sm.parent_file
+        window = sm.context_window
+        extractor.recorded_window = window if window.__class__ is int and window > 0 else None
+    return extractor
 
-    The adapters do what the format needs once for every reader: a streamed response's lines
+
+def read_other(path: str, agent: str) -> tuple[Entry, list[Entry], dict[str, str | None], str | None]:
+    """A Claude Code or Codex file's (header, pi-shaped entries, copied entry id -> the session
+    it was copied from, the parent file a Codex fork names)."""
+    sm, header, entries, copied_of = _read_other(path, agent)
+    return header, entries, copied_of, sm.parent_file if agent == "codex" else None
+
+
+def _read_other(path: str, agent: str) -> tuple[Any, Entry, list[Entry], dict[str, str | None]]:
+    """The adapters do what the format needs once for every reader: a streamed response's lines
     merged into one assistant message (one call), a Claude Code session's sub-agent files folded
     into it, a Codex fork's copied prefix marked ``codex.copied`` (re-stamped, so pi's
     (id, timestamp) rule cannot see them). Those marks are a property of the file and its parent
@@ -197,37 +164,21 @@ def _prepare_other(path: str, agent: str) -> _Extractor:
         from pi_lab.formats.claude_code import ClaudeCodeSession
 
         sm: Any = ClaudeCodeSession.from_file(path)
-        skipped = len(sm.skipped_lines) + sum(len(v) for v in sm.skipped_subagent_lines.values())
     else:
         from pi_lab.formats.codex import CodexSession
 
         sm = CodexSession.from_file(path)
-        skipped = len(sm.skipped_lines)
     header = dict(sm.get_header() or {})
     entries = list(sm.get_entries())
-    extractor = _Extractor(path, header, entries, 3, skipped, False, agent=agent, leaf=sm.leaf_id)
+    copied_of: dict[str, str | None] = {}
     if agent == "codex":
         parent = sm.parent_session_id
-        extractor.parent_session_id = parent
-        extractor.parent_session = sm.parent_file
         for entry in entries:
             meta = entry.get("codex")
             if isinstance(meta, dict) and meta.get("copied") is True and isinstance(entry.get("id"), str):
                 source = meta.get("copiedFrom")
-                extractor.copied_of[entry["id"]] = source if isinstance(source, str) else parent
-    return extractor
-
-
-def _lazy_ids(data: bytes):
-    factory = None
-
-    def next_id() -> str:
-        nonlocal factory
-        if factory is None:
-            factory = stable_uuid_factory(data)
-        return factory()
-
-    return next_id
+                copied_of[entry["id"]] = source if isinstance(source, str) else parent
+    return sm, header, entries, copied_of
 
 
 class _Extractor:
@@ -242,6 +193,7 @@ class _Extractor:
         self.copied_of: dict[str, str] = {}
         self.parent_session: str | None = None
         self.parent_session_id: str | None = None
+        self.recorded_window: int | None = None  # a Codex rollout's last model_context_window
         self.header = header
         self.entries = entries
         self.version = version
@@ -428,6 +380,21 @@ class _Extractor:
 
     # -- rows --------------------------------------------------------------------------------
 
+    def _call_window(self, entry: Entry, model: str | None) -> int | None:
+        """A call's context window: the catalog's for the model, except for a Codex call, whose
+        rollout records the window Codex worked with (``model_context_window`` of the token
+        count that priced the call, else the session's last; 272k where the catalog says 400k
+        for the model itself)."""
+        if self.agent == "codex":
+            meta = entry.get("codex")
+            recorded = meta.get("modelContextWindow") if isinstance(meta, dict) else None
+            if recorded.__class__ is int and recorded > 0:
+                return recorded
+            if self.recorded_window is not None:
+                return self.recorded_window
+        return _window(model)
+
+
     def _tool_result(self, i: int, entry: Entry, message: dict[str, Any]) -> None:
         call_id = message.get("toolCallId")
         row = self.pending_tools.get(call_id) if isinstance(call_id, str) else None
@@ -452,7 +419,7 @@ class _Extractor:
         model = message.get("model")
         if not isinstance(model, str):
             model = None
-        window = _window(model)
+        window = self._call_window(entry, model)
         # A valid usage anchor of the message itself is what the provider measured as input.
         measured = _float(inp + cr + cw) if self.stats.of(entry, None)[2] is not None else None
         ctx = walk.context
@@ -525,7 +492,7 @@ class _Extractor:
                 if row is not None:
                     self.overflowed.add(row)
             else:
-                window = _window(prev_msg.get("model") if isinstance(prev_msg.get("model"), str) else None)
+                window = self._call_window(previous, prev_msg.get("model") if isinstance(prev_msg.get("model"), str) else None)
                 before = _num(entry.get("tokensBefore"))
                 trigger = "threshold" if window and before > window - _DEFAULT_RESERVE else "manual"
         recorded = details.get("trigger")  # an agent that records it (Claude Code's compactMetadata)
@@ -739,14 +706,6 @@ class _Extractor:
         }
         for key, value in row.items():
             sc[key].append(value)
-
-
-def _float_usage(usage: Any) -> tuple[float, ...]:
-    inp, out, cr, cw, total, cost = _usage_row(usage)
-    try:
-        return (float(inp), float(out), float(cr), float(cw), float(total), cost)
-    except OverflowError:
-        return (_float(inp), _float(out), _float(cr), _float(cw), _float(total), cost)
 
 
 def _str(value: Any) -> str | None:

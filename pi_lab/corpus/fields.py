@@ -15,29 +15,30 @@ from pi_lab.session._js import js_double
 from pi_lab.session._text import js_len
 from pi_lab.session.ids import parse_iso_ms
 
-_MINUTE_MS: dict[str, int | None] = {}
+_DAY_MS: dict[str, int | None] = {}
 
 
 def _ms(value: Any) -> int | None:
     """Epoch ms of an ISO timestamp (``parse_iso_ms``), with a fast path for the shape pi
-    writes (``2026-03-02T09:00:00.000Z``): the engine parses each minute once (a session
-    writes many entries a minute), the seconds and milliseconds are added to it."""
-    if value.__class__ is str and len(value) == 24 and value[23] == "Z" and value[19] == "." and value[16] == ":":
-        minute = value[:17]
-        base = _MINUTE_MS.get(minute, -1)
+    writes (``2026-03-02T09:00:00.000Z``): the engine parses each day once (a session writes
+    many entries a day), the time of day is added to it. Anything else (hour 24, which is
+    valid only as 24:00:00.000, minute or second 60, another shape) goes the engine's way."""
+    if value.__class__ is str and len(value) == 24 and value[23] == "Z" and value[19] == "." and value[16] == ":" \
+            and value[13] == ":" and value[10] == "T":
+        day = value[:10]
+        base = _DAY_MS.get(day, -1)
         if base == -1:
-            base = None
-            # hour 24 is valid only as 24:00:00.000 (the next midnight): that goes the slow way
-            if minute[10] == "T" and minute[13] == ":" and minute[11:13] < "24":
-                start = parse_iso_ms(minute + "00.000Z")
-                base = None if start != start else int(start)
-            if len(_MINUTE_MS) > 100_000:
-                _MINUTE_MS.clear()
-            _MINUTE_MS[minute] = base
+            start = parse_iso_ms(day + "T00:00:00.000Z")
+            base = None if start != start else int(start)
+            if len(_DAY_MS) > 100_000:
+                _DAY_MS.clear()
+            _DAY_MS[day] = base
         if base is not None:
+            hours, minutes = value[11:13], value[14:16]
             rest = value[17:19] + value[20:23]  # seconds and milliseconds: "05123" is 5,123 ms
-            if rest.isascii() and rest.isdigit() and value[17] < "6":
-                return base + int(rest)
+            digits = hours + minutes + rest
+            if digits.isascii() and digits.isdigit() and hours < "24" and value[14] < "6" and value[17] < "6":
+                return base + int(hours) * 3_600_000 + int(minutes) * 60_000 + int(rest)
     ms = parse_iso_ms(value)
     return None if ms != ms else int(ms)
 
@@ -78,6 +79,28 @@ def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
     cost = usage.get("cost")
     cost_total = _float(_num(cost.get("total"))) if cost.__class__ is dict or isinstance(cost, Mapping) else 0.0
     return (inp, out, cr, cw, total, cost_total)
+
+
+def _float_usage(usage: Any) -> tuple[float, float, float, float, float, float]:
+    """:func:`_usage_row` as floats (the model_calls and messages cells)."""
+    if usage.__class__ is dict:
+        # The shape pi writes (four int counters, an int total, a cost object with a float or
+        # int total), without the general rules' calls; anything else goes the general way.
+        get = usage.get
+        inp, out, cr, cw, total, cost = get("input"), get("output"), get("cacheRead"), get("cacheWrite"), get("totalTokens"), get("cost")
+        if inp.__class__ is int and out.__class__ is int and cr.__class__ is int and cw.__class__ is int \
+                and total.__class__ is int and cost.__class__ is dict:
+            paid = cost.get("total")
+            if (paid.__class__ is float and paid == paid) or paid.__class__ is int:
+                try:
+                    return (float(inp), float(out), float(cr), float(cw), float(total or (inp + out + cr + cw)), float(paid))
+                except OverflowError:
+                    pass
+    inp, out, cr, cw, total, cost = _usage_row(usage)
+    try:
+        return (float(inp), float(out), float(cr), float(cw), float(total), cost)
+    except OverflowError:  # (a counter too large for a float: only then the slower way)
+        return (_float(inp), _float(out), _float(cr), _float(cw), _float(total), cost)
 
 
 def _utf8_len(text: str) -> int:

@@ -13,7 +13,7 @@ from pi_lab.corpus.schema import TABLE_NAMES, empty_table, schema_of, to_table, 
 
 __all__ = [
     "resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files",
-    "copy_map", "involved_files", "apply_copies", "session_totals", "clear_copies", "claude_code_copies",
+    "copy_map", "involved_files", "parent_links", "resumed_copies", "apply_copies", "session_totals", "clear_copies", "claude_code_copies",
 ]
 
 _PER_ENTRY = ("entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
@@ -42,10 +42,16 @@ def parent_files(sessions: Any) -> dict[str, str]:
     """
     files = sessions.column("file").to_pylist()
     parents = sessions.column("parent_session").to_pylist()
-    if "agent" in sessions.column_names:
+    agents = sessions.column("agent").to_pylist() if "agent" in sessions.column_names else None
+    return parent_links(files, parents, agents)
+
+
+def parent_links(files: list[str], parents: list[str | None], agents: list[str] | None = None) -> dict[str, str]:
+    """:func:`parent_files` over plain lists (each file's ``parent_session`` and agent)."""
+    if agents is not None:
         # Only pi's copies are found by (id, timestamp): a Codex fork's copies are re-stamped and
         # marked by its extractor (pi_lab.corpus.extract._prepare_other).
-        parents = [p if a == "pi" else None for p, a in zip(parents, sessions.column("agent").to_pylist())]
+        parents = [p if a == "pi" else None for p, a in zip(parents, agents)]
     by_real = {}
     by_name: dict[str, list[str]] = {}
     for f in files:
@@ -193,19 +199,27 @@ def claude_code_copies(sessions: Any, entries: Any) -> tuple[dict[str, str], dic
     if agents.count("claude-code") < 2:
         return {}, {}
     files = sessions.column("file").to_pylist()
-    created = sessions.column("created").cast(pa.int64()).to_pylist()
-    session_of = dict(zip(files, sessions.column("session_id").to_pylist()))
-    mine = [f for f, a in zip(files, agents) if a == "claude-code"]
-    rank = {f: i for i, f in enumerate(files)}
-    when = dict(zip(files, created))
-    mine.sort(key=lambda f: (when[f] is None, when[f] or 0, rank[f]))
+    mine = {f for f, a in zip(files, agents) if a == "claude-code"}
     rows = entries.select(["file", "entry_id", "timestamp"])
-    rows = rows.filter(pc.is_in(rows.column("file"), value_set=pa.array(mine, pa.string())))
+    rows = rows.filter(pc.is_in(rows.column("file"), value_set=pa.array(sorted(mine), pa.string())))
     keys_of: dict[str, list[tuple[str, Any]]] = {}
     for f, i, t in zip(rows.column("file").to_pylist(), rows.column("entry_id").to_pylist(),
                        rows.column("timestamp").cast(pa.int64()).to_pylist()):
         if i is not None:
             keys_of.setdefault(f, []).append((i, t))
+    return resumed_copies(files, agents, sessions.column("created").cast(pa.int64()).to_pylist(),
+                          sessions.column("session_id").to_pylist(), keys_of)
+
+
+def resumed_copies(files: list[str], agents: list[str], created: list[Any], session_ids: list[str],
+                   keys_of: dict[str, list[tuple[str, Any]]]) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    """:func:`claude_code_copies` over plain lists: each session's file, agent, creation time
+    (ms) and id, and the (entry id, timestamp ms) keys of every Claude Code file's entries."""
+    session_of = dict(zip(files, session_ids))
+    mine = [f for f, a in zip(files, agents) if a == "claude-code"]
+    rank = {f: i for i, f in enumerate(files)}
+    when = dict(zip(files, created))
+    mine.sort(key=lambda f: (when[f] is None, when[f] or 0, rank[f]))
     owner: dict[tuple[str, Any], str] = {}
     links: dict[str, str] = {}
     copied_key: dict[tuple[str, str], str] = {}

@@ -213,6 +213,7 @@ def test_another_agents_file_is_not_parsed_by_pis_rules_first(tmp_path, monkeypa
     """A Claude Code or Codex file goes straight to its adapter: pi's line reader (which parsed
     every line of it for nothing, the adapter then parsing each again) is never run on it."""
     import pi_lab.corpus.extract as extract
+    import pi_lab.corpus.reading as reading
 
     def refuse(*args, **kwargs):
         raise AssertionError("pi's line reader ran on another agent's file")
@@ -221,6 +222,28 @@ def test_another_agents_file_is_not_parsed_by_pis_rules_first(tmp_path, monkeypa
     claude = generate_claude_sessions.generate_session(project, seed=4, turns=3)
     codex = generate_codex_sessions.generate_session(tmp_path / "codex", seed=5, turns=2)[0]
     expected = {str(p): extract.extract_file(str(p)) for p in (claude, codex)}
-    monkeypatch.setattr(extract, "read_complete_lines", refuse)
+    monkeypatch.setattr(reading, "read_complete_lines", refuse)
     for path, columns in expected.items():
         assert extract.extract_file(path)["sessions"] == columns["sessions"]
+
+
+def test_codex_calls_use_the_context_window_the_rollout_records(tmp_path):
+    """Codex records the window it works with (``model_context_window``, 272k for the generated
+    rollouts); the catalog's 400k is the model's. The corpus's window and fill ratio are the
+    recorded ones; a rollout that records none falls back to the catalog."""
+    home = tmp_path / "codex"
+    path = generate_codex_sessions.generate_session(home, seed=3, turns=4)[0]
+    c = Corpus.scan([home], workers=1, cache=False)
+    rows = [r for r in c.model_calls.to_pylist() if r["agent"] == "codex"]
+    assert rows and {r["context_window"] for r in rows} == {generate_codex_sessions.WINDOW}
+    for r in rows:
+        seen = r["input_tokens_measured"] if r["input_tokens_measured"] is not None else r["context_tokens_projected"]
+        assert r["fill_ratio"] == pytest.approx(seen / generate_codex_sessions.WINDOW)
+    bare = tmp_path / "bare" / path.name
+    bare.parent.mkdir()
+    bare.write_text(path.read_text().replace('"model_context_window":272000', '"model_context_window":null')
+                    .replace('"model_context_window": 272000', '"model_context_window": null'))
+    c = Corpus.scan([bare.parent], workers=1, cache=False)
+    from pi_lab.llm.catalog import context_window_for
+
+    assert {r["context_window"] for r in c.model_calls.to_pylist()} == {context_window_for(rows[0]["model"])}

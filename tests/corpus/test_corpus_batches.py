@@ -73,3 +73,21 @@ def test_the_file_bytes_are_let_go_before_the_walk(tmp_path, monkeypatch):
     finally:
         tracemalloc.stop()
     assert seen and seen[0] < size, (seen, size)
+
+
+def test_a_scan_reads_large_files_in_batches_and_gets_the_same_tables(tmp_path, monkeypatch):
+    """Files past ``LARGE_FILE_BYTES`` go through extract_tables (a batch of rows at a time)
+    inside Corpus.scan: the finished tables, forks' copies included, are the same."""
+    import pi_lab.corpus.corpus as corpus_module
+    from pi_lab.corpus import Corpus
+
+    build_corpus(tmp_path / "s")
+    _linear(tmp_path / "s" / "lin.jsonl", 41)
+    whole = Corpus.scan([tmp_path / "s"], workers=1, cache=False)
+    seen = []
+    monkeypatch.setattr(corpus_module, "LARGE_FILE_BYTES", 2000)
+    monkeypatch.setattr(corpus_module, "_large_file_tables", lambda path: seen.append(path) or extract_module.extract_tables(path))
+    batched = Corpus.scan([tmp_path / "s"], workers=1, cache=False)
+    assert seen and len(seen) < len(whole.files)  # some files large, some not
+    for name in TABLE_NAMES:
+        assert batched.tables[name].equals(whole.tables[name]), name

@@ -1,0 +1,511 @@
+"""The usage report without the tables: ``pi-lab usage --no-cache`` reads only the model calls.
+
+:meth:`Corpus.usage` counts the ``model_calls`` rows that are not fork copies. Those rows need
+no tree walk and no other table: one per assistant message entry of a file (every branch
+counts), with its usage, time, model and id; a pi fork's call is a copy when its parent file
+holds an entry with the same id and timestamp. This module computes exactly those rows and
+sums them as the report's SQL does, so its report equals ``Corpus.scan(cache=False).usage(by)``
+(``tests/corpus/test_corpus_usage_fast.py`` compares them row for row), without pyarrow, DuckDB
+or the engine's walk:
+
+* a pi file is searched for the bytes ``assistant``; only the lines holding them are parsed
+  (with pi's line rules, the same reader calls). A line can only be an assistant message if
+  it holds those bytes, unless JSON escapes spell one of the letters (``\\u0061``...): a file
+  holding such an escape (``\\u006``/``\\u007``) is read line by line in full, as is a file
+  whose first line is not a plain v3 header (old versions are migrated first);
+* the files a fork names as its parent, and the forks, are read in full for the (id,
+  timestamp) of every entry (which files those are is known from their first lines);
+* Claude Code and Codex files go through their adapters and the extractor (their calls are
+  the extractor's, with their copy rules: a resumed Claude Code session, a Codex fork);
+* files are read by two processes (forked) when there are enough bytes.
+
+A call whose day the report cannot write as the SQL does (a year outside 1970-9999) makes the
+report go through the same SQL on a small Arrow table instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import orjson
+
+from pi_lab.corpus.fields import _float_usage, _ms
+from pi_lab.corpus.reading import other_agent, plain_pi_header
+
+__all__ = ["usage_report", "usage_rows"]
+
+_USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
+# A pi assistant entry's line holds these bytes, or an escape of one of their letters
+# (a \u0061 \u0069 \u006e \u0073 \u0074: JSON writes escapes with a lowercase u).
+_ASSISTANT = b"assistant"
+_ESCAPE = b"\\u00"
+# Below this many bytes, forking workers costs more than it saves.
+POOL_MIN_BYTES = 8_000_000
+
+# One call: (entry_id, timestamp ms, provider, model, input, output, cache_read, cache_write,
+# total_tokens, cost, copied). ``copied`` is the extractor's mark (a Codex fork's, a Claude Code
+# resumed session's) or False; a pi fork's copies are marked once every file is read.
+Call = tuple
+
+
+def _line_entry(data: bytes, view: memoryview, start: int, end: int) -> Any:
+    """The entry of the line ``data[start:end]`` as pi's reader gives it
+    (:func:`pi_lab.session.storage.parse_lines`), or None for a line it skips."""
+    entry = None
+    if start < end and data[start] == 0x7B:
+        try:
+            entry = orjson.loads(view[start:end])
+        except orjson.JSONDecodeError:
+            entry = None
+    if entry is None and start < end:
+        raw = data[start:end]
+        if raw.strip():
+            from pi_lab.session.storage import _decode_and_parse
+
+            entry = _decode_and_parse(raw)
+    return entry
+
+
+def _tail_entry(tail: bytes) -> Any:
+    """A last line without its newline, as :func:`pi_lab.corpus.extract.read_complete_lines`
+    reads it (kept when it parses as pi keeps a line)."""
+    if not tail.strip():
+        return None
+    from pi_lab.session._json import loads_object
+
+    return loads_object(tail)
+
+
+def _call_of(entry: Any) -> Call | None:
+    """The model_calls cells the report reads of one entry, or None when it is no call."""
+    if entry.get("type") != "message":
+        return None
+    message = entry.get("message")
+    if message.__class__ is not dict and not isinstance(message, dict):
+        return None
+    if message.get("role") != "assistant":
+        return None
+    entry_id = entry.get("id")
+    provider, model = message.get("provider"), message.get("model")
+    return (
+        entry_id if isinstance(entry_id, str) else None, _ms(entry.get("timestamp")),
+        provider if isinstance(provider, str) else None, model if isinstance(model, str) else None,
+        *_float_usage(message.get("usage")), False,
+    )
+
+
+def _memmem() -> Any:
+    """libc's ``memmem`` (a vectorised search: about 3x ``bytes.find`` for a short needle
+    found nowhere, which is what the escape check does over every byte), or None."""
+    try:
+        import ctypes
+
+        function = ctypes.CDLL(None).memmem
+    except (ImportError, OSError, AttributeError):
+        return None
+    function.restype = ctypes.c_void_p
+    function.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    return function
+
+
+_MEMMEM: Any = False  # not looked up yet
+
+
+def _letter_escape(data: bytes) -> bool:
+    """Whether ``data`` holds a JSON escape of a letter of ``assistant`` (``\\u006x``, ``\\u007x``)."""
+    global _MEMMEM
+    if _MEMMEM is False:
+        _MEMMEM = _memmem()
+    if _MEMMEM is not None and _MEMMEM(data, len(data), _ESCAPE, len(_ESCAPE)) is None:
+        return False  # (no escape at all: the common case, answered by the fast search)
+    find = data.find
+    at = find(_ESCAPE)
+    while at != -1:
+        if data[at + 4 : at + 5] in (b"6", b"7"):
+            return True
+        at = find(_ESCAPE, at + 4)
+    return False
+
+
+def _searched_calls(data: bytes) -> tuple[list[Call], list[tuple[str, Any]]]:
+    """The calls of a pi file after its first line, parsing only the lines that can hold one,
+    and the keys (:func:`_keys`) of the other entries those lines held (for :func:`file_keys`,
+    which does not parse them again)."""
+    calls: list[Call] = []
+    others: list[Any] = []
+    view = memoryview(data)
+    find, rfind = data.find, data.rfind
+    at = find(_ASSISTANT, find(b"\n") + 1)
+    while at != -1:
+        start = rfind(b"\n", 0, at) + 1
+        end = find(b"\n", at)
+        if end == -1:
+            entry = _tail_entry(data[start:])
+        else:
+            entry = _line_entry(data, view, start, end)
+        if entry is not None:
+            call = _call_of(entry)
+            if call is not None:
+                calls.append(call)
+            elif entry.get("type") != "session":
+                others.append(entry)
+        if end == -1:
+            break
+        at = find(_ASSISTANT, end + 1)
+    return calls, list(_keys(others))
+
+
+def _keys(entries: Iterable[Any], wanted: set[str] | None = None) -> set[tuple[str, Any]]:
+    """The (entry id, timestamp ms) of every entry with an id (in ``wanted``, if given): what a
+    fork's copy matches (the ids are the entries table's, :func:`_safe`)."""
+    out = set()
+    for e in entries:
+        entry_id = e.get("id")
+        if isinstance(entry_id, str):
+            entry_id = _safe(entry_id)
+            if wanted is None or entry_id in wanted:
+                out.add((entry_id, _ms(e.get("timestamp"))))
+    return out
+
+
+def _session(path: str, header: Any, agent: str, calls: list[Call], keys: Any) -> dict[str, Any]:
+    cwd = header.get("cwd")
+    parent = header.get("parentSession")
+    if not isinstance(parent, str):
+        parent = header.get("branchedFrom") if isinstance(header.get("branchedFrom"), str) else None
+    return {"file": path, "session_id": header["id"], "project": cwd if isinstance(cwd, str) else None,
+            "parent_session": parent or None, "agent": agent, "created": _ms(header.get("timestamp")),
+            "calls": calls, "keys": keys}
+
+
+def _read_bytes(path: str) -> bytes:
+    from pi_lab.session.storage import check_regular_file
+
+    check_regular_file(path)
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _searchable(data: bytes) -> dict[str, Any] | None:
+    """The header of a pi file whose lines the byte searches may skip, else None: a plain v3
+    header on the first line (so no other agent's file: a pi header is the first thing
+    :func:`~pi_lab.formats.detect.detect_format_of` looks at) and no escape that could spell a
+    letter of the keys and values searched for."""
+    header = plain_pi_header(data)
+    return header if header is not None and not _letter_escape(data) else None
+
+
+def file_usage(path: str) -> dict[str, Any]:
+    """One file's session facts and calls (``keys``: None for a pi file; every entry's for
+    another agent's).
+
+    Raises as :func:`pi_lab.corpus.extract.extract_file` does for a file with no session."""
+    data = _read_bytes(path)
+    header = _searchable(data)
+    if header is not None:
+        calls, others = _searched_calls(data)
+        found = _session(path, header, "pi", calls, None)
+        found["parsed_keys"] = others
+        return found
+    agent = other_agent(data) if data.strip() else None
+    if agent is not None:
+        return _other_usage(path, agent)
+    from pi_lab.corpus.reading import FileUnreadable, read_pi_entries
+
+    if not data.strip():
+        raise FileUnreadable("empty file (no session header)")
+    header, entries, _version, _skipped, _partial = read_pi_entries(data)
+    del data
+    return _session(path, header, "pi", [c for c in map(_call_of, entries) if c is not None], None)
+
+
+# A line as pi writes an entry: its type and id first, neither with an escape.
+_ENTRY_START = re.compile(rb'\{"type":"[^"\\]*","id":"([^"\\]*)"')
+
+
+def file_keys(path: str, wanted: set[str]) -> tuple[bool, set[tuple[str, Any]]]:
+    """(whether every line was parsed, the (id, timestamp ms) of the entries of the pi file
+    ``path`` whose id is in ``wanted``).
+
+    A line is parsed unless it shows it cannot hold such an entry: it starts as pi writes an
+    entry (``{"type":"...","id":"X"``), ``"id"`` occurs once in it (a second top-level id
+    would replace the first) and X is not wanted. A line holding ``assistant`` was parsed by
+    :func:`file_usage` already (its calls and ``parsed_keys``): it is left to the caller. (In
+    a file with an escape of a letter, or with another header, every line is parsed.)"""
+    data = _read_bytes(path)
+    if _searchable(data) is None:
+        agent = other_agent(data) if data.strip() else None
+        if agent is not None:
+            from pi_lab.corpus.extract import read_other
+
+            return True, _keys(read_other(path, agent)[1], wanted)
+        from pi_lab.corpus.reading import read_pi_entries
+
+        return True, _keys(read_pi_entries(data)[1], wanted)
+    out = []
+    view = memoryview(data)
+    find, count, match = data.find, data.count, _ENTRY_START.match
+    start = find(b"\n") + 1  # (the header line holds no entry)
+    length = len(data)
+    while start < length:
+        end = find(b"\n", start)
+        last = end == -1
+        if last:
+            end = length
+        found = match(data, start, end)
+        if (found is None or found.group(1).decode("utf-8", "replace") in wanted or count(b'"id"', start, end) != 1) \
+                and find(_ASSISTANT, start, end) == -1:
+            entry = _tail_entry(data[start:]) if last else _line_entry(data, view, start, end)
+            if entry is not None and entry.get("type") != "session":
+                out.append(entry)
+        start = end + 1
+    return False, _keys(out, wanted)
+
+
+def _other_usage(path: str, agent: str) -> dict[str, Any]:
+    """A Claude Code or Codex file's calls: its adapter's assistant messages (a streamed
+    response merged into one call, sub-agent files folded in), as the extractor reads them
+    without its walk (:func:`pi_lab.corpus.extract.read_other`), and every entry's keys (a
+    resumed Claude Code session's copies are found over every Claude Code file)."""
+    from pi_lab.corpus.extract import read_other
+
+    header, entries, copied_of, parent = read_other(path, agent)
+    calls = []
+    for entry in entries:
+        call = _call_of(entry)
+        if call is None:
+            continue
+        if agent == "claude-code":
+            # The adapter's totalTokens is the context the request carried; a call's total is
+            # all four counters (as the extractor's parts(): pi's own and ccusage's totals).
+            call = (*call[:8], call[4] + call[5] + call[6] + call[7], call[9], False)
+        if copied_of and copied_of.get(call[0]) is not None:
+            call = (*call[:10], True)
+        calls.append(call)
+    # (a Codex file's keys are wanted only if a pi fork names it: file_keys reads it again)
+    found = _session(path, header, agent, calls, _keys(entries) if agent == "claude-code" else None)
+    if agent == "codex":
+        found["parent_session"] = parent
+    return found
+
+
+def _task(item: tuple[str, Any]) -> tuple[str, Any, str | None]:
+    """(path, result, error reason): a file's calls (``wanted`` None) or the keys of its
+    entries whose id is in ``wanted``."""
+    path, wanted = item
+    try:
+        return path, (file_usage(path) if wanted is None else file_keys(path, wanted)), None
+    except Exception as error:
+        from pi_lab.corpus.corpus import error_reason
+
+        return path, None, error_reason(path, error)
+
+
+class _Readers:
+    """Runs :func:`_task` over files, in two forked processes when there are enough bytes
+    (largest files first, so both finish together), else in this one."""
+
+    def __init__(self, files: list[str], workers: int | None):
+        self.sizes = {f: _size(f) for f in files}
+        count = workers if workers is not None else (os.cpu_count() or 1)
+        # Forking is safe only while this process runs one thread (not in a Jupyter kernel).
+        self.pool = None
+        if count > 1 and len(files) >= 4 and sum(self.sizes.values()) >= POOL_MIN_BYTES \
+                and sys.platform.startswith("linux") and threading.active_count() == 1:
+            import multiprocessing as mp
+
+            self.pool = mp.get_context("fork").Pool(count)
+
+    def run(self, items: list[tuple[str, Any]]) -> Iterable[tuple[str, Any, str | None]]:
+        if self.pool is None:
+            return map(_task, items)
+        items = sorted(items, key=lambda item: -self.sizes.get(item[0], 0))
+        return self.pool.imap_unordered(_task, items, chunksize=max(1, min(8, len(items) // 32)))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool.join()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def usage_rows(paths: Any, *, workers: int | None = None, progress: bool = False) -> tuple[list[dict[str, Any]], list[str], list[tuple[str, str]]]:
+    """(every file's session facts with its calls, marked copies included, the files read in
+    listing order, the errors), for :func:`usage_report`."""
+    from pi_lab.corpus.corpus import _listing, _Progress
+    from pi_lab.corpus.tables import parent_links, resumed_copies
+
+    _paths, errors, files, _stamps = _listing(paths)
+    readers = _Readers(files, workers)
+    bar = _Progress(len(files), progress, sum(readers.sizes.values())) if progress else None
+    if bar is not None:
+        bar.advance(0)
+    try:
+        by_file: dict[str, dict[str, Any]] = {}
+        for path, result, reason in readers.run([(f, None) for f in files]):
+            if reason is not None:
+                errors.append((path, reason))
+            else:
+                by_file[path] = result
+            if bar is not None:
+                bar.advance(1, readers.sizes.get(path, 0))
+        sessions = [by_file[f] for f in files if f in by_file]
+        order = [s["file"] for s in sessions]
+        agents = [s["agent"] for s in sessions]
+        links = parent_links(order, [s["parent_session"] for s in sessions], agents)
+        # The keys that can mark a copy: the ids of a fork's calls, in the fork and its parent.
+        wanted: dict[str, set[str]] = {}
+        for child, parent in links.items():
+            ids = {_safe(c[0]) for c in by_file[child]["calls"] if c[0] is not None}
+            wanted.setdefault(child, set()).update(ids)
+            wanted.setdefault(parent, set()).update(ids)
+        keys = {f: by_file[f]["keys"] for f in wanted if by_file[f]["keys"] is not None}
+        todo = [(f, ids) for f, ids in wanted.items() if f not in keys]
+        for path, result, reason in readers.run(todo):
+            if reason is not None:  # (the file changed since it was read)
+                errors.append((path, reason))
+                result = (True, set())
+            whole, found = result
+            if not whole:  # the lines file_usage parsed: its calls and the other entries
+                read = by_file[path]
+                ids = wanted[path]
+                found.update(k for k in read["parsed_keys"] if k[0] in ids)
+                found.update(k for k in ((_safe(c[0]), c[1]) for c in read["calls"] if c[0] is not None) if k[0] in ids)
+            keys[path] = found
+    finally:
+        readers.close()
+    # As tables.copy_map: an id of the fork is a copy when the parent holds an entry with that
+    # id and timestamp; every row of the fork with that id is then marked.
+    for child, parent in links.items():
+        parent_keys = keys[parent]
+        copied = {key[0] for key in keys[child] if key in parent_keys}
+        if copied:
+            by_file[child]["calls"] = [(*c[:10], True) if _safe(c[0]) in copied else c for c in by_file[child]["calls"]]
+    if agents.count("claude-code") >= 2:
+        _links, copied_key = resumed_copies(order, agents, [s["created"] for s in sessions],
+                                            [s["session_id"] for s in sessions],
+                                            {s["file"]: s["keys"] for s in sessions if s["agent"] == "claude-code"})
+        for s in sessions:
+            if s["agent"] == "claude-code":
+                s["calls"] = [(*c[:10], True) if (s["file"], _safe(c[0])) in copied_key else c for c in s["calls"]]
+    return sessions, order, errors
+
+
+def _safe(text: Any) -> Any:
+    """A string as the Arrow column holds it (``schema.utf8_safe``)."""
+    if text.__class__ is str and not text.isascii():
+        from pi_lab.corpus.schema import utf8_safe
+
+        return utf8_safe(text)
+    return text
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_DAY_MS = 86_400_000
+_LAST_DAY_MS = 253_402_300_800_000  # 10000-01-01
+
+
+def usage_report(paths: Any, by: str = "day", *, workers: int | None = None, progress: bool = False) -> tuple[dict[str, Any], list[tuple[str, str]], int]:
+    """(``{"columns", "rows"}`` as ``pi-lab usage`` prints it, errors, sessions read): equal to
+    the report of :meth:`Corpus.usage` over ``Corpus.scan(paths, cache=False)``."""
+    from pi_lab.corpus.corpus import usage_query
+
+    usage_query(by)  # (the same refusal of an unknown grouping)
+    sessions, _order, errors = usage_rows(paths, workers=workers, progress=progress)
+    groups: dict[Any, list[Any]] = {}
+    # Cost is summed in (file, entry id) order, as the SQL's ordered sum; the token counts are
+    # whole numbers, exact in any order.
+    flat = []
+    for s in sessions:
+        file = _safe(s["file"])
+        if by == "session":
+            head: Any = (_safe(s["session_id"]), file)
+        elif by == "project":
+            head = (_safe(s["project"]),)
+        elif by == "agent":
+            head = (s["agent"],)
+        else:
+            head = None
+        for c in s["calls"]:
+            if c[10]:
+                continue
+            entry_id = _safe(c[0])
+            if by == "day":
+                ms = c[1]
+                if ms is None:
+                    key: Any = (None,)
+                elif 0 <= ms < _LAST_DAY_MS:
+                    key = (ms // _DAY_MS,)
+                else:
+                    return _sql_report(sessions, by), errors, len(sessions)
+            elif by == "model":
+                key = (_safe(c[2]), _safe(c[3]))
+            else:
+                key = head
+            flat.append((file, entry_id is None, entry_id or "", key, c))
+    flat.sort(key=lambda r: (r[0], r[1], r[2]))
+    for _file, _none, _id, key, c in flat:
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = [0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        g[0] += 1
+        for k in range(6):
+            g[k + 1] += c[4 + k]
+    if by == "day":
+        keyed = {(None if k[0] is None else (_EPOCH + timedelta(days=k[0])).strftime("%Y-%m-%d"),): v for k, v in groups.items()}
+        names = ["day"]
+    elif by == "session":
+        keyed, names = groups, ["session_id", "file"]
+    elif by == "model":
+        keyed, names = groups, ["provider", "model"]
+    else:
+        keyed, names = groups, [by]
+    if by == "session":
+        ordered = sorted(keyed, key=lambda k: k[1])
+    else:
+        ordered = sorted(keyed, key=lambda k: tuple((v is None, v or "") for v in k))
+    rows = [[*k, v[0], *(float(x) for x in v[1:])] for k, v in ((k, keyed[k]) for k in ordered)]
+    return {"columns": [*names, "calls", *_USAGE], "rows": rows}, errors, len(sessions)
+
+
+def _sql_report(sessions: list[dict[str, Any]], by: str) -> dict[str, Any]:
+    """The report by :meth:`Corpus.usage`'s own SQL over the calls as Arrow tables (times the
+    Python sums cannot write as the SQL does)."""
+    import duckdb
+    import pyarrow as pa
+
+    from pi_lab.corpus.corpus import usage_query
+    from pi_lab.corpus.schema import arrow_safe
+
+    cols: dict[str, list[Any]] = {k: [] for k in ("file", "session_id", "entry_id", "timestamp", "provider", "model", *_USAGE, "copied", "agent")}
+    for s in sessions:
+        for c in s["calls"]:
+            cols["file"].append(s["file"])
+            cols["session_id"].append(s["session_id"])
+            cols["agent"].append(s["agent"])
+            for k, v in zip(("entry_id", "timestamp", "provider", "model", *_USAGE, "copied"), c):
+                cols[k].append(v)
+    types = {"timestamp": pa.timestamp("ms", tz="UTC"), "copied": pa.bool_(), **{k: pa.float64() for k in _USAGE}}
+    kinds = {"timestamp": "ts", "copied": "bool", **{k: "f64" for k in _USAGE}}
+    calls = pa.table({k: pa.array(arrow_safe(v, kinds.get(k, "str")), types.get(k, pa.string())) for k, v in cols.items()})
+    sessions_table = pa.table({"file": pa.array(arrow_safe([s["file"] for s in sessions], "str"), pa.string()),
+                               "project": pa.array(arrow_safe([s["project"] for s in sessions], "str"), pa.string())})
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.register("model_calls", calls)
+    con.register("sessions", sessions_table)
+    relation = con.sql(usage_query(by))
+    table = (getattr(relation, "to_arrow_table", None) or relation.arrow)()
+    return {"columns": table.column_names, "rows": [list(row.values()) for row in table.to_pylist()]}
