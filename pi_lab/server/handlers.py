@@ -344,8 +344,10 @@ def _state(store: SessionStore, loaded: LoadedSession, shared: SharedView, locat
     }
 
 
-def session_answer(state: PiLabState, location: Location, op: str, body: dict[str, Any]) -> tuple[Any, bytes | None]:
-    """Answer one session request (blocking; runs in a worker thread)."""
+def session_answer(state: PiLabState, location: Location, op: str, body: dict[str, Any], *,
+                   notes_writable: bool | None = None) -> tuple[Any, bytes | None]:
+    """Answer one session request (blocking; runs in a worker thread). ``notes_writable``: whether
+    the user may add notes (False when Jupyter lets them read only), for the notes payload."""
     store = state.store
     key = _view(body.get("view"))
     raw_settings = body.get("settings")
@@ -367,7 +369,8 @@ def session_answer(state: PiLabState, location: Location, op: str, body: dict[st
         if notes is None:
             raise RequestError("this server keeps no notes")
         with loaded.lock:
-            return note_request(notes, loaded.sm, op, args, store_label=state.notes_label), None
+            return note_request(notes, loaded.sm, op, args, store_label=getattr(state, "notes_label", None),
+                                writable=notes_writable), None
     notes_version = _notes_version(notes)  # before the layout: a note added meanwhile is seen next poll
     shared = store.view(loaded, key, notes)
     with loaded.lock:
@@ -416,11 +419,17 @@ class SessionHandler(PiLabHandler):
             raise ApiError(403, READ_ONLY_MESSAGE, reason="read-only")
         if op not in SESSION_OPS:
             raise ApiError(404, f"unknown session request {op!r}", reason="bad-request")
+        notes_writable = None
         if op in NOTE_WRITES:
             await self._may_write_notes()
+        elif op == "notes":  # the payload says whether this user may add notes (Jupyter's write permission)
+            allowed = await ensure_async(self.authorizer.is_authorized(self, self.current_user, "write",
+                                                                       self.auth_resource))
+            notes_writable = None if allowed else False
         body = self.body()
         location = self.location(body.get("path"))
-        result, blob = await self.in_thread(lambda: session_answer(self.pi_lab, location, op, body), location)
+        result, blob = await self.in_thread(
+            lambda: session_answer(self.pi_lab, location, op, body, notes_writable=notes_writable), location)
         if blob is not None:
             self.set_header("Cache-Control", "no-store")
             self.set_header("X-Pi-Lab-Version", str(result["version"]))

@@ -171,7 +171,8 @@ async def test_notes_follow_jupyter_authentication_and_write_permission(api, roo
     monkeypatch.setitem(jp_serverapp.web_app.settings, "authorizer", ReadOnlyUsers(parent=jp_serverapp))
     code, _ = await api.post("session", "note_add", path="tiny.jsonl", args={"entry_id": state["leaf_id"], "text": "x"})
     assert code == 403
-    assert (await api.session("notes", "tiny.jsonl"))["notes"] == []  # reading is allowed
+    seen = await api.session("notes", "tiny.jsonl")  # reading is allowed, and says writing is not
+    assert seen["notes"] == [] and seen["writable"] is False
     assert not (root / "pi-lab-notes.jsonl").exists()
 
 
