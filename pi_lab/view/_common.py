@@ -72,6 +72,16 @@ def projection_at(path: list[Entry]) -> SessionProjection:
     return project_path(path)
 
 
+def recorded_window_of(sm: Any) -> int | None:
+    """The context window the session's file itself records for its calls (Codex writes its
+    ``model_context_window``), which wins over the catalog's figure for the model; ``None``
+    for pi and Claude Code files, which record none."""
+    recorded = getattr(sm, "recorded_context_window", None)
+    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+        return recorded
+    return None
+
+
 def str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 

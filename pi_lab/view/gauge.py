@@ -21,6 +21,7 @@ from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, who
 from pi_lab.compaction.usage import context_usage
 from pi_lab.session._js import js_string
 from pi_lab.session.flatten import FactTable
+from pi_lab.view._common import recorded_window_of
 from pi_lab.view.context import facts_tokens, shared_facts
 from pi_lab.session.projection import (
     SessionProjection,
@@ -52,8 +53,8 @@ def recorded_context_window(sm: Any) -> int | None:
     """
     from pi_lab.llm.catalog import context_window_for
 
-    recorded = getattr(sm, "recorded_context_window", None)  # an agent that writes its window (Codex)
-    if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
+    recorded = recorded_window_of(sm)  # an agent that writes its window (Codex)
+    if recorded is not None:
         return recorded
     model = sm.build_session_context().model or {}
     model_id = model.get("modelId")

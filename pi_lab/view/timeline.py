@@ -31,7 +31,7 @@ from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow
 from pi_lab.session._gc import collector_paused
 from pi_lab.session.projection import entry_to_messages
-from pi_lab.view._common import manager_of, model_id_of, require_entry, str_or_none
+from pi_lab.view._common import manager_of, model_id_of, recorded_window_of, require_entry, str_or_none
 
 __all__ = ["context_timeline", "TimelineWalk"]
 
@@ -129,7 +129,7 @@ def context_timeline(sm: Any, leaf_id: str | None = None) -> list[dict[str, Any]
         if leaf_id is None:
             return []
     require_entry(sm, leaf_id, "leaf_id")
-    return TimelineWalk(sm.get_branch(leaf_id)).rows
+    return TimelineWalk(sm.get_branch(leaf_id), recorded_window=recorded_window_of(sm)).rows
 
 
 class TimelineWalk:
@@ -143,12 +143,15 @@ class TimelineWalk:
     to it.
     """
 
-    def __init__(self, path: list[Entry]):
+    def __init__(self, path: list[Entry], *, recorded_window: int | None = None):
         # lazy: most calls are estimated from the last usage, which needs no estimate of the
         # assistant messages that carry one (they are measured only when no usage is trusted)
         self._walk = ContextWalk(lazy=True)
         self.path: list[Entry] = self._walk.path  # the entries walked so far
         self.rows: list[dict[str, Any]] = []
+        # the window of each call's model: the file's own record when it has one (Codex), else
+        # the catalog's (pi_lab.llm.catalog)
+        self._recorded_window = recorded_window
         self._windows: dict[str | None, int | None] = {}
         self._run(path)
 
@@ -182,7 +185,9 @@ class TimelineWalk:
                 model = message.get("model")
                 if not (model.__class__ is str and model):
                     model = model_id_of(message)
-                if model in windows:
+                if self._recorded_window is not None:
+                    window = self._recorded_window
+                elif model in windows:
                     window = windows[model]
                 else:
                     window = windows[model] = context_window_for(model)

@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, Callable
 
-from pi_lab.view._common import manager_of, require_entry
+from pi_lab.view._common import manager_of, recorded_window_of, require_entry
 from pi_lab.view.composition import context_composition
 from pi_lab.view.errors import UnknownEntry, ViewError, user_text
 from pi_lab.view.requests import RequestError, optional_id, request_args
@@ -98,9 +98,9 @@ class _Cached:
 
     _serials = itertools.count(1)
 
-    def __init__(self, path: list[Any]):
+    def __init__(self, path: list[Any], recorded_window: int | None = None):
         self.serial = next(self._serials)
-        self.walk = TimelineWalk(path)
+        self.walk = TimelineWalk(path, recorded_window=recorded_window)
         self.columns = _Columns()
         self.columns.consume(self.walk.rows)
 
@@ -132,9 +132,9 @@ def _columns_for(sm: Any, leaf_id: Any) -> tuple[_Columns, int | None]:
     try:
         cached = _CACHE.get(sm)
     except TypeError:  # a session object that cannot be weakly referenced or hashed: no cache
-        return _Cached(path).columns, None
+        return _Cached(path, recorded_window_of(sm)).columns, None
     if cached is None or not cached.extend(path):
-        cached = _Cached(path)
+        cached = _Cached(path, recorded_window_of(sm))
         try:
             _CACHE[sm] = cached
         except TypeError:

@@ -2,7 +2,7 @@
 // calls and their arguments, tool results with a none/preview/full toggle, collapsible
 // thinking, usage, and the raw JSON.
 
-import { bidiControlNames, button, clear, el, formatTokens, shortId } from './dom';
+import { bidiControlNames, button, clear, el, formatTokens, shortId, tokensBeforeText } from './dom';
 import { renderMarkdown } from './markdown';
 
 interface Cut {
@@ -211,7 +211,7 @@ export function renderDetail(parent: HTMLElement, d: EntryDetail, handlers: Deta
   } else if (d.summary) {
     if (d.type === 'compaction') {
       const info = el('div', 'pi-detail-facts', body);
-      el('span', '', info, `${formatTokens(d.tokens_before ?? null)} tokens before`);
+      el('span', '', info, tokensBeforeText(d.tokens_before));
       link(info, 'first kept', d.first_kept_id, handlers);
     } else {
       const info = el('div', 'pi-detail-facts', body);

@@ -70,6 +70,14 @@ export function formatTokens(n: number | null | undefined): string {
   return `${(n / 1_000_000).toFixed(2).replace(/\.?0+$/, '')}M`;
 }
 
+/**
+ * A compaction's count before it, in words: "115k tokens before", or "tokens before not
+ * recorded" when the file holds none (Codex never records it; Claude Code without preTokens).
+ */
+export function tokensBeforeText(n: number | null | undefined): string {
+  return n === null || n === undefined || !Number.isFinite(n) ? 'tokens before not recorded' : `${formatTokens(n)} tokens before`;
+}
+
 /** pi's label time: HH:MM today, M/D HH:MM this year, YY/M/D HH:MM otherwise (local time). */
 export function formatLabelTime(iso: string | null, now: Date = new Date()): string {
   if (!iso) {

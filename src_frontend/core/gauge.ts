@@ -2,7 +2,7 @@
 // never blended into one bar; the auto-compaction threshold (window − reserve), the
 // keep-recent window, the headroom, and pi's "unknown" state after a compaction.
 
-import { clear, el, formatTokens, rowSafe, shortId } from './dom';
+import { clear, el, formatTokens, rowSafe, shortId, tokensBeforeText } from './dom';
 import { renderInline, renderMarkdown } from './markdown';
 import type { CompactionInfo, Gauge } from './transport';
 
@@ -122,7 +122,7 @@ export function renderCompactions(parent: HTMLElement, g: Gauge | Record<string,
       const tr = el('tr', '', body);
       const id = el('td', 'pi-link', tr, shortId(c.id));
       id.addEventListener('click', () => handlers.open(c.id));
-      el('td', 'pi-num', tr, formatTokens(c.tokens_before));
+      el('td', 'pi-num', tr, c.tokens_before === null || c.tokens_before === undefined ? 'not recorded' : formatTokens(c.tokens_before));
       const after = el('td', `pi-num ${c.after_kind === 'measured' ? 'pi-measured' : 'pi-estimated'}`, tr,
         `${formatTokens(c.after)}${c.after_kind === 'estimated' ? ' (est.)' : ''}`);
       after.title = c.after_kind === 'measured'
@@ -140,7 +140,7 @@ export function renderCompactions(parent: HTMLElement, g: Gauge | Record<string,
     el('h4', 'pi-pane-title', parent, 'Summaries');
     compactions.forEach((c, i) => {
       const box = el('details', 'pi-compaction-summary', parent);
-      el('summary', '', box, `${shortId(c.id)} · ${formatTokens(c.tokens_before)} tokens before${c.from_hook ? ' · from an extension' : ''}`);
+      el('summary', '', box, `${shortId(c.id)} · ${tokensBeforeText(c.tokens_before)}${c.from_hook ? ' · from an extension' : ''}`);
       const body = el('div', 'pi-md', box);
       let loaded = false;
       const load = (): void => {

@@ -10,7 +10,7 @@
 // Two canvases: the base (lines, markers) is redrawn only when the data, the settings or the
 // size change; the overlay (hover and focus cursors) on every pointer move.
 
-import { button, el, formatTokens, rowSafe, shortId } from './dom';
+import { button, el, formatTokens, rowSafe, shortId, tokensBeforeText } from './dom';
 import type { Transport } from './transport';
 import { Hypothesis, WhatIfPanel } from './whatif';
 
@@ -1017,7 +1017,7 @@ export class TimelineStrip {
     const compaction = c.compaction[i];
     if (compaction >= 0) {
       const marker = d.markers[compaction];
-      words.push(`after compaction ${shortId(marker.entry_id)} (${formatTokens(marker.tokens_before)} → ${formatTokens(marker.estimated)})`);
+      words.push(`after compaction ${shortId(marker.entry_id)} (${tokensBeforeText(marker.tokens_before)} → ${formatTokens(marker.estimated)} after)`);
     }
     if (d.markers.some(mk => mk.kind === 'overflow' && mk.call === i)) {
       words.push('overflowed the context');
@@ -1033,7 +1033,7 @@ export class TimelineStrip {
     const m = (this.data as TimelineData).markers[k];
     const words = [`${MARKER_NAMES[m.kind]} ${shortId(m.entry_id)}`];
     if (m.kind === 'compaction') {
-      words.push(`${formatTokens(m.tokens_before)} tokens before → ${formatTokens(m.estimated)} after (estimated)`);
+      words.push(`${tokensBeforeText(m.tokens_before)} → ${formatTokens(m.estimated)} after (estimated)`);
     } else if (m.kind === 'branch_summary') {
       words.push(m.empty ? 'empty (adds nothing to the context)' : `context ${formatTokens(m.estimated)} after it`);
     } else if (m.error) {

@@ -55,4 +55,16 @@ def test_a_codex_session_in_the_widget(page, lab_server, open_lab, screenshot_di
     expect(pane).not_to_contain_text("Done with task 1.")
     page.screenshot(path=str(screenshot_dir / "codex-widget-context.png"))
 
+    # A rollout records no token count before a compaction: the row, the Compactions tab and
+    # the entry pane say so, never "0k tokens".
+    compaction = widget.locator(".pi-row", has_text="[compaction: tokens not recorded]")
+    expect(compaction).to_have_count(1)
+    widget.locator(".pi-tab", has_text="Compactions").click()
+    expect(pane).to_contain_text("tokens before not recorded")
+    expect(pane).not_to_contain_text("? tokens")
+    compaction.click()
+    widget.locator(".pi-tab", has_text="Entry").click()
+    expect(pane).to_contain_text("tokens before not recorded")
+    page.screenshot(path=str(screenshot_dir / "codex-widget-compaction.png"))
+
     assert hashlib.sha256(rollout.read_bytes()).hexdigest() == before

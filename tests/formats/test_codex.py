@@ -164,6 +164,22 @@ def test_a_compaction_says_its_token_count_is_not_recorded(tmp_path):
     assert [c["tokens_before"] for c in gauge_payload(sm, view.settings)["compactions"]] == [None]
 
 
+def test_the_timeline_uses_the_window_the_rollout_records(tmp_path):
+    """Every call's window is the one Codex wrote (model_context_window), not the catalog's
+    figure for the model: the gauge, the timeline and its overflow check agree."""
+    from pi_lab.view import context_timeline
+    from pi_lab.view.gauge import recorded_context_window
+    from pi_lab.view.payload import SessionView
+    from pi_lab.view.timeline_requests import timeline_payload
+
+    sm = pi_lab.open_session(_rollout(tmp_path))
+    calls = [row for row in context_timeline(sm) if row["kind"] == "call"]
+    assert calls and {row["window"] for row in calls} == {200000}
+    assert recorded_context_window(sm) == 200000  # what the viewers set their gauge to
+    columns = timeline_payload(SessionView.open(sm))
+    assert set(columns["calls"]["window"]) == {200000}
+
+
 def test_a_compaction_without_replacement_history_is_its_summary(tmp_path):
     path = _write(tmp_path / "r.jsonl", [_line("session_meta", _meta(), 0), _line("response_item", _msg("user", "hi"), 1),
                                          _line("compacted", {"message": "old summary"}, 2)])
