@@ -620,6 +620,9 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--context-only", action="store_true",
                         help="only the context views' figures (kernel, and the strip in the browser); no report file")
+    parser.add_argument("--viewer-only", action="store_true",
+                        help="only the JupyterLab viewer's open -> first rows (cold, then from the server's cache) "
+                             "and the load average around it; no report file")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "widget_results.md")
     parser.add_argument("--screens", type=Path, default=Path("/tmp/pi-lab-bench"))
     args = parser.parse_args()
@@ -629,6 +632,13 @@ def main() -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([sys.executable, str(HERE / "generate.py"), "--entries", str(entries), "--out", str(path)],
                            check=True)
+    if args.viewer_only:
+        load_before = os.getloadavg()
+        viewer = viewer_figures(args.session, repeat=3)
+        load_after = os.getloadavg()
+        print(json.dumps({"session": args.session.name, "open_to_rows_ms (cold, then cached)": viewer["open_to_rows_ms"],
+                          "load_before": load_before, "load_after": load_after}, indent=1))
+        return
     print("context views:", args.session.name, flush=True)
     args.context_k = context_figures(args.session)
     print(json.dumps(args.context_k, indent=1), flush=True)
