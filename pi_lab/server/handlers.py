@@ -41,7 +41,8 @@ from jupyter_server.utils import ensure_async, url_path_join
 from tornado import web
 
 from pi_lab.server.config import PiLabConfig
-from pi_lab.server.listing import SessionListing, title_fields
+from pi_lab.server.listing import SessionListing
+from pi_lab.view.titles import title_fields
 from pi_lab.server.locations import Location, PathRefused, resolve_location
 from pi_lab.server.notebook import make_notebook, notebook_plan, notebook_source
 from pi_lab.server.store import (
