@@ -62,7 +62,7 @@ from pi_lab.session.display import display_text
 from pi_lab.widget import SessionWidget
 from pi_lab.teach import exercise, frozen, stepper
 from IPython.display import Markdown, display
-from pi_lab.widget.preview import compaction_preview
+from pi_lab.view.preview import compaction_preview
 
 WORK = Path(tempfile.mkdtemp(prefix="pi-lab-tour-"))   # every file this tour writes goes here
 
@@ -204,7 +204,7 @@ the compaction existed: any entry can be inspected this way, not only the leaf.'
 
 CELLS.append(('code', r'''seed_w.side_pane = "context"
 seed_w.selected_id = "A4"
-from pi_lab.widget.payload import context_payload
+from pi_lab.view.payload import context_payload
 at_a4 = context_payload(seed_w.view, "A4")
 print([(m["role"], m["source_id"], m["tokens"]) for m in at_a4["messages"]])'''))
 

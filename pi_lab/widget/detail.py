@@ -1,11 +1,5 @@
-"""Moved to :mod:`pi_lab.view.detail` (the transport-free view model); this name stays importable.
+"""Deprecated: moved to :mod:`pi_lab.view.detail` (the transport-free view model); this name warns."""
 
-The module object itself is aliased, not re-exported, so private names and monkeypatching
-through the old name reach the one module.
-"""
+from pi_lab.widget._moved import alias
 
-import sys
-
-from pi_lab.view import detail as _moved
-
-sys.modules[__name__] = _moved
+alias(__name__, "pi_lab.view.detail")

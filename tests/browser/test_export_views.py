@@ -22,8 +22,8 @@ from helpers import SEED_SECTION_14  # noqa: E402
 from pi_lab.export import export_html  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
 from pi_lab.view.payload import read_request  # noqa: E402
-from pi_lab.widget.gauge import recorded_context_window  # noqa: E402
-from pi_lab.widget.payload import SessionView, ViewSettings  # noqa: E402
+from pi_lab.view.gauge import recorded_context_window  # noqa: E402
+from pi_lab.view.payload import SessionView, ViewSettings  # noqa: E402
 
 STATIC = HERE.parents[1] / "pi_lab" / "static" / "export.js"
 PANE = ".pi-lab .pi-compare"

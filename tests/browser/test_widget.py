@@ -143,7 +143,7 @@ def test_seed_tree_active_path_and_gauge_match_the_engine(page, lab_server, open
     expect(page.locator(".pi-lab .pi-row.pi-selected")).to_have_attribute("data-id", "A4")
     expect(page.locator(".pi-lab .pi-pane .pi-pane-title")).to_contain_text("leaf at A4")
     sources = page.eval_on_selector_all(".pi-lab .pi-context .pi-source", "els => els.map(e => e.textContent)")
-    assert sources == [m["source_id"] for m in kernel_json(page, "__import__('pi_lab.widget.payload', fromlist=['x']).context_payload(w.view, 'A4')['messages']")]
+    assert sources == [m["source_id"] for m in kernel_json(page, "__import__('pi_lab.view.payload', fromlist=['x']).context_payload(w.view, 'A4')['messages']")]
     kernel(page, "w.selected_id = 'C1'")
     expect(page.locator(".pi-lab .pi-pane .pi-pane-title")).to_contain_text("at the leaf")
     page.screenshot(path=str(screenshot_dir / "widget-seed.png"))
@@ -211,7 +211,7 @@ def test_navigation_with_summary_and_compaction_append_entries(page, lab_server,
     open_row_menu(page, leaf)
     page.locator(".pi-lab .pi-dialog .pi-menu-item", has_text="Compact").click()
     expect(page.locator(".pi-lab .pi-dialog .pi-part-kept")).to_be_visible()
-    preview = kernel_json(page, "__import__('pi_lab.widget.payload', fromlist=['x']).preview_payload(w.view)")
+    preview = kernel_json(page, "__import__('pi_lab.view.payload', fromlist=['x']).preview_payload(w.view)")
     assert preview["ok"]
     page.screenshot(path=str(screenshot_dir / "widget-compaction-preview.png"))
     page.locator(".pi-lab .pi-dialog button", has_text="Compact").last.click()

@@ -1,6 +1,6 @@
 // Run by tests/export/test_export_layout.py in node: read an export's main blob (base64 of gzip,
 // as the page holds it) and a list of views from argv, print the row columns the page would lay
-// out for each view, for comparison with pi_lab.widget.rows.RowState.
+// out for each view, for comparison with pi_lab.view.rows.RowState.
 import { readFileSync } from 'fs';
 
 import { decodeMain, inflate } from '../../src_frontend/export/data';

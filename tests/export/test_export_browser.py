@@ -18,9 +18,9 @@ from helpers import SEED_SECTION_14  # noqa: E402
 from pi_lab.export import export_html  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
 from pi_lab.session.flatten import FILTER_MODES  # noqa: E402
-from pi_lab.widget.payload import SessionView, entry_payload, context_payload  # noqa: E402
-from pi_lab.widget.kinds import FLAG  # noqa: E402
-from pi_lab.widget.rows import RowState  # noqa: E402
+from pi_lab.view.payload import SessionView, entry_payload, context_payload  # noqa: E402
+from pi_lab.view.kinds import FLAG  # noqa: E402
+from pi_lab.view.rows import RowState  # noqa: E402
 
 pytestmark = pytest.mark.browser
 CHROMIUM = Path("/usr/bin/chromium")

@@ -15,7 +15,7 @@ from helpers import SEED_SECTION_14  # noqa: E402
 from pi_lab.export.context import SCALARS, context_records, messages_of  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
 from pi_lab.session.flatten import flatten_tree  # noqa: E402
-from pi_lab.widget.context import context_at  # noqa: E402
+from pi_lab.view.context import context_at  # noqa: E402
 
 
 def _check(sm, limit: int | None = None) -> int:

@@ -17,8 +17,8 @@ from pi_lab.export.data import export_data
 from pi_lab.export.html import pack
 from pi_lab.session import SessionManager
 from pi_lab.session.flatten import FILTER_MODES
-from pi_lab.widget.kinds import FLAG
-from pi_lab.widget.rows import RowState
+from pi_lab.view.kinds import FLAG
+from pi_lab.view.rows import RowState
 
 COLUMNS = ("entry", "parent", "indent", "flags", "kind", "tokens", "gutter")
 

@@ -22,7 +22,7 @@ from pi_lab.export.context import context_records, iter_context_records, message
 from pi_lab.export.views import projected_pairs, row_extras  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
 from pi_lab.session.flatten import flatten_tree  # noqa: E402
-from pi_lab.widget.context import context_at  # noqa: E402
+from pi_lab.view.context import context_at  # noqa: E402
 
 
 def _linear(n: int) -> list[dict]:

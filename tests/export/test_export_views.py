@@ -19,8 +19,8 @@ from export_inputs import generated_session, node_bundle, standard_sessions, wri
 
 from pi_lab.session import SessionManager  # noqa: E402
 from pi_lab.view.payload import RequestError, read_request  # noqa: E402
-from pi_lab.widget.gauge import recorded_context_window  # noqa: E402
-from pi_lab.widget.payload import SessionView, ViewSettings  # noqa: E402
+from pi_lab.view.gauge import recorded_context_window  # noqa: E402
+from pi_lab.view.payload import SessionView, ViewSettings  # noqa: E402
 
 
 @pytest.fixture(scope="module")

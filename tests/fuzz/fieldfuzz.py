@@ -272,7 +272,7 @@ def _engine_steps(run: Runner, sm: Any) -> None:
 
 
 def _view_steps(run: Runner, sm: Any) -> None:
-    from pi_lab.widget.payload import SessionView, read_request, structure_payload
+    from pi_lab.view.payload import SessionView, read_request, structure_payload
 
     view = run.step("SessionView.open", lambda: SessionView.open(sm))
     if view is None:
@@ -389,7 +389,7 @@ def _server_steps(run: Runner, path: Path) -> None:
     """The server's store and every session request, answered as the REST handlers answer them
     (``session_answer``): an error that is not pi_lab's own would be a 500."""
     from pi_lab.server.store import SessionStore, view_key
-    from pi_lab.widget.payload import ViewSettings
+    from pi_lab.view.payload import ViewSettings
 
     store = SessionStore()
     loaded = run.step("store.get", lambda: store.get(str(path)))

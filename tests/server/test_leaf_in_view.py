@@ -8,7 +8,7 @@ import hashlib
 
 from pi_lab.session.readonly import session_from_bytes
 from pi_lab.view.payload import ViewSettings, gauge_at_leaf
-from pi_lab.widget.gauge import recorded_context_window
+from pi_lab.view.gauge import recorded_context_window
 
 
 async def test_the_gauge_at_a_leaf_moved_in_the_view(api, root, copy_fixture):

@@ -1,7 +1,7 @@
 """The viewer API answers with the engine's own payloads, and follows a file pi is writing.
 
 Each answer is checked against the same payload computed here directly from the engine
-(``pi_lab.widget.payload`` over a read-only ``SessionManager``), on real pi session files.
+(``pi_lab.view.payload`` over a read-only ``SessionManager``), on real pi session files.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from pi_lab.session.readonly import session_from_bytes
-from pi_lab.widget.columns import decode_structure
-from pi_lab.widget.gauge import recorded_context_window
-from pi_lab.widget.payload import SessionView, ViewSettings, read_request, structure_payload
+from pi_lab.view.columns import decode_structure
+from pi_lab.view.gauge import recorded_context_window
+from pi_lab.view.payload import SessionView, ViewSettings, read_request, structure_payload
 
 FIXTURES = [
     "public-twkrash-branching.jsonl",

@@ -87,7 +87,7 @@ def test_a_layout_keeps_the_deltas_a_late_viewer_needs(tmp_path):
 
 
 def test_the_gauge_moves_forward_with_appends_and_equals_a_fresh_one(tmp_path):
-    from pi_lab.widget.payload import ViewSettings, gauge_payload
+    from pi_lab.view.payload import ViewSettings, gauge_payload
 
     path = write(tmp_path / "s.jsonl", 6)
     store = SessionStore()

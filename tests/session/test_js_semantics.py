@@ -17,7 +17,7 @@ from pi_lab.session import _js
 from pi_lab.session.entries import display_kind, has_visible_text, is_error_entry
 from pi_lab.session.flatten import flatten_tree
 from pi_lab.session.tree import get_tree
-from pi_lab.widget import kinds
+from pi_lab.view import kinds
 
 # (text, visible in pi's tree selector): String.prototype.trim's white space vs str.strip's
 TRIM_CLASSES = [

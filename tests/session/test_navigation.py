@@ -11,24 +11,26 @@ from datetime import datetime
 
 import pytest
 from helpers import SEED_SECTION_14, asst_msg, entry, header, msg, tool_result, user_msg
+from session.tree_navigator import NavEvent, TreeNavigator, fold_or_up, help_lines, unfold_or_down
 
-from pi_lab.session import SessionManager, get_tree
 from pi_lab.cli_render import render_row, render_rows, status_line, window_for_terminal, window_range
-from pi_lab.session.navigation import (
-    FILTER_MODES,
-    NavRow,
+from pi_lab.session import SessionManager, get_tree
+from pi_lab.session.display import (
     copy_text,
     display_text,
-    flatten_tree,
     format_label_time,
     format_tool_call,
-    initial_selection,
-    navigation_rows,
     search_text,
     shorten_home,
+)
+from pi_lab.session.flatten import (
+    FILTER_MODES,
+    NavRow,
+    flatten_tree,
+    initial_selection,
+    navigation_rows,
     visible_rows,
 )
-from session.tree_navigator import NavEvent, TreeNavigator, fold_or_up, help_lines, unfold_or_down
 
 HOME = "/home/ada"
 

@@ -12,7 +12,7 @@ import pytest
 from pi_lab.compaction import find_cut_point
 from pi_lab.session import SessionManager
 from pi_lab.session._text import content_preview
-from pi_lab.session.navigation import flatten_tree, navigation_rows, visible_rows
+from pi_lab.session.flatten import flatten_tree, navigation_rows, visible_rows
 from pi_lab.session.projection import build_session_context, project_with_edit
 from pi_lab.session.tree import build_session_path, get_branch, get_tree, index_by_id
 

@@ -4,8 +4,8 @@ terminates; prefixes and deltas on a real structure blob agree with the Python s
 from __future__ import annotations
 
 import base64
-import re
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,9 +14,9 @@ import orjson
 import pytest
 from helpers import SEED_SECTION_14, Clock, Ids
 
+from pi_lab.cli_render import render_row
 from pi_lab.session import SessionManager
-from pi_lab.session.navigation import render_row
-from pi_lab.widget.rows import RowState
+from pi_lab.view.rows import RowState
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

@@ -13,7 +13,7 @@ from helpers import SEED_SECTION_14, Clock, Ids, asst_msg, usage, user_msg
 from pi_lab.agent import AgentSession
 from pi_lab.compaction import CompactionSettings, estimate_projected_context_tokens, prepare_compaction
 from pi_lab.session import SessionManager
-from pi_lab.widget.payload import (
+from pi_lab.view.payload import (
     RequestError,
     SessionView,
     ViewSettings,
@@ -23,7 +23,7 @@ from pi_lab.widget.payload import (
     rows_payload,
     structure_payload,
 )
-from pi_lab.widget.preview import ALREADY_COMPACTED, NOTHING_TO_COMPACT
+from pi_lab.view.preview import ALREADY_COMPACTED, NOTHING_TO_COMPACT
 
 FIXTURES = ["before-compaction.jsonl", "large-session.jsonl", "public-twkrash-branching.jsonl",
             "public-twkrash-uat.jsonl", "public-dwsy-real-truncated.jsonl", "public-whamp-v1-linear.jsonl"]
@@ -251,7 +251,7 @@ def _tricky_branch():
 
 
 def test_compactions_on_branch_equal_the_reprojection_on_fixtures_and_tricky_branches(fixture_copy):
-    from pi_lab.widget.gauge import compactions_on_branch
+    from pi_lab.view.gauge import compactions_on_branch
 
     branches = [_tricky_branch()]
     for name in FIXTURES:
@@ -270,7 +270,7 @@ def test_compactions_on_branch_equal_the_reprojection_on_fixtures_and_tricky_bra
 def test_gauge_with_ten_thousand_compactions_is_one_pass(monkeypatch):
     import time
 
-    import pi_lab.widget.gauge as gauge_module
+    import pi_lab.view.gauge as gauge_module
 
     entries = []
     parent = None
@@ -304,7 +304,7 @@ def test_compactions_that_all_keep_from_the_first_entry_stay_linear():
     so each kept range is the whole prefix (re-summing it per compaction is quadratic)."""
     import time
 
-    from pi_lab.widget.gauge import compactions_on_branch
+    from pi_lab.view.gauge import compactions_on_branch
 
     entries = []
     parent = None

@@ -10,11 +10,10 @@ import pytest
 from helpers import SEED_SECTION_14, Clock, Ids, asst_msg, tool_result, user_msg
 
 from pi_lab.session import SessionManager
-from pi_lab.session.navigation import navigation_rows
-from pi_lab.view.columns import TOKENS_UNKNOWN
-from pi_lab.widget.columns import decode_structure
-from pi_lab.widget.kinds import FLAG, KIND
-from pi_lab.widget.rows import RowState
+from pi_lab.session.flatten import navigation_rows
+from pi_lab.view.columns import TOKENS_UNKNOWN, decode_structure
+from pi_lab.view.kinds import FLAG, KIND
+from pi_lab.view.rows import RowState
 
 VIEWS = [
     {"filter_mode": "default"},

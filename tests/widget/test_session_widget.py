@@ -13,8 +13,8 @@ from pi_lab.agent import AgentSession
 from pi_lab.llm import OfflineModel
 from pi_lab.session import SessionManager
 from pi_lab.widget import SessionWidget, open_session
-from pi_lab.widget.actions import TOOL_RUNNING
-from pi_lab.widget.columns import decode_structure
+from pi_lab.view.actions import TOOL_RUNNING
+from pi_lab.view.columns import decode_structure
 
 
 def capture(widget):
