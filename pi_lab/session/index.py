@@ -109,6 +109,7 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
     chain_from = 0
     place = -1
     previous: Any = None
+    previous_node: TreeNode | None = None
     for entry in entries:
         place += 1
         # A skeleton answers type, id and parentId from its own dict.
@@ -123,13 +124,18 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
         nodes[entry_id] = node
         by_id[entry_id] = entry
         parent_id = fields.get("parentId")
-        if parent_id != previous or previous is None:
+        if previous and parent_id == previous:
+            # The usual line: the child of the line before it, whose node is at hand (no
+            # lookup in an index of every id: most of a file is such runs).
+            parent = previous_node
+        else:
             chain_from = place  # this line does not continue the one before it
-        previous = entry_id
-        if not parent_id or parent_id == entry_id:
-            roots.append(node)
-            continue
-        parent = nodes.get(parent_id) if parent_id.__class__ is str else None
+            if not parent_id or parent_id == entry_id:
+                roots.append(node)
+                previous, previous_node = entry_id, node
+                continue
+            parent = nodes.get(parent_id) if parent_id.__class__ is str else None
+        previous, previous_node = entry_id, node
         if parent is None:
             orphans = True  # an unknown parent, or one written later (checked below)
             roots.append(node)

@@ -155,7 +155,7 @@ def test_the_branch_from_the_last_run_of_lines_is_the_walked_branch(lines):
     assert [id(e) for e in fused.branch()] == [id(e) for e in expected]
 
 
-@pytest.mark.parametrize("shape", ["linear", "branch then run", "new root", "self parent", "unknown parent"])
+@pytest.mark.parametrize("shape", ["linear", "branch then run", "new root", "self parent", "unknown parent", "empty id"])
 def test_the_branch_of_chains(shape):
     from pi_lab.session.tree import get_branch
 
@@ -168,6 +168,9 @@ def test_the_branch_of_chains(shape):
         lines += [dict(_chain(1, 300)[0], parentId="c300"), *_chain(3, 301, parent="c300")]
     elif shape == "unknown parent":
         lines += _chain(4, 400, parent="nowhere")
+    elif shape == "empty id":
+        # An empty id is a string id; a line naming it as parent is a root (pi: !parentId).
+        lines += [dict(_chain(1, 500, parent="c49")[0], id=""), *_chain(3, 501, parent="")]
     fused = index_and_tree(lines)
     assert fused is not None
     expected = get_branch(fused.by_id, fused.leaf)
