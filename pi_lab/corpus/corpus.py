@@ -443,7 +443,10 @@ class Corpus:
             # are recomputed for the corpus as it is now.
             if parts and cached_tables is not None and fresh:
                 parts[0] = clear_copies(parts[0])
-            finished = finish_tables(concat_tables(parts), order)
+            merged = concat_tables(parts)
+            parts.clear()  # (finish_tables lets go of each table's batches once it has combined them)
+            finished = finish_tables(merged, order)
+            del merged
             generation = None
             if store is not None:
                 try:

@@ -283,7 +283,11 @@ def clear_copies(tables: dict[str, Any]) -> dict[str, Any]:
 
 
 def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, Any]:
-    """Rows in the order of ``file_order`` (stable inside a file), then copies resolved."""
+    """Rows in the order of ``file_order`` (stable inside a file), then copies resolved.
+
+    ``tables`` is emptied as its tables are combined into one chunk each: the caller hands
+    them over, so that at most one table is held twice at a time (batches and combined copy),
+    not every table."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -291,7 +295,7 @@ def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, An
     order = pa.array([utf8_safe(f) for f in file_order], pa.string())
     out = {}
     for name in TABLE_NAMES:
-        table = tables[name]
+        table = tables.pop(name)
         if table.num_rows:
             # One chunk per table: the kernels below (and the cache write) pay per chunk.
             table = table.select(schema_of(name).names).cast(schema_of(name)).combine_chunks()
