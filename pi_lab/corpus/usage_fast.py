@@ -456,13 +456,25 @@ def usage_report(paths: Any, by: str = "day", *, workers: int | None = None, pro
                 key = head
             flat.append((file, entry_id is None, entry_id or "", key, c))
     flat.sort(key=lambda r: (r[0], r[1], r[2]))
+    members: dict[Any, list[Call]] = {}
     for _file, _none, _id, key, c in flat:
-        g = groups.get(key)
-        if g is None:
-            g = groups[key] = [0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
-        g[0] += 1
-        for k in range(6):
-            g[k + 1] += c[4 + k]
+        found = members.get(key)
+        if found is None:
+            members[key] = [c]
+        else:
+            found.append(c)
+    for key, calls in members.items():
+        # One addition after another in row order, as the SQL's sums (not sum(), which
+        # compensates rounding on Python 3.12+).
+        inp = out = cache_read = cache_write = total = cost = 0.0
+        for c in calls:
+            inp += c[4]
+            out += c[5]
+            cache_read += c[6]
+            cache_write += c[7]
+            total += c[8]
+            cost += c[9]
+        groups[key] = [len(calls), inp, out, cache_read, cache_write, total, cost]
     if by == "day":
         keyed = {(None if k[0] is None else (_EPOCH + timedelta(days=k[0])).strftime("%Y-%m-%d"),): v for k, v in groups.items()}
         names = ["day"]
