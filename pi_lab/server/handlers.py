@@ -42,7 +42,6 @@ from tornado import web
 
 from pi_lab.server.config import PiLabConfig
 from pi_lab.server.listing import SessionListing
-from pi_lab.view.titles import title_fields
 from pi_lab.server.locations import Location, PathRefused, resolve_location
 from pi_lab.server.notebook import make_notebook, notebook_plan, notebook_source
 from pi_lab.server.store import (
@@ -330,8 +329,6 @@ def _state(store: SessionStore, loaded: LoadedSession, shared: SharedView, locat
     rows = shared.view.rows
     session = store.session_info(loaded)
     session["file"] = location.key
-    with loaded.lock:
-        session.update(title_fields(loaded.sm.session_name, loaded.sm.get_entries()))
     return {
         "generation": loaded.generation,
         "version": rows.version,

@@ -41,10 +41,10 @@ from pi_lab.session.manager import SessionManager
 from pi_lab.session.readonly import needs_stable_ids, session_from_loaded, stable_uuid_factory_from_digest
 from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines, read_lines
 from pi_lab.session.tail import FileReplaced, FileTail
-from pi_lab.view.actions import WRITE_ACTIONS
-from pi_lab.view.gauge import gauge_after_entries, recorded_model
+from pi_lab.view.gauge import gauge_after_entries
+from pi_lab.view.header import session_header
 from pi_lab.view.notes import kept_entry_ids
-from pi_lab.view.payload import SessionView, ViewSettings, agent_facts, gauge_payload, kind_of
+from pi_lab.view.payload import SessionView, ViewSettings, gauge_payload, kind_of
 from pi_lab.view.rows import RowState
 
 __all__ = ["SessionStore", "LoadedSession", "SharedView", "ViewKey", "NotASession", "FileTooLarge", "view_key"]
@@ -186,10 +186,6 @@ def _tail_entry(tail: bytes) -> list[dict[str, Any]]:
     if not tail.strip():
         return []
     return parse_lines(tail).entries[:1]
-
-
-def _model_name(sm: Any) -> str:
-    return recorded_model(sm) or "model unknown"
 
 
 class SessionStore:
@@ -466,19 +462,9 @@ class SessionStore:
         """What the viewer's header shows (the ``session`` state of the core)."""
         sm = loaded.sm
         with loaded.lock:
-            return {
-                **agent_facts(sm),
-                "id": sm.session_id,
-                "file": None,  # filled in by the handler with the browser's name for the file
-                "name": sm.session_name,
-                "cwd": sm.cwd,
-                "entries": sm.get_entry_count(),
-                "model": _model_name(sm),
-                "answering_model": None,  # nothing answers in the read-only viewer
-                "read_only": True,
-                "following": True,
-                "write_actions": sorted(WRITE_ACTIONS),  # the requests this viewer refuses
-            }
+            # "file" is filled in by the handler with the browser's name for the file; nothing
+            # answers prompts in the read-only viewer.
+            return session_header(sm, file=None, following=True, read_only=True)
 
     def file_facts(self, loaded: LoadedSession) -> Mapping[str, Any]:
         return {

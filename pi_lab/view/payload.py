@@ -64,18 +64,6 @@ __all__ = [
 # they are not exact. The limits are shared with the front end (pi_lab/view/contract.py).
 
 
-def agent_facts(sm: Any) -> dict[str, Any]:
-    """``agent`` and, for another agent's session, ``write_refusal``: why a view offers nothing
-    that writes (its adapter's ``write_plan``, without the file's path), for the session payload."""
-    agent = getattr(sm, "agent", "pi")
-    if agent == "pi":
-        if getattr(sm, "read_only", False) and not getattr(sm, "session_file", None):
-            # a moment of a session held in memory (pi_lab.teach.session_at): no file to allow writing to
-            return {"agent": "pi", "write_refusal": "a copy held in memory (a past moment); there is no file to write"}
-        return {"agent": "pi", "write_refusal": None}
-    return {"agent": agent, "write_refusal": sm.write_plan().removeprefix(f"{sm.session_file}: ")}
-
-
 @dataclass(frozen=True, slots=True)
 class ViewSettings:
     """The numbers the gauge and the compaction preview use."""

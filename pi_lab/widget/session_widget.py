@@ -47,7 +47,7 @@ import traitlets as t
 
 from pi_lab.errors import PiLabError
 from pi_lab.view.actions import WRITE_ACTIONS, ActionRefused, run_action
-from pi_lab.view.gauge import gauge_after_entries, recorded_context_window, recorded_model
+from pi_lab.view.gauge import gauge_after_entries, recorded_context_window
 from pi_lab.widget.jobs import JobQueue
 from pi_lab.widget.display import FALLBACK_CSS as FALLBACK_CSS  # (tests and the snapshot read it here)
 from pi_lab.widget.display import SnapshotDisplay
@@ -55,7 +55,8 @@ from pi_lab.widget.live import LiveFeed, follow_file, guard_kernel_parent
 from pi_lab.widget.notes import WidgetNotes
 from pi_lab.view.notes import NOTE_OPS, store_of
 from pi_lab.widget.sendable import keep_logs_sendable, sendable
-from pi_lab.view.payload import RequestError, SessionView, ViewSettings, agent_facts, read_request, structure_payload
+from pi_lab.view.header import session_header
+from pi_lab.view.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 
 __all__ = ["SessionWidget", "open_session"]
 
@@ -235,10 +236,8 @@ class SessionWidget(SnapshotDisplay, anywidget.AnyWidget):
         answering = None
         if model is not None and (self._brought_model or not read_only):
             answering = f"{getattr(model, 'provider', '?')}/{getattr(model, 'id', '?')}"
-        return {"id": sm.session_id, "file": sm.session_file, "name": sm.session_name, "cwd": sm.cwd,
-                "entries": sm.get_entry_count(), "model": recorded_model(sm), "answering_model": answering,
-                "read_only": read_only, "following": bool(self._follow and sm.session_file),
-                "write_actions": sorted(WRITE_ACTIONS), **agent_facts(sm)}
+        return session_header(sm, file=sm.session_file, following=bool(self._follow and sm.session_file),
+                              read_only=read_only, answering_model=answering)
 
     def _publish_access(self) -> None:
         sm = self.view.sm
