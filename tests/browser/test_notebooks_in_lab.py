@@ -15,7 +15,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
 
 # The notebook, and what its outputs must draw: (CSS selector, how many at least).
 NOTEBOOKS = {
-    "tour.ipynb": [(".pi-lab .pi-row", 1)],
+    # every exercise answered (the last is Q22), the live session's compactions, four viewers at least
+    "tour.ipynb": [(".pi-lab .pi-row", 1), (".pi-lab", 4),
+                   (".jp-OutputArea-output:has-text('compactions on the branch')", 1),
+                   (".jp-OutputArea-output:has-text('✓ Q22')", 1)],
     "agent-tour.ipynb": [(".pi-lab .pi-row", 1)],
     # Altair's Vega-Lite, drawn by JupyterLab's own renderer (no network), as SVG or canvas.
     "corpus.ipynb": [(".jp-RenderedVegaCommon5 svg, .jp-RenderedVegaCommon5 canvas", 3)],

@@ -389,20 +389,6 @@ def test_hundred_thousand_entry_session_opens(page, lab_server, open_lab, repo_r
     page.screenshot(path=str(screenshot_dir / "widget-100k.png"))
 
 
-def test_tour_runs_in_lab(page, lab_server, open_lab, repo_root, screenshot_dir):
-    shutil.copyfile(repo_root / "examples" / "tour.ipynb", lab_server.root_dir / "tour.ipynb")
-    run_notebook(page, open_lab, "tour.ipynb")
-    expect(page.locator(".jp-OutputArea-output", has_text="compactions on the branch")).to_be_visible(timeout=120_000)
-    assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
-    assert page.locator(".jp-OutputArea-output", has_text="✓ Q22").count() == 1
-    widgets = page.locator(".pi-lab")
-    assert widgets.count() >= 4
-    widgets.nth(0).scroll_into_view_if_needed()
-    page.screenshot(path=str(screenshot_dir / "tour-side-by-side.png"))
-    widgets.nth(2).scroll_into_view_if_needed()
-    page.screenshot(path=str(screenshot_dir / "tour-live-session.png"))
-
-
 def test_keyboard_folds_label_and_clone(page, lab_server, open_lab, seed_file, screenshot_dir):
     name = write_notebook(lab_server, "keys.ipynb", [
         "from pi_lab.widget import SessionWidget\n"
