@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
 from pi_lab._text_out import one_line
-from pi_lab.session._text import content_preview, field_text
 
 __all__ = ["main", "build_parser", "load_session"]
 
@@ -172,6 +171,7 @@ def _load_estimator() -> Callable[[dict[str, Any]], int] | None:
 
 def message_preview(message: dict[str, Any], width: int = _PREVIEW_WIDTH) -> str:
     """One line of a message's text: whitespace collapsed, cut to ``width`` characters."""
+    from pi_lab.session._text import content_preview  # lazy: `pi-lab usage` never needs the engine
     role = message.get("role")
     if role in ("compactionSummary", "branchSummary"):
         text = message.get("summary")
@@ -191,6 +191,7 @@ def message_preview(message: dict[str, Any], width: int = _PREVIEW_WIDTH) -> str
 
 
 def _role_label(message: dict[str, Any]) -> str:
+    from pi_lab.session._text import field_text  # lazy: `pi-lab usage` never needs the engine
     role = message.get("role")
     label = role if isinstance(role, str) else "?"
     if role == "toolResult" and message.get("toolName"):
@@ -203,6 +204,7 @@ def _role_label(message: dict[str, Any]) -> str:
 
 
 def _cmd_context(args: argparse.Namespace, out: TextIO) -> int:
+    from pi_lab.session._text import field_text  # lazy: `pi-lab usage` never needs the engine
     sm = load_session(args.file)
     leaf = _resolve_leaf(sm, args.leaf)
     projection = sm.build_session_projection() if args.leaf is None else sm.build_session_projection(leaf)

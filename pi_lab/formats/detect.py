@@ -47,11 +47,25 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     return detect_format_of(data, path)
 
 
+def _lines(data: bytes):
+    """The lines of ``data`` one at a time: the probe is up to 1 MB and most files are told by
+    their first line, so splitting all of it (a list of every line) was most of the work
+    (about 0.5 ms a file, seconds over a folder of thousands)."""
+    start = 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield data[start:]
+            return
+        yield data[start:end]
+        start = end + 1
+
+
 def detect_format_of(data: bytes, path: str | os.PathLike[str] = "<bytes>") -> str:
     """:func:`detect_format` of the first bytes of a file."""
     seen = 0
     claude_preamble = False
-    for raw in data.split(b"\n"):
+    for raw in _lines(data):
         if seen >= _PROBE_LINES:
             break
         line = raw.strip()
