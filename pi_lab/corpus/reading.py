@@ -10,7 +10,6 @@ import orjson
 from pi_lab.session._json import loads_object
 from pi_lab.session._text import safe_repr
 from pi_lab.session.migration import migrate_entries
-from pi_lab.session.readonly import stable_uuid_factory
 from pi_lab.session.storage import parse_lines
 
 __all__ = ["FileUnreadable", "other_agent", "plain_pi_header", "read_complete_lines", "read_pi_entries"]
@@ -74,6 +73,9 @@ def _lazy_ids(data: bytes):
     def next_id() -> str:
         nonlocal factory
         if factory is None:
+            # only a version-1 file needs ids; readonly loads the whole engine, which usage never needs
+            from pi_lab.session.readonly import stable_uuid_factory
+
             factory = stable_uuid_factory(data)
         return factory()
 
