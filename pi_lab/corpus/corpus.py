@@ -509,7 +509,9 @@ class Corpus:
         the model saw them at that entry). ``session`` is a ``session_id`` or one of the
         corpus's files; when a session id names several files (a copied file keeps its id),
         the one that wrote ``entry_id`` first is chosen. An entry the default filter hides
-        (a label, a tool result) is shown with the ``all`` filter. ``options`` go to the widget.
+        (a label, a tool result) is shown with the ``all`` filter. ``options`` go to the widget;
+        its notes are the corpus's (:attr:`notes`, where ``c.ask`` writes its findings) unless
+        ``notes=`` says otherwise, so the findings show as marks on the entries they cite.
         """
         from pi_lab.formats import open_session
         from pi_lab.widget import SessionWidget
@@ -522,6 +524,7 @@ class Corpus:
                 raise EntryNotInCorpus(f"no entry {entry_id!r} in {path} (it may have changed since the scan)")
             if leaf:
                 sm.branch(entry_id)
+        options.setdefault("notes", self.notes)
         widget = SessionWidget(sm, selected_id=entry_id, **options)
         if entry_id is not None and widget.selected_id != entry_id and "filter_mode" not in options:
             # Hidden by the default filter: the selection fell back to a visible ancestor.

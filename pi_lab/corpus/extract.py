@@ -502,7 +502,7 @@ class _Extractor:
         _inp, _out, _cr, _cw, total, cost = _usage_row(entry.get("usage"))
         self.compaction_rows.append((
             _str(entry.get("id")), _str(entry.get("parentId")), _ms(entry.get("timestamp")),
-            _float(_num(entry.get("tokensBefore"))), first_kept if isinstance(first_kept, str) else None,
+            _recorded_before(entry.get("tokensBefore")), first_kept if isinstance(first_kept, str) else None,
             js_len(summary) if isinstance(summary, str) else 0, kept, walk.context.message_count,
             _float(walk.projected()),
             "hook" if entry.get("fromHook") is True and trigger == "manual" else trigger,
@@ -717,3 +717,9 @@ def _str_list(value: Any) -> list[str] | None:
     if not isinstance(value, list):
         return None
     return [v for v in value if isinstance(v, str)]
+
+
+def _recorded_before(value: Any) -> float | None:
+    """A compaction's count before it as the file records it; null when it records none (every
+    Codex compaction, a Claude Code boundary without preTokens, a pi entry without the field)."""
+    return None if value is None else _float(_num(value))

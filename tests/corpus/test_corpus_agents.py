@@ -247,3 +247,17 @@ def test_codex_calls_use_the_context_window_the_rollout_records(tmp_path):
     from pi_lab.llm.catalog import context_window_for
 
     assert {r["context_window"] for r in c.model_calls.to_pylist()} == {context_window_for(rows[0]["model"])}
+
+
+def test_a_compaction_without_a_recorded_count_has_none_in_the_table(tmp_path):
+    """Codex records no token count before a compaction: the compactions table says null (not
+    recorded), never 0, as the views say 'tokens before not recorded'."""
+    from pi_lab.corpus import Corpus
+
+    home = tmp_path / "codex"
+    for seed in (1, 2, 3, 4):
+        generate_codex_sessions.generate_session(home, seed=seed, turns=6)
+    c = Corpus.scan([home], workers=1, cache=False)
+    rows = c.compactions.to_pylist()
+    assert rows, "the generated rollouts compact"
+    assert {r["tokens_before"] for r in rows} == {None}

@@ -9,10 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from corpus_builders import build_corpus
+
 from pi_lab.corpus import Corpus
 from pi_lab.errors import PiLabError
+from pi_lab.view.notes import notes_payload
 
 pytest.importorskip("anywidget")
 
@@ -103,3 +104,21 @@ def test_scan_without_folders_when_pi_has_no_sessions_yet(tmp_path, monkeypatch)
     c = Corpus.scan(workers=1, cache=False)
     assert c.sessions.num_rows == 0
     assert c.errors == [(str(tmp_path / "agent" / "sessions"), "no such file or directory")]
+
+
+def test_open_shows_the_corpus_notes_and_findings(corpus, tmp_path):
+    """The viewer c.open gives reads the corpus's notes file (where c.ask writes its findings),
+    so a finding is a mark on its entry there; the session file is untouched."""
+    c, files = corpus
+    c.notes_path = tmp_path / "notes.jsonl"
+    before = _digests(tmp_path / "s")
+    c.notes.add("P", "a2", "claimed the tests pass", tag="claim", source="model:test/judge: did it run them?",
+                question="did it run them?")
+    widget = c.open("P", "a2")
+    try:
+        assert widget.notes.path == str(tmp_path / "notes.jsonl")
+        payload = notes_payload(widget.notes, widget.session_manager)  # what the viewer asks for
+        assert [(n["entry_id"], n["source"]) for n in payload["notes"]] == [("a2", "model:test/judge: did it run them?")]
+    finally:
+        widget.close()
+    assert _digests(tmp_path / "s") == before
