@@ -116,7 +116,11 @@ code('''c.sql("""
     order by a.created
 """).to_pandas()''')
 
-md("""`c.open(session, entry)` opens the session in the viewer with that entry selected.""")
+md("""`c.open(session, entry)` opens the session in the viewer with that entry selected, its notes and
+the model's findings marked in the tree (✎ a note, ◆ a finding) and under the timeline. In the
+viewer, **shift+N** adds a note on the selected row and **alt+N** goes to the next noted one; the
+notes filter beside the search keeps the noted rows, and the Notes tab lists them all. Notes go to
+the corpus's notes file, never into the session.""")
 
 code('''first = c.annotations.to_pylist()[0]
 c.open(first["session_id"], first["entry_id"])''')
