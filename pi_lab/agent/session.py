@@ -35,6 +35,7 @@ from pi_lab.agent.transcript import Transcript
 from pi_lab.agent.tree_flow import ForkResult, NavigateResult, TreeNavigator
 from pi_lab.compaction import CompactionResult, CompactionSettings, RetryPolicy
 from pi_lab.compaction.retry import retry_delay_ms, server_retry_delay_ms
+from pi_lab.compaction.spend import sum_spend
 from pi_lab.compaction.usage import ContextUsage, context_usage
 from pi_lab.errors import Refused
 from pi_lab.llm import OfflineModel, is_context_overflow, is_retryable_assistant_error
@@ -70,11 +71,12 @@ class SessionStats:
     tool_calls: int
     tool_results: int
     total_messages: int
-    input: int
-    output: int
-    cache_read: int
-    cache_write: int
-    total_tokens: int
+    # sums of the recorded counters: ints when every record's are (pi writes ints)
+    input: int | float
+    output: int | float
+    cache_read: int | float
+    cache_write: int | float
+    total_tokens: int | float
     cost: float
 
 
@@ -497,33 +499,21 @@ class AgentSession:
         return entry_id
 
     def get_session_stats(self) -> SessionStats:
-        """Totals over all entries of the file (all branches), as pi's getSessionStats."""
+        """Totals over all entries of the file (all branches), as pi's getSessionStats; the spend
+        by the one rule of :mod:`pi_lab.compaction.spend` (session scope)."""
         counts = {"user": 0, "assistant": 0, "toolResult": 0}
         tool_calls = total_messages = 0
-        sums = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
-        cost = 0.0
-
-        def add(usage: Any) -> None:
-            nonlocal cost
-            if isinstance(usage, dict):
-                for key in sums:
-                    sums[key] += usage.get(key) or 0
-                cost += (usage.get("cost") or {}).get("total") or 0
-
-        for entry in self.session_manager.entries:
-            kind = entry.get("type")
-            if kind == "message":
-                total_messages += 1
-                message = entry.get("message") or {}
-                role = message.get("role")
-                if role in counts:
-                    counts[role] += 1
-                if role == "assistant":
-                    tool_calls += sum(1 for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall")
-                if role in ("assistant", "toolResult"):
-                    add(message.get("usage"))
-            elif kind in ("usage", "compaction", "branch_summary"):
-                add(entry.get("usage"))
+        entries = self.session_manager.entries
+        for entry in entries:
+            if entry.get("type") != "message":
+                continue
+            total_messages += 1
+            message = entry.get("message") or {}
+            role = message.get("role")
+            if role in counts:
+                counts[role] += 1
+            if role == "assistant":
+                tool_calls += sum(1 for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "toolCall")
+        spend = sum_spend(entries)
         return SessionStats(counts["user"], counts["assistant"], tool_calls, counts["toolResult"], total_messages,
-                            sums["input"], sums["output"], sums["cacheRead"], sums["cacheWrite"],
-                            sum(sums.values()), cost)
+                            spend.input, spend.output, spend.cache_read, spend.cache_write, spend.tokens, spend.cost)

@@ -616,7 +616,10 @@ class _Extractor:
                     stop if isinstance(stop, str) else None, error if isinstance(error, str) else None,
                     model if isinstance(model, str) else None, provider if isinstance(provider, str) else None,
                     tool if isinstance(tool, str) else None,
-                    *(usage_of.get(i) or _float_usage(message.get("usage")) if role == "assistant" else _NO_USAGE),
+                    # a tool result's own usage too (a tool that called a model): pi counts it in
+                    # the session's spend (pi_lab.compaction.spend), not as a model call
+                    *(usage_of.get(i) or _float_usage(message.get("usage")) if role == "assistant"
+                      else _float_usage(message.get("usage")) if role == "toolResult" else _NO_USAGE),
                     active[i],
                 ))
             elif kind in ("compaction", "branch_summary", "custom_message"):

@@ -36,7 +36,8 @@ from typing import Any
 from pi_lab.session._json import dumps
 from pi_lab.session.entries import Entry
 from pi_lab.session.projection import entry_to_messages, project_path
-from pi_lab.view.branches import _COUNTERS, entry_stats, usage_numbers
+from pi_lab.compaction.spend import COUNTERS, usage_numbers
+from pi_lab.view.branches import entry_stats
 from pi_lab.view.compare_requests import DEFAULT_LIMIT, MAX_LIMIT, _PREVIEW, cut_summary, row_text
 from pi_lab.view.composition import _BY_ROLE, OTHER, PART_ORDER, TEXT, TOOL_RESULT, message_shares
 from pi_lab.view.context import message_preview
@@ -113,7 +114,7 @@ def views_header(summaries: list[list[Any]], texts: dict[str, int] | None = None
         "other": OTHER,
         "order": list(PART_ORDER),
         "tool_result": TOOL_RESULT,
-        "usage_keys": [key for key, _ in _COUNTERS],
+        "usage_keys": [key for key, _ in COUNTERS],
         "default_limit": DEFAULT_LIMIT,
         "max_limit": MAX_LIMIT,
         "preview": _PREVIEW,
@@ -300,7 +301,7 @@ def entry_facts(entry: Entry, header_text: str, stats: dict[str, Any] | None, em
     stats = stats or {}
     numbers = stats.get("usage")
     if numbers is not None:
-        keys = [key for key, _ in _COUNTERS]
+        keys = [key for key, _ in COUNTERS]
         holder = embedded if isinstance(embedded, dict) else {}
         message = holder.get("message")
         # 1: read the counters from the embedded message's usage, 2: from the entry's usage

@@ -9,14 +9,13 @@ retries, and the context pi would estimate at the leaf.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pi_lab.compaction.file_ops import compute_file_lists, create_file_ops, extract_file_ops_from_message
+from pi_lab.compaction.spend import SPEND_ENTRY_TYPES, Spend, spend_usage, usage_numbers
 from pi_lab.compaction.tokens import estimate_projected_context_tokens, whole_tokens
 from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow, is_retryable_assistant_error
-from pi_lab.session._js import js_double
 from pi_lab.view._common import SessionLike, branch_to, manager_of, model_id_of, projection_at, str_or_none
 
 __all__ = ["compare_branches", "entry_stats", "fold_stats", "usage_numbers"]
@@ -24,31 +23,6 @@ __all__ = ["compare_branches", "entry_stats", "fold_stats", "usage_numbers"]
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
 _ERROR_PREVIEW = 300
-_COUNTERS = (("input", "input"), ("output", "output"), ("cacheRead", "cache_read"), ("cacheWrite", "cache_write"))
-
-
-def _number(value: Any) -> float | None:
-    """A usage counter that can be summed: a finite number (an int past the float range, which
-    JavaScript reads as Infinity, is left out like Infinity itself)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, int):
-        return value if math.isfinite(js_double(value)) else None
-    return value if math.isfinite(value) else None
-
-
-def usage_numbers(usage: Any) -> list[float | None] | None:
-    """The summable counters of one usage record, ``[input, output, cache_read, cache_write,
-    cost]`` (None where a counter is missing or cannot be summed), or None when none is (the
-    record is then not counted). An export embeds them per entry (pi_lab/export/views.py)."""
-    if not isinstance(usage, dict):
-        return None
-    numbers: list[float | None] = [_number(usage.get(key)) for key, _ in _COUNTERS]
-    cost = usage.get("cost")
-    numbers.append(_number(cost.get("total")) if isinstance(cost, dict) else None)
-    return numbers if any(v is not None for v in numbers) else None
-
-
 def entry_stats(entry: Entry) -> dict[str, Any] | None:
     """What one entry adds to its side's statistics (None: nothing), folded by
     :func:`fold_stats`. Keys, each only when it applies: ``usage`` (:func:`usage_numbers`),
@@ -62,8 +36,8 @@ def entry_stats(entry: Entry) -> dict[str, Any] | None:
         target = entry.get("targetId")
         if isinstance(target, str):
             facts["omits"] = target
-    if kind in ("usage", "compaction", "branch_summary"):
-        numbers = usage_numbers(entry.get("usage"))
+    if kind in SPEND_ENTRY_TYPES:
+        numbers = usage_numbers(spend_usage(entry))
         if numbers is not None:
             facts["usage"] = numbers
         return facts or None
@@ -76,7 +50,7 @@ def entry_stats(entry: Entry) -> dict[str, Any] | None:
     facts["role"] = role
     if role == "user":
         return facts
-    numbers = usage_numbers(message.get("usage"))
+    numbers = usage_numbers(spend_usage(entry))
     if numbers is not None:
         facts["usage"] = numbers
     ops = create_file_ops()
@@ -119,21 +93,14 @@ def fold_stats(facts: list[dict[str, Any] | None], context: int) -> dict[str, An
     context pi would estimate at its leaf (src_frontend/export/views.ts folds the same way)."""
     tools: dict[str, int] = {}
     ops = create_file_ops()
-    usage: dict[str, Any] = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0, "cost": 0.0, "usage_records": 0}
+    spend = Spend()  # the one sum rule (pi_lab.compaction.spend)
     omitted = {f["omits"] for f in facts if f is not None and "omits" in f}
     errors: list[dict[str, Any]] = []
     calls = aborted = tool_results = tool_errors = user_messages = 0
     for f in facts:
         if f is None:
             continue
-        numbers = f.get("usage")
-        if numbers is not None:
-            for (_, name), value in zip(_COUNTERS, numbers):
-                if value is not None:
-                    usage[name] += value
-            if numbers[4] is not None:
-                usage["cost"] += numbers[4]
-            usage["usage_records"] += 1
+        spend.add(f.get("usage"))
         role = f.get("role")
         if role == "user":
             user_messages += 1
@@ -153,7 +120,7 @@ def fold_stats(facts: list[dict[str, Any] | None], context: int) -> dict[str, An
         if error is not None:
             errors.append({**error, "omitted": error["entry_id"] in omitted})
     read, modified = compute_file_lists(ops)
-    total = usage["input"] + usage["output"] + usage["cache_read"] + usage["cache_write"]
+    total = spend.tokens
     return {
         "entries": len(facts),
         "user_messages": user_messages,
@@ -165,14 +132,14 @@ def fold_stats(facts: list[dict[str, Any] | None], context: int) -> dict[str, An
         "files_read": read,
         "files_modified": modified,
         "tokens": {
-            "input": usage["input"],
-            "output": usage["output"],
-            "cache_read": usage["cache_read"],
-            "cache_write": usage["cache_write"],
+            "input": spend.input,
+            "output": spend.output,
+            "cache_read": spend.cache_read,
+            "cache_write": spend.cache_write,
             "total": total,
         },
-        "cost": usage["cost"],
-        "usage_known": usage["usage_records"] > 0,
+        "cost": spend.cost,
+        "usage_known": spend.records > 0,
         "errors": errors,
         "error_count": len(errors),
         "aborted": aborted,
