@@ -285,7 +285,7 @@ def _other_usage(path: str, agent: str) -> dict[str, Any]:
             # The adapter's totalTokens is the context the request carried; a call's total is
             # all four counters (as the extractor's parts(): pi's own and ccusage's totals).
             call = (*call[:8], call[4] + call[5] + call[6] + call[7], call[9], False)
-        if copied_of and copied_of.get(call[0]) is not None:
+        if copied_of and isinstance(call[0], str) and copied_of.get(call[0]) is not None:
             call = (*call[:10], True)
         calls.append(call)
     # (a Codex file's keys are wanted only if a pi fork names it: file_keys reads it again)
@@ -475,6 +475,7 @@ def usage_report(paths: Any, by: str = "day", *, workers: int | None = None, pro
             total += c[8]
             cost += c[9]
         groups[key] = [len(calls), inp, out, cache_read, cache_write, total, cost]
+    keyed: dict[tuple[Any, ...], list[Any]]
     if by == "day":
         keyed = {(None if k[0] is None else (_EPOCH + timedelta(days=k[0])).strftime("%Y-%m-%d"),): v for k, v in groups.items()}
         names = ["day"]
