@@ -135,6 +135,9 @@ export class StaticTransport implements Transport {
     if (NOTE_WRITES.has(op)) {
       throw new Error(NOTES_REFUSAL);
     }
+    if (this.views && StaticViews.answers(op)) {
+      return reply(await this.views.answer(op, args));
+    }
     switch (op) {
       case 'hello':
         return reply({});
@@ -183,36 +186,6 @@ export class StaticTransport implements Transport {
         }
         return reply(this.header.timeline);
       }
-      case 'composition':
-        if (this.views) {
-          return reply(await this.views.composition(args));
-        }
-        break;
-      case 'timeline_at':
-        if (this.views) {
-          return reply(this.views.timelineAt(args));
-        }
-        break;
-      case 'compare_node':
-        if (this.views) {
-          return reply(await this.views.compareNode(args));
-        }
-        break;
-      case 'context_diff':
-        if (this.views) {
-          return reply(await this.views.contextDiff(args));
-        }
-        break;
-      case 'context_search':
-        if (this.views) {
-          return reply(await this.views.contextSearch(args));
-        }
-        break;
-      case 'compare_branches':
-        if (this.views) {
-          return reply(await this.views.compareBranches(args));
-        }
-        break;
       default:
         break;
     }
