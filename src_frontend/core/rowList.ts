@@ -7,6 +7,8 @@ import { markWords as noteMarkWords, NoteMark } from './notes';
 import { RowColumns, rowPrefix } from './row';
 
 export const ROW_HEIGHT = 22;
+/** The spans of a row, left to right (paint() fills them; the styles place them). */
+const ROW_PARTS = ['cursor', 'depth', 'prefix', 'fold', 'marker', 'glyph', 'label', 'note', 'text', 'why', 'badge', 'tokens'];
 const OVERSCAN = 12;
 
 export interface RowListHandlers {
@@ -270,18 +272,9 @@ export class RowList {
   private makeRow(): HTMLDivElement {
     const node = el('div', 'pi-row');
     node.setAttribute('role', 'treeitem');
-    el('span', 'pi-row-cursor', node);
-    el('span', 'pi-row-depth', node);
-    el('span', 'pi-row-prefix', node);
-    el('span', 'pi-row-fold', node);
-    el('span', 'pi-row-marker', node);
-    el('span', 'pi-row-glyph', node);
-    el('span', 'pi-row-label', node);
-    el('span', 'pi-row-note', node);
-    el('span', 'pi-row-text', node);
-    el('span', 'pi-row-why', node);
-    el('span', 'pi-row-badge', node);
-    el('span', 'pi-row-tokens', node);
+    for (const part of ROW_PARTS) {
+      el('span', `pi-row-${part}`, node);
+    }
     const menu = el('span', 'pi-row-menu', node, '⋯');
     menu.title = 'Actions';
     return node;
@@ -375,7 +368,7 @@ export class RowList {
         : cols.has(row, 'is_leaf')
           ? 'leaf'
           : node.classList.contains('pi-view-leaf')
-            ? 'leaf in this view' // moved by a viewer that cannot write (viewer.ts)
+            ? 'leaf in this view' // moved by a viewer that cannot write (leafView.ts)
             : '';
     // Nothing for 0 tokens, nor while the estimate has not come with the row's text.
     const count = cols.tokenCount(row);

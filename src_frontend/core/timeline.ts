@@ -11,6 +11,7 @@
 // size change; the overlay (hover and focus cursors) on every pointer move.
 
 import { button, el, formatTokens, rowSafe, shortId, tokensBeforeText } from './dom';
+import { Columns, columnsOf } from './timelineColumns';
 import type { Transport } from './transport';
 import { Hypothesis, WhatIfPanel } from './whatif';
 
@@ -73,16 +74,6 @@ export interface TimelineHandlers {
   select(entryId: string): void;
   /** The settings the gauge uses now (a "pretend" window changes the threshold line). */
   settings(): TimelineSettings | null;
-}
-
-interface Columns {
-  width: number;
-  /** Per pixel column: min/max of measured (NaN: none) and of estimated. */
-  mMin: Float64Array;
-  mMax: Float64Array;
-  eMin: Float64Array;
-  eMax: Float64Array;
-  yMax: number;
 }
 
 /** A call, a marker of the session, or a what-if compaction (`hyp`, the panel's replay). */
@@ -581,62 +572,7 @@ export class TimelineStrip {
   }
 
   private computeColumns(): Columns {
-    const d = this.data as TimelineData;
-    const width = Math.max(1, Math.floor(this.plotWidth()));
-    const mMin = new Float64Array(width).fill(NaN);
-    const mMax = new Float64Array(width).fill(NaN);
-    const eMin = new Float64Array(width).fill(NaN);
-    const eMax = new Float64Array(width).fill(NaN);
-    const n = d.call_count;
-    const { measured, estimated } = d.calls;
-    let dataMax = 0;
-    for (let i = 0; i < n; i++) {
-      // the column of the call's centre, where its point and the pointer's call are
-      const c = Math.min(width - 1, Math.floor(((i + 0.5) / n) * width));
-      const m = measured[i];
-      if (m !== null) {
-        if (!(mMin[c] <= m)) {
-          mMin[c] = m;
-        }
-        if (!(mMax[c] >= m)) {
-          mMax[c] = m;
-        }
-        if (m > dataMax) {
-          dataMax = m;
-        }
-      }
-      const e = estimated[i];
-      if (!(eMin[c] <= e)) {
-        eMin[c] = e;
-      }
-      if (!(eMax[c] >= e)) {
-        eMax[c] = e;
-      }
-      if (e > dataMax) {
-        dataMax = e;
-      }
-    }
-    // tokensBefore is not on the scale: it is the label of its marker, and a hand-written or
-    // extension-made value (the seed's 115,000 over a 29-token context) would flatten the rest.
-    // The threshold is shown when it is near the data; a 1M window over a 100k session would
-    // flatten the sawtooth, so then it is named at the top instead.
-    const hyp = this.hyp;
-    if (hyp) {
-      for (let i = 0; i < hyp.tokens.length; i++) {
-        if (hyp.tokens[i] > dataMax) {
-          dataMax = hyp.tokens[i];
-        }
-      }
-    }
-    const threshold = this.threshold();
-    let yMax = Math.max(1, dataMax);
-    if (threshold > 0 && threshold < dataMax * 1.6) {
-      yMax = Math.max(yMax, threshold);
-    }
-    if (hyp && hyp.threshold > 0 && hyp.threshold < dataMax * 1.6) {
-      yMax = Math.max(yMax, hyp.threshold);
-    }
-    return { width, mMin, mMax, eMin, eMax, yMax: yMax * 1.06 };
+    return columnsOf(this.data as TimelineData, Math.max(1, Math.floor(this.plotWidth())), this.hyp, this.threshold());
   }
 
   private yOf(tokens: number): number {
