@@ -5,8 +5,8 @@ node names and the timeline's point for any entry are folds over paths of the tr
 computes them from the entries (pi_lab/view/composition.py, diff.py, branches.py,
 compare_requests.py, timeline_requests.py). Here each entry's share of those folds is computed
 once, with the very functions the kernel uses, and embedded beside the entry;
-src_frontend/export/views.ts folds them along the paths it walks. Whatever the page could
-derive from what it already holds is left out, and only after checking here that the page's
+src_frontend/export/views*.ts (one module per view module ported) fold them along the paths
+they walk. Whatever the page could derive from what it already holds is left out, and only after checking here that the page's
 derivation gives the kernel's value (tests/export/test_export_views.py runs views.ts against
 the kernel):
 
@@ -41,7 +41,7 @@ from pi_lab.view.branches import entry_stats
 from pi_lab.view.compare_requests import DEFAULT_LIMIT, MAX_LIMIT, _PREVIEW, cut_summary, row_text
 from pi_lab.view.composition import _BY_ROLE, OTHER, PART_ORDER, TEXT, TOOL_RESULT, message_shares
 from pi_lab.view.context import message_preview
-from pi_lab.view.diff import _SNIPPET, _searchable
+from pi_lab.view.diff import SNIPPET_CHARS, searchable_text
 
 __all__ = ["FACT_BITS", "ROLES", "entry_facts", "fact_bits", "row_extras", "views_header"]
 
@@ -92,7 +92,7 @@ def shared_texts(entries: Sequence[Entry]) -> dict[str, int]:
     for entry in entries:
         for message in entry_to_messages(entry):
             if message.get("role") == "system":
-                text = _searchable(message)
+                text = searchable_text(message)
                 if len(text) >= SHARED_TEXT:
                     texts.setdefault(text, len(texts))
     return texts
@@ -109,7 +109,7 @@ def views_header(summaries: list[list[Any]], texts: dict[str, int] | None = None
     return {
         "fold": fold,
         "space": space,
-        "snippet": _SNIPPET,
+        "snippet": SNIPPET_CHARS,
         "part_of_role": _PART_OF_ROLE,
         "other": OTHER,
         "order": list(PART_ORDER),
@@ -182,7 +182,7 @@ def row_extras(rows: list[dict[str, Any]], pairs: Sequence[tuple[Entry, int, dic
         # The text the search reads: rebuilt in the page from the embedded entry when it can
         # be (nothing here), else the row's preview when that is the text (1), else the text.
         if not ("h" not in extras and whole and _page_rebuilds(source, k, message)):
-            text = _searchable(message)
+            text = searchable_text(message)
             shared = texts.get(text) if texts is not None else None
             extras["t"] = 1 if text == row.get("preview") else [shared] if shared is not None else text
         out.append(dict(row, v=extras) if extras else row)
@@ -213,7 +213,7 @@ _DERIVED_KINDS = ("text", "toolCall", "thinking")
 
 
 def _page_rebuilds(source: Entry, k: int, message: dict[str, Any]) -> bool:
-    """Whether views.ts ``searchable`` rebuilds diff._searchable(message) from the embedded
+    """Whether viewsDiff.ts ``searchableText`` rebuilds diff.searchable_text(message) from the embedded
     entry: a message entry's own, unedited message (k 0), with content of plain JSON whose tool
     names and block types are strings (Python would print anything else with ``str``)."""
     if k != 0 or source.get("type") != "message" or source.get("message") is not message:
@@ -252,7 +252,7 @@ def projected_pairs(path: list[Entry]) -> list[tuple[Entry, int, dict[str, Any]]
 
 
 def _cut_like_the_page(text: str) -> str:
-    """views.ts ``cutRowText``: the tree row's text cut as compare_requests.row_text cuts."""
+    """pyValues.ts ``cutText``: the tree row's text cut as compare_requests.row_text cuts."""
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
@@ -265,7 +265,7 @@ def _page_number(value: Any) -> Any:
 
 
 def _page_usage(value: Any, keys: Sequence[str]) -> list[Any] | None:
-    """views.ts ``usageOf`` on an embedded usage object (a float is a number there too)."""
+    """viewsBranches.ts ``usageOf`` on an embedded usage object (a float is a number there too)."""
     if not isinstance(value, dict):
         return None
     numbers: list[Any] = []

@@ -90,7 +90,7 @@ def entry_stats(entry: Entry) -> dict[str, Any] | None:
 
 def fold_stats(facts: list[dict[str, Any] | None], context: int) -> dict[str, Any]:
     """A side's statistics from its entries' :func:`entry_stats`, in path order, and the
-    context pi would estimate at its leaf (src_frontend/export/views.ts folds the same way)."""
+    context pi would estimate at its leaf (src_frontend/export/viewsBranches.ts folds the same way)."""
     tools: dict[str, int] = {}
     ops = create_file_ops()
     spend = Spend()  # the one sum rule (pi_lab.compaction.spend)

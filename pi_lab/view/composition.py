@@ -81,7 +81,7 @@ def message_shares(message: dict[str, Any]) -> list[tuple[str, int]]:
 
 def compose(shares: Iterable[list[tuple[str, int]]]) -> list[dict[str, Any]]:
     """The parts of :func:`context_composition` from each projected message's shares, in
-    message order (src_frontend/export/views.ts sums embedded shares the same way)."""
+    message order (src_frontend/export/viewsComposition.ts sums embedded shares the same way)."""
     tokens: dict[str, int] = {}
     indexes: dict[str, list[int]] = {}
     tool_parts: list[str] = []

@@ -17,11 +17,11 @@ from pi_lab.session.protocol import ReadableSession
 from pi_lab.view._common import SessionLike, branch_to, manager_of, projection_at, str_or_none
 from pi_lab.view.errors import ViewError
 
-__all__ = ["context_diff", "context_search"]
+__all__ = ["context_diff", "context_search", "searchable_text", "SNIPPET_CHARS"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
-_SNIPPET = 40
+SNIPPET_CHARS = 40
 
 
 class _Side:
@@ -84,7 +84,7 @@ def _replaced(side: _Side, other: _Side, name: str) -> dict[str, Any] | None:
     }
 
 
-def _searchable(message: dict[str, Any]) -> str:
+def searchable_text(message: dict[str, Any]) -> str:
     """The text of a message as the model reads it (tool-call arguments and thinking included)."""
     role = message.get("role")
     if role in ("compactionSummary", "branchSummary"):
@@ -108,13 +108,13 @@ def _searchable(message: dict[str, Any]) -> str:
 def _hits(side: _Side, needle: str, case_sensitive: bool) -> list[dict[str, Any]]:
     hits: list[dict[str, Any]] = []
     for index, (_, source, message) in enumerate(side.rows):
-        text = _searchable(message)
+        text = searchable_text(message)
         haystack = text if case_sensitive else text.casefold()
         at = haystack.find(needle)
         if at < 0:
             continue
-        start = max(0, at - _SNIPPET)
-        end = min(len(text), at + len(needle) + _SNIPPET)
+        start = max(0, at - SNIPPET_CHARS)
+        end = min(len(text), at + len(needle) + SNIPPET_CHARS)
         hits.append({
             "index": index,
             "source_id": str_or_none(source.get("id")),
