@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from pi_lab.session._text import field_text
-from pi_lab.session.display import _display_text, format_label_time
+from pi_lab.session.display import display_text_with, format_label_time
 from pi_lab.session.flatten import NavRow
 
 __all__ = [
@@ -81,7 +81,7 @@ def render_row(
     if home is None:
         parts.append(row.text)
     else:
-        parts.append(_display_text(row.entry, row.tool_call, home))
+        parts.append(display_text_with(row.entry, row.tool_call, home))
     return "".join(parts)
 
 

@@ -61,9 +61,9 @@ def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     # Only on this path: a cached report does not import the engine.
-    from pi_lab.session.storage import _kind_of
+    from pi_lab.session.storage import file_kind
 
-    return f"a {_kind_of(mode)}"
+    return f"a {file_kind(mode)}"
 
 
 def _unlink_quietly(name: str, dir_fd: int) -> None:

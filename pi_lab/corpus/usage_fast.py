@@ -66,9 +66,9 @@ def _line_entry(data: bytes, view: memoryview, start: int, end: int) -> Any:
     if entry is None and start < end:
         raw = data[start:end]
         if raw.strip():
-            from pi_lab.session.storage import _decode_and_parse
+            from pi_lab.session.storage import decode_and_parse
 
-            entry = _decode_and_parse(raw)
+            entry = decode_and_parse(raw)
     return entry
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pi_lab.errors import PiLabError
 from pi_lab.session._text import JS_WHITESPACE
-from pi_lab.session.storage import _decode_and_parse
+from pi_lab.session.storage import decode_and_parse
 from pi_lab.session.summary import SessionInfo, SummaryBuilder
 from pi_lab.view.titles import TITLE_CHARS, is_injected
 
@@ -127,7 +127,7 @@ class FileIndex:
         if carry and not self.summary.not_session:
             # A last line without its newline: pi's reader takes it if it parses; a writer in the
             # middle of it leaves JSON that does not parse yet, which is read again next time.
-            if _decode_and_parse(carry) is not None:
+            if decode_and_parse(carry) is not None:
                 self._line(carry, self.offset, builder)
                 self.offset += len(carry)
                 self.open_tail = True
@@ -140,7 +140,7 @@ class FileIndex:
     def _line(self, raw: bytes, where: int, builder: ChunkBuilder) -> None:
         if not raw.strip():
             return
-        entry = _decode_and_parse(raw)
+        entry = decode_and_parse(raw)
         if entry is None:
             return
         text = self.summary.add(entry)

@@ -33,7 +33,7 @@ from pi_lab.formats.detect import UnknownSessionFormat, detect_format_of
 from pi_lab.server.file_index import COUNT_CAP, Chunk, FileIndex, ForeignIndex, NotRegular, read_line, snippet
 from pi_lab.server.locations import SESSIONS_PREFIX, inside
 from pi_lab.session.flatten import search_tokens
-from pi_lab.session.storage import _decode_and_parse, _kind_of
+from pi_lab.session.storage import decode_and_parse, file_kind
 from pi_lab.session.summary import SessionInfo
 from pi_lab.view.titles import TITLE_CHARS, first_user_message, message_text, session_title, title_fields
 
@@ -221,7 +221,7 @@ class SessionListing:
                     snippets.append({**snippet(text, terms), "role": None, "entry_id": None})
                 continue
             raw = read_line(path, chunk.lines[entry], index.identity)
-            parsed = _decode_and_parse(raw) if raw else None
+            parsed = decode_and_parse(raw) if raw else None
             message = parsed.get("message") if parsed else None
             if not isinstance(message, dict):
                 continue
@@ -301,4 +301,4 @@ _LISTED_KIND = {
 
 
 def _kind(mode: int) -> str:
-    return _LISTED_KIND.get(_kind_of(mode), "not a regular file")
+    return _LISTED_KIND.get(file_kind(mode), "not a regular file")

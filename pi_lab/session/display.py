@@ -203,7 +203,7 @@ def display_text(entry: Mapping[str, Any], tool_calls: Mapping[Any, Any] | None 
             found = tool_calls.get(call_id)
             if found is not None:
                 call = found if isinstance(found, ToolCall) else _as_tool_call(found)
-    return _display_text(entry, call, default_home() if home is None else home)
+    return display_text_with(entry, call, default_home() if home is None else home)
 
 
 def _as_tool_call(value: Any) -> ToolCall:
@@ -213,7 +213,8 @@ def _as_tool_call(value: Any) -> ToolCall:
     return ToolCall(name, arguments)
 
 
-def _display_text(entry: Mapping[str, Any], call: ToolCall | None, home: str) -> str:
+def display_text_with(entry: Mapping[str, Any], call: ToolCall | None, home: str) -> str:
+    """:func:`display_text` with the entry's tool call already looked up (the row builders' path)."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")

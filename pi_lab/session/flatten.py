@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._js import JS_WHITESPACE
 from pi_lab.session._js import js_truthy as _truthy
-from pi_lab.session.display import ToolCall, _display_text, default_home, search_text
+from pi_lab.session.display import ToolCall, default_home, display_text_with, search_text
 from pi_lab.session.entries import SETTINGS_ENTRY_TYPES, Entry
 from pi_lab.session.facts import (
     _CAT_OTHER,
@@ -143,7 +143,7 @@ class FlatTree:
             cache = self._display_cache[home] = [None] * len(self.entries)
         text = cache[index]
         if text is None:
-            text = _display_text(self.entries[index], self._result_calls.get(index), home)
+            text = display_text_with(self.entries[index], self._result_calls.get(index), home)
             cache[index] = text
         return text
 

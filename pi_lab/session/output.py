@@ -31,9 +31,9 @@ from pi_lab.session.storage import (
     InvalidSessionFile,
     LoadResult,
     _fsync_directory,
-    _kind_of,
     _remove_abandoned_temps,
     _unlink_quietly,
+    file_kind,
     parse_lines,
     validate_loaded,
 )
@@ -137,7 +137,7 @@ def check_output(target: str | os.PathLike[str], *, source: str | os.PathLike[st
     if stat.S_ISLNK(st.st_mode):
         raise OutputRefused(f"{path} is a symbolic link; not writing through it: remove it or choose another file")
     if not stat.S_ISREG(st.st_mode):
-        raise OutputRefused(f"{path} is a {_kind_of(st.st_mode)}, not a regular file; not replacing it")
+        raise OutputRefused(f"{path} is a {file_kind(st.st_mode)}, not a regular file; not replacing it")
     if holds_session(path):
         raise OutputRefused(f"{path} already holds a pi session (pi would open it as one); not replacing it: "
                             "remove it first or choose another file")

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from pi_lab.errors import NotARegularFile
-from pi_lab.session.storage import _decode_and_parse, check_regular_file, read_session_header
+from pi_lab.session.storage import check_regular_file, decode_and_parse, read_session_header
 from pi_lab.session.summary import SessionInfo, SummaryBuilder
 
 __all__ = [
@@ -100,7 +100,7 @@ def session_info(path: str) -> SessionInfo | None:
             for raw in handle:
                 if not raw.strip():
                     continue
-                entry = _decode_and_parse(raw.rstrip(b"\n"))
+                entry = decode_and_parse(raw.rstrip(b"\n"))
                 if entry is None:
                     continue
                 summary.add(entry)

@@ -20,6 +20,8 @@ from pi_lab.session._text import safe_repr
 from pi_lab.session.bodies import bodies_for
 
 __all__ = [
+    "decode_and_parse",
+    "file_kind",
     "InvalidSessionFile",
     "LoadResult",
     "NonObjectLine",
@@ -53,7 +55,8 @@ class InvalidSessionFile(PiLabError, ValueError):
         super().__init__(message)
 
 
-def _kind_of(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words ("directory", "FIFO"...)."""
     if stat.S_ISDIR(mode):
         return "directory"
     if stat.S_ISFIFO(mode):
@@ -75,7 +78,7 @@ def check_regular_file(path: str | os.PathLike[str]) -> None:
     """
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
-        raise NotARegularFile(path, _kind_of(mode))
+        raise NotARegularFile(path, file_kind(mode))
 
 
 @dataclass(slots=True)
@@ -96,7 +99,8 @@ class LoadResult:
     bodies: Any = None  # the BodyFile of the entries kept as skeletons (a lazy load), or None
 
 
-def _decode_and_parse(raw: bytes) -> Entry | None:
+def decode_and_parse(raw: bytes) -> Entry | None:
+    """One line as pi reads it: its object (or pi's stand-in for a non-object), or None to skip."""
     if raw.startswith(b"\xef\xbb\xbf"):
         # JSON.parse rejects a byte order mark (orjson would skip it); pi drops such a line.
         return None
@@ -168,7 +172,7 @@ def _parse_into(
             if entry is None and start < end_of_line:
                 raw = data[start:end_of_line]
                 if raw.strip():
-                    entry = _decode_and_parse(raw)
+                    entry = decode_and_parse(raw)
                     if entry is None:
                         skipped.append(number)
                     elif keep is not None and entry.__class__ is dict:
@@ -372,7 +376,7 @@ def read_session_header(path: str | os.PathLike[str]) -> Entry | None:
                 for raw in complete:
                     if not raw.strip():
                         continue
-                    entry = _decode_and_parse(raw)
+                    entry = decode_and_parse(raw)
                     if entry is None:
                         continue
                     if entry.get("type") == "session" and isinstance(entry.get("id"), str):
@@ -403,7 +407,7 @@ def open_for_append(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise NotARegularFile(path, _kind_of(st.st_mode))
+        raise NotARegularFile(path, file_kind(st.st_mode))
     return fd, st
 
 
