@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Peak memory of pi_lab's whole-file commands on one long linear session.
 
-    .venv/bin/python bench/memory_bench.py [--linear 1000000] [--dir /tmp/pi-lab-memory] [--only export,corpus]
+    .venv/bin/python bench/memory_bench.py [--linear 1000000] [--dir /tmp/pi-lab-memory] [--only export,export_branched]
 
 1. Writes a linear session of ``--linear`` entries with bench/generate.py into ``--dir`` (a
    folder of its own, never the checkout: the 1M-entry file is 319 MB), unless it is there.
@@ -17,6 +17,10 @@
    * ``scan``: ``Corpus.scan([DIR/corpus], cache=False)``
    * ``extract_tables``: ``pi_lab.corpus.extract.extract_tables(FILE)`` (one file's tables,
      built a batch of rows at a time)
+   * ``export_branched``: ``pi-lab export BRANCHED -o DIR/branched.html``, where BRANCHED is the
+     linear session with every 500th entry's parent moved 20 entries back (``--linear`` / 500
+     branch points, same size; bench/generate.py's realistic mode holds the whole session
+     in memory and needs about 19 GB for a million entries)
 
 Prints a Markdown table; no number is checked (the goals are in bench/README.md).
 """
@@ -39,6 +43,7 @@ PI_LAB = [PYTHON, "-m", "pi_lab.cli"]
 
 def _steps(session: Path, folder: Path) -> dict[str, list[str]]:
     corpus = folder / "corpus"
+    branched = folder / f"branched-{session.name}"
     return {
         "open": [PYTHON, "-c", "import sys; from pi_lab import SessionManager; SessionManager.open(sys.argv[1])", str(session)],
         "context": [*PI_LAB, "context", str(session)],
@@ -47,18 +52,44 @@ def _steps(session: Path, folder: Path) -> dict[str, list[str]]:
         "scan": [PYTHON, "-c", "import sys; from pi_lab.corpus import Corpus; Corpus.scan([sys.argv[1]], cache=False)", str(corpus)],
         "extract_tables": [PYTHON, "-c", "import sys; from pi_lab.corpus.extract import extract_tables; extract_tables(sys.argv[1])",
                            str(session)],
+        "export_branched": [*PI_LAB, "export", str(branched), "-o", str(folder / "branched.html")],
     }
 
 
-def _measure(command: list[str]) -> tuple[float, int, int]:
-    """(seconds, peak RSS in MB, exit status) of ``command`` run under /usr/bin/time -v."""
+_ID_AND_PARENT = re.compile(rb'"id":"([^"]+)","parentId":(null|"[^"]+")')
+
+
+def write_branched(linear: Path, out: Path, every: int = 500, back: int = 20) -> None:
+    """``linear`` with the parent of every ``every``-th entry moved ``back`` entries up: a
+    session of the same size and depth with a branch point every ``every`` entries."""
+    recent: list[bytes] = []
+    temp = out.with_name(out.name + ".tmp")
+    with open(linear, "rb") as source, open(temp, "wb") as sink:
+        sink.write(source.readline())  # the header
+        for n, line in enumerate(source):
+            found = _ID_AND_PARENT.search(line)
+            if found is None:
+                raise SystemExit(f"memory_bench: {linear} line {n + 2} is not a generated entry")
+            if n and n % every == 0 and len(recent) > back:
+                line = line[:found.start(2)] + b'"' + recent[-back] + b'"' + line[found.end(2):]
+            recent.append(found.group(1))
+            if len(recent) > 2 * back:
+                del recent[:back]
+            sink.write(line)
+    temp.replace(out)
+
+
+def _measure(command: list[str]) -> tuple[float, float, int, int]:
+    """(wall seconds, CPU seconds (user + system), peak RSS in MB, exit status) of ``command``
+    run under /usr/bin/time -v."""
     started = time.perf_counter()
     run = subprocess.run(["/usr/bin/time", "-v", *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seconds = time.perf_counter() - started
     found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", run.stderr)
     if found is None:
         raise SystemExit(f"memory_bench: no peak from /usr/bin/time:\n{run.stderr[-2000:]}")
-    return seconds, int(found.group(1)) // 1024, run.returncode
+    cpu = sum(float(m) for m in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", run.stderr))
+    return seconds, cpu, int(found.group(1)) // 1024, run.returncode
 
 
 def main() -> int:
@@ -77,16 +108,21 @@ def main() -> int:
                        check=True)
     steps = _steps(session, folder)
     wanted = [s for s in args.only.split(",") if s] or list(steps)
+    branched = folder / f"branched-{session.name}"
+    if "export_branched" in wanted and not branched.exists():
+        write_branched(session, branched)
     unknown = [s for s in wanted if s not in steps]
     if unknown:
         raise SystemExit(f"memory_bench: unknown step {', '.join(unknown)} (steps: {', '.join(steps)})")
     print(f"linear session: {args.linear:,} entries, {session.stat().st_size / 1e6:.0f} MB ({session})")
-    print("| step | seconds | peak RSS (MB) | exit |")
-    print("| --- | ---: | ---: | ---: |")
+    print("load average before: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
+    print("| step | wall (s) | CPU (s) | peak RSS (MB) | exit |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     for name in wanted:
         shutil.rmtree(folder / "pq", ignore_errors=True)
-        seconds, peak, status = _measure(steps[name])
-        print(f"| {name} | {seconds:.1f} | {peak:,} | {status} |", flush=True)
+        seconds, cpu, peak, status = _measure(steps[name])
+        print(f"| {name} | {seconds:.1f} | {cpu:.1f} | {peak:,} | {status} |", flush=True)
+    print("load average after: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
     return 0
 
 

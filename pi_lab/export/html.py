@@ -26,10 +26,10 @@ from typing import Any
 
 from pi_lab.errors import PiLabError
 from pi_lab.export.data import export_data
-from pi_lab.session.output import OutputRefused, check_output, write_bytes
+from pi_lab.session.output import OutputRefused, check_output, replacing
 from pi_lab.session.protocol import ReadableSession
 
-__all__ = ["export_html", "render_html", "export_notes", "viewer_script", "pack", "pack7", "unpack"]
+__all__ = ["export_html", "render_html", "page_pieces", "export_notes", "viewer_script", "pack", "pack7", "unpack"]
 
 _PAGE_CSS = (
     "html,body{margin:0;padding:0;height:100%;}"
@@ -158,7 +158,16 @@ def export_notes(notes: Any, sm: ReadableSession) -> dict[str, Any] | None:
 
 def render_html(sm: ReadableSession, *, title: str | None = None, notes: Any = None) -> str:
     """The export of ``sm`` at its current leaf, as a string (``notes``: see :func:`export_notes`)."""
+    return "".join(page_pieces(sm, title=title, notes=notes))
+
+
+def page_pieces(sm: ReadableSession, *, title: str | None = None, notes: Any = None) -> Iterator[str]:
+    """The page of :func:`render_html` in pieces, which :func:`export_html` writes as they
+    come: the page of a million entries (77 MB) is never joined, nor encoded whole, and the
+    packed header is compressed (and let go) before the chunks are made."""
     main, chunks = export_data(sm, notes=export_notes(notes, sm))
+    packed_main = pack7(main)
+    del main
     encoded = [pack7(chunk) for chunk in chunks]
     offsets = [0]
     for part in encoded:
@@ -171,7 +180,7 @@ def render_html(sm: ReadableSession, *, title: str | None = None, notes: Any = N
               "base-uri 'none'; form-action 'none'; object-src 'none'; frame-src 'none'")
     if title is None:
         title = sm.get_session_name() or f"pi session {sm.session_id}"
-    return "".join([
+    yield "".join([
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(policy)}">\n',
         '<meta name="referrer" content="no-referrer">\n',
@@ -179,15 +188,23 @@ def render_html(sm: ReadableSession, *, title: str | None = None, notes: Any = N
         f"<title>{html.escape(title)}</title>\n",
         f"<style>{_PAGE_CSS}</style>\n</head>\n<body>\n",
         '<div id="pi-export"></div>\n',
-        f'<script type="application/octet-stream" id="pi-main">{pack7(main)}</script>\n',
+        '<script type="application/octet-stream" id="pi-main">',
+    ])
+    yield packed_main
+    del packed_main
+    yield "".join([
+        "</script>\n",
         '<script type="application/json" id="pi-chunk-offsets">',
         json.dumps(offsets, separators=(",", ":")),
         "</script>\n",
         # The script before the entry chunks: the first rows are drawn while those are parsed.
         f"<script>{script}</script>\n",
-        f'<script type="application/octet-stream" id="pi-chunks">{"".join(encoded)}</script>\n',
-        "</body>\n</html>\n",
+        '<script type="application/octet-stream" id="pi-chunks">',
     ])
+    encoded.reverse()  # taken from the end: each part is let go once written
+    while encoded:
+        yield encoded.pop()
+    yield "</script>\n</body>\n</html>\n"
 
 
 def _open_any(session_file: str) -> Any:
@@ -240,7 +257,11 @@ def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | Non
                 sm.branch(leaf_id)
             except EntryNotFound as error:
                 raise ExportError(f"no entry {leaf_id!r} in the session") from error
-        text = render_html(sm, notes=notes)
+        # A new file beside ``out``, written piece by piece, flushed, then renamed over it: a
+        # killed export leaves the previous file whole (the target is checked again then).
+        with _refusals_as_export_errors(), replacing(out, source=session_file) as handle:
+            for piece in page_pieces(sm, notes=notes):
+                handle.write(piece.encode("utf-8"))
     finally:
         if restore is not None and leaf_id is not None:
             if restore[0] is None:
@@ -249,10 +270,6 @@ def export_html(source: Any, path: str | os.PathLike[str], *, leaf_id: str | Non
                 sm.branch(restore[0])
             if restore[1] is not None:
                 sm._leaf_pinned = restore[1]
-    # A new file beside ``out``, flushed, then renamed over it: a killed export leaves the
-    # previous file whole.
-    with _refusals_as_export_errors():
-        write_bytes(out, text.encode("utf-8"), source=session_file)
     return out
 
 

@@ -97,14 +97,13 @@ def test_a_session_put_at_the_output_during_the_build_is_kept(tmp_path, monkeypa
     source = _source(tmp_path)
     target = tmp_path / "out.html"
     content = OPENED_BY_PI["a garbage first line"]
-    build = html_module.render_html
+    build = html_module.page_pieces
 
     def slow_build(sm, **kwargs):
-        page = build(sm, **kwargs)
+        yield from build(sm, **kwargs)
         target.write_bytes(content)  # a session copied there while the page was being built
-        return page
 
-    monkeypatch.setattr(html_module, "render_html", slow_build)
+    monkeypatch.setattr(html_module, "page_pieces", slow_build)
     with pytest.raises(ExportError, match="already holds a pi session"):
         export_html(source, target)
     assert target.read_bytes() == content
@@ -133,7 +132,7 @@ SLOW_EXPORT = """
 import sys
 import pi_lab.export.html as html_module
 page = "<!DOCTYPE html>\\n" + "x" * (64 << 20)
-html_module.render_html = lambda sm, **kwargs: page
+html_module.page_pieces = lambda sm, **kwargs: iter([page])
 html_module.export_html(sys.argv[1], sys.argv[2])
 """
 
