@@ -348,6 +348,18 @@ class _IndexedChildren:
         return getattr(self._sm, name)
 
 
+class _Unheld:
+    """The session, as an object nothing can reference weakly (no ``__weakref__`` slot)."""
+
+    __slots__ = ("_sm",)
+
+    def __init__(self, sm: Any):
+        self._sm = sm
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sm, name)
+
+
 def _timeline(view: Any) -> dict[str, Any] | None:
     """The context timeline at the export's leaf (the page answers ``timeline`` with it), when
     this pi_lab's view has that request."""
@@ -356,7 +368,10 @@ def _timeline(view: Any) -> dict[str, Any] | None:
     if "timeline" not in READ_OPS:
         return None
     try:
-        answer = read_request(view, "timeline", {})
+        # Through a session the view's per-session timeline cache cannot hold (it keys
+        # sessions weakly): the cached walk of a million-entry branch (about 0.85 KB per
+        # entry) would live as long as the session, to the end of the export, which asks once.
+        answer = read_request(dataclasses.replace(view, sm=_Unheld(view.sm)), "timeline", {})
     except RequestError:
         return None
     # ``serial`` names the kernel's walk for a later ``since`` request; it counts walks in this

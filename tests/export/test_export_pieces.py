@@ -152,3 +152,21 @@ def test_a_leaf_export_in_pieces_restores_the_leaf(tmp_path):
     expected = html.render_html(sm).encode("utf-8")
     sm.branch(leaf)
     assert (tmp_path / "a.html").read_bytes() == expected
+
+
+def test_the_timeline_walk_is_not_kept_for_the_session(tmp_path):
+    """The view's timeline request caches its walk per session (for a later ``since``
+    request a page never makes): the export asked once and kept the walk of the whole branch
+    to the end, about 0.85 KB per entry. The answer is the same either way."""
+    from pi_lab.view import timeline_requests
+
+    sm = SessionManager.open(str(write_session(generated_session(9, 300), tmp_path / "g.jsonl")), read_only=True)
+    header = _header_of(sm)
+    assert header["timeline"] and header["timeline"]["serial"] is None
+    assert timeline_requests._CACHE.get(sm) is None
+    from pi_lab.view.gauge import recorded_context_window
+    from pi_lab.view.payload import SessionView, ViewSettings, read_request
+
+    settings = ViewSettings(context_window=recorded_context_window(sm) or ViewSettings.context_window)
+    answer = read_request(SessionView.open(sm, settings), "timeline", {})
+    assert {**answer, "serial": None} == header["timeline"]
