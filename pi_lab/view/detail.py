@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from pi_lab.session._js import js_string
+from pi_lab.session._js import MISSING, js_string
 from pi_lab.session.display import copy_text
 from pi_lab.view.context import entry_tokens
 from pi_lab.view.kinds import KIND_NAMES, entry_kind
@@ -214,6 +214,8 @@ def entry_detail(
             }
             if tool_call is not None:
                 name, arguments = tool_call[0], tool_call[1]
+                if arguments is MISSING:  # a call with no "arguments" key: shown as the call block shows it
+                    arguments = None
                 out["tool_result"]["call"] = {"name": name, "arguments": _cut(_pretty(arguments), limit)}
             out["blocks"] = [b for b in _blocks(message.get("content"), limit) if b["type"] != "text"]
         elif role == "bashExecution":

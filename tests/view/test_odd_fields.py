@@ -88,3 +88,21 @@ def test_a_recorded_model_with_odd_fields_is_named_as_javascript_would():
     sm = SessionManager.in_memory(entries=entries, uuid_factory=Ids(), clock=Clock())
     assert recorded_model(sm) == "x/[object Object]"
     assert recorded_context_window(sm) is None
+
+
+def test_a_tool_call_without_arguments_shows_null_in_its_results_pane():
+    """A call written with "input" instead of "arguments" (a real fixture has one): the result's
+    pane shows the call's arguments as null, never the engine's sentinel (whose text was a
+    memory address, so every export of the session differed)."""
+    entries = seed_entries()
+    last = entries[-1]["id"]
+    entries.append({"type": "message", "id": "C1x", "parentId": last, "timestamp": "2026-07-29T10:00:00Z",
+                    "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "call-1", "name": "bash",
+                                                                  "input": {"command": "ls"}}],
+                                "stopReason": "toolUse", "timestamp": 1}})
+    entries.append({"type": "message", "id": "T2", "parentId": "C1x", "timestamp": "2026-07-29T10:00:01Z",
+                    "message": {"role": "toolResult", "toolCallId": "call-1", "toolName": "bash",
+                                "content": [{"type": "text", "text": "ok"}], "isError": False, "timestamp": 2}})
+    view = view_of(entries)
+    detail = read_request(view, "entry", {"id": "T2"})
+    assert detail["tool_result"]["call"]["arguments"]["text"] == "null"
