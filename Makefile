@@ -79,9 +79,10 @@ ui-tests:
 	@test -x $(VENV)/bin/jupyter || { echo "run 'make install' first"; exit 1; }
 	$(ACTIVATE) cd ui-tests && jlpm install >/dev/null && PI_LAB_UI_PORT=$(UI_PORT) jlpm playwright test --reporter=list
 
-# The browser tests run beside the others, as two pytest processes (.ci/pytest says why).
+# pytest's exit code 5 means "no tests collected"; treat that as a failure.
 pytest:
-	@$(ACTIVATE) bash .ci/pytest $(PYTEST_ARGS)
+	@$(ACTIVATE) { rc=0; python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) || rc=$$?; \
+	  if [ "$$rc" -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit "$$rc"; }
 
 test: chromium install pi-reference
 	$(MAKE) --no-print-directory typecheck
