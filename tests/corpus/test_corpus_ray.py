@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from corpus_builders import build_corpus
 
+from corpus_builders import build_corpus
 from pi_lab.corpus import TABLE_NAMES, Corpus
 
 ray = pytest.importorskip("ray")
@@ -14,6 +14,17 @@ pytest.importorskip("ray.data")
 
 pytestmark = pytest.mark.slow
 from shared_fixtures import FIXTURES_DIR  # noqa: E402  (the one place that finds them)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = False
+        yield ray
+    finally:
+        ray.shutdown()
 
 
 def canonical(table):
