@@ -10,19 +10,17 @@ the real fixtures, and generated sessions with branches, compactions and context
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shared_fixtures import FIXTURES_DIR, FIXTURES_PRESENT, NO_FIXTURES
+from view.view_sessions import generated_session as _generated  # the one generated-session helper
 
 from pi_lab.session import SessionManager
 from pi_lab.session import projection as P
-from pi_lab.session.readonly import session_from_bytes
 from pi_lab.session.tree import BranchPath
-from shared_fixtures import FIXTURES_DIR, FIXTURES_PRESENT, NO_FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -138,16 +136,6 @@ def test_a_path_of_other_sequences_takes_the_walks():
     assert P.project_path([Mapped(path[0])]).messages == [path[0]["message"]]
 
 
-def _generated(entries: int, seed: int):
-    name = "bench_generate"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, REPO / "bench" / "generate.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    lines, _ = module.generate(entries, seed)
-    return session_from_bytes(("\n".join(lines) + "\n").encode("utf-8"), f"gen-{seed}.jsonl")
 
 
 def _every_branch(sm: SessionManager, step: int = 1):
