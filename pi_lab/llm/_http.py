@@ -31,7 +31,7 @@ import re
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 import httpx
 import orjson
@@ -40,8 +40,19 @@ from pi_lab.errors import PiLabError
 
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .keys import InvalidApiKey, clean_api_key, hold_key
-from .protocol import Cancel, Cancelled, CompleteFromStream, Context, StreamEvent
+from .protocol import (
+    Cancel,
+    Cancelled,
+    CompleteFromStream,
+    Context,
+    StreamEvent,
+    StreamOptions,
+    check_options,
+)
 from .redact import redact
+
+if TYPE_CHECKING:  # annotations only; typing has Unpack from 3.11
+    from typing_extensions import Unpack
 
 T = TypeVar("T")
 
@@ -60,6 +71,20 @@ DEFAULT_IDLE_TIMEOUT = 300.0
 DEFAULT_DEADLINE = 3600.0
 
 
+class ClientSettings(TypedDict, total=False):
+    """The keyword settings both provider clients take (defaults: `KeyedClient`)."""
+
+    base_url: str | None
+    headers: dict[str, str] | None
+    timeout: httpx.Timeout
+    clock: Clock | None
+    idle_timeout: float | None
+    deadline: float | None
+
+
+_CLIENT_SETTING_NAMES = frozenset(ClientSettings.__annotations__)
+
+
 class KeyedClient(CompleteFromStream):
     """What both provider clients share: the key, its source, and a repr that never shows it.
 
@@ -69,24 +94,26 @@ class KeyedClient(CompleteFromStream):
     argument raises `InvalidApiKey` here, a bad environment variable ends the message with that
     error when a request needs it. While the client holds a key, the httpx and httpcore loggers
     redact it (`keys.hold_key`); `close()`, or the client being collected, gives that back.
+
+    Settings (keywords): `base_url` (else the model's, else the provider's), extra `headers`,
+    httpx `timeout` (`DEFAULT_TIMEOUT`), `clock` (ms since the epoch), `idle_timeout` and
+    `deadline` in seconds (`DEFAULT_IDLE_TIMEOUT`, `DEFAULT_DEADLINE`; None or 0 turns one off).
     """
 
     provider = ""
     env_key = ""
 
-    def __init__(self, api_key: str | None, base_url: str | None, headers: dict[str, str] | None,
-                 timeout: httpx.Timeout, clock: Clock | None, idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
-                 deadline: float | None = DEFAULT_DEADLINE) -> None:
+    def __init__(self, api_key: str | None = None, **settings: Unpack[ClientSettings]) -> None:
+        check_options(settings, _CLIENT_SETTING_NAMES, f"{type(self).__name__}.__init__")
         self._api_key = clean_api_key(api_key, "the api_key argument")
         # Not a method of self: the finalizer must not keep the client alive.
         self._log_guard = weakref.finalize(self, hold_key(self._api_key))
-        self.base_url = base_url
-        self._headers = dict(headers or {})
-        self.timeout = timeout
-        self._clock = clock or now_ms
-        # Seconds; None or 0 turns a limit off.
-        self.idle_timeout = idle_timeout
-        self.deadline = deadline
+        self.base_url = settings.get("base_url")
+        self._headers = dict(settings.get("headers") or {})
+        self.timeout = settings.get("timeout", DEFAULT_TIMEOUT)
+        self._clock = settings.get("clock") or now_ms
+        self.idle_timeout = settings.get("idle_timeout", DEFAULT_IDLE_TIMEOUT)
+        self.deadline = settings.get("deadline", DEFAULT_DEADLINE)
 
     def __repr__(self) -> str:
         source = "given" if self._api_key else f"from {self.env_key}" if os.environ.get(self.env_key) else "none"
@@ -105,18 +132,7 @@ class KeyedClient(CompleteFromStream):
             return None
         return clean_api_key(os.environ.get(self.env_key), self.env_key)
 
-    async def stream(
-        self,
-        model: Any,
-        context: Context,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        reasoning: str | None = None,
-        cancel: Cancel | None = None,
-        session_id: str | None = None,
-        max_tokens: int | None = None,
-        cache_retention: str | None = None,
-    ) -> AsyncIterator[StreamEvent]:
+    async def _stream(self, model: Any, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
         """`ModelClient.stream` for both providers: only the request and the reader differ.
 
         A missing key ends the message at once, before anything is sent.
@@ -128,10 +144,7 @@ class KeyedClient(CompleteFromStream):
         except InvalidApiKey as exc:
             yield builder.fail(str(exc))  # like any provider error: the agent shows it on the message
             return
-        request = self._request(
-            model, context, key, tools=tools, reasoning=reasoning, session_id=session_id,
-            max_tokens=max_tokens, cache_retention=cache_retention,
-        )
+        request = self._request(model, context, key, options)
         if isinstance(request, str):
             yield builder.fail(request)
             return
@@ -140,7 +153,7 @@ class KeyedClient(CompleteFromStream):
         release = hold_key(key)
         try:
             async for event in stream_reply(
-                builder, self._reader(builder, model), url, headers=headers, body=body, cancel=cancel,
+                builder, self._reader(builder, model), url, headers=headers, body=body, cancel=options.get("cancel"),
                 timeout=self.timeout, secret=key, limits=(self.idle_timeout, self.deadline), clock=self._clock,
             ):
                 yield event
@@ -148,7 +161,7 @@ class KeyedClient(CompleteFromStream):
             release()
 
     def _request(
-        self, model: Any, context: Context, key: str | None, **options: Any
+        self, model: Any, context: Context, key: str | None, options: StreamOptions
     ) -> str | tuple[str, dict[str, str], dict[str, Any]]:
         """The provider's `(url, headers, body)`, or the error text when it cannot be sent."""
         raise NotImplementedError

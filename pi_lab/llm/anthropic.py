@@ -33,15 +33,16 @@ message_stop`).
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from . import _http
-from ._assistant import AssistantBuilder, Clock
+from ._assistant import AssistantBuilder
 from .model import Model, calculate_cost
-from .protocol import Context, StreamEvent
+from .protocol import STREAM_OPTION_NAMES, Context, StreamEvent, StreamOptions, check_options
 from .request import build_request, grouped_tool_results
+
+if TYPE_CHECKING:  # annotations only; typing has Unpack from 3.11
+    from typing_extensions import Unpack
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_ANTHROPIC_BASE_URL", "THINKING_BUDGETS", "AnthropicClient"]
 
@@ -72,27 +73,16 @@ class AnthropicClient(_http.KeyedClient):
     provider = "anthropic"
     env_key = _ENV_KEY
 
-    def __init__(
-        self,
-        api_key: str | None = None,
-        *,
-        base_url: str | None = None,
-        headers: dict[str, str] | None = None,
-        cache_retention: str = "short",
-        timeout: httpx.Timeout = _http.DEFAULT_TIMEOUT,
-        clock: Clock | None = None,
-        idle_timeout: float | None = _http.DEFAULT_IDLE_TIMEOUT,
-        deadline: float | None = _http.DEFAULT_DEADLINE,
-    ) -> None:
+    def __init__(self, api_key: str | None = None, *, cache_retention: str = "short",
+                 **settings: Unpack[_http.ClientSettings]) -> None:
         if cache_retention not in _CACHE_CONTROL:
             raise ValueError(f"cache_retention must be one of {sorted(_CACHE_CONTROL)}, not {cache_retention!r}")
-        super().__init__(api_key, base_url, headers, timeout, clock, idle_timeout, deadline)
+        super().__init__(api_key, **settings)
         self.cache_retention = cache_retention
 
     def _request(
-        self, model: Model, context: Context, key: str | None, *, session_id: str | None = None, **options: Any
+        self, model: Model, context: Context, key: str | None, options: StreamOptions
     ) -> str | tuple[str, dict[str, str], dict[str, Any]]:
-        # session_id: the Messages API has no session field
         if not key:
             return f"No API key for provider: {model.provider} (set ANTHROPIC_API_KEY or pass api_key)"
         headers = {
@@ -109,23 +99,18 @@ class AnthropicClient(_http.KeyedClient):
     def _reader(self, builder: AssistantBuilder, model: Model) -> _Reader:
         return _Reader(builder, model)
 
-    def build_body(
-        self,
-        model: Model,
-        context: Context,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        reasoning: str | None = None,
-        max_tokens: int | None = None,
-        cache_retention: str | None = None,
-    ) -> dict[str, Any]:
-        """The JSON request body (exposed for inspection and tests)."""
-        request = build_request(model, context, tools)
-        cache = _CACHE_CONTROL[cache_retention or self.cache_retention]
+    def build_body(self, model: Model, context: Context, **options: Unpack[StreamOptions]) -> dict[str, Any]:
+        """The JSON request body for `stream`'s options (exposed for inspection and tests).
+
+        `session_id` is not sent: the Messages API has no session field."""
+        check_options(options, STREAM_OPTION_NAMES, f"{type(self).__name__}.build_body")
+        reasoning = options.get("reasoning")
+        request = build_request(model, context, options.get("tools"))
+        cache = _CACHE_CONTROL[options.get("cache_retention") or self.cache_retention]
         messages = _encode_messages(request.messages)
         if cache is not None:
             _mark_last_user_block(messages, cache)
-        output_cap = request.output_budget(model, max_tokens)
+        output_cap = request.output_budget(model, options.get("max_tokens"))
         thinking: dict[str, Any] | None = None
         if model.reasoning and reasoning and reasoning != "off":
             budget = THINKING_BUDGETS.get(reasoning, THINKING_BUDGETS["high"])
@@ -403,6 +388,7 @@ def _mark_last_user_block(messages: list[dict[str, Any]], cache: dict[str, Any])
         return
     last = messages[-1]
     if isinstance(last["content"], str):
-        last["content"] = [{"type": "text", "text": last["content"]}]
+        block: dict[str, Any] = {"type": "text", "text": last["content"]}
+        last["content"] = [block]
     if last["content"]:
         last["content"][-1]["cache_control"] = dict(cache)

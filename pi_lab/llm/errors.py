@@ -14,6 +14,7 @@ differs in Python so that every pattern accepts exactly the same strings:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -246,7 +247,7 @@ RETRYABLE_PATTERN = _js_regex(
 )
 
 
-def is_retryable_assistant_error(message: dict[str, Any]) -> bool:
+def is_retryable_assistant_error(message: Mapping[str, Any]) -> bool:
     """True for transient provider failures (overload, rate limit, dropped stream, 5xx…).
 
     Quota and billing errors are never retryable, whatever else their text says. Callers that

@@ -36,7 +36,7 @@ from pi_lab.session._text import content_text
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .model import Model, make_usage
 from .offline_summary import summarise_request
-from .protocol import Cancel, Cancelled, CompleteFromStream, Context, StreamEvent
+from .protocol import Cancelled, CompleteFromStream, Context, StreamEvent, StreamOptions
 from .request import build_request
 from .tokens import compact_json, estimate_request_tokens, estimate_text_tokens, utf16_len
 
@@ -139,20 +139,11 @@ class OfflineModel(CompleteFromStream):
         """Append replies for summarisation requests."""
         self.summary_script.extend(replies)
 
-    async def stream(
-        self,
-        model: Model | None,
-        context: Context,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        reasoning: str | None = None,
-        cancel: Cancel | None = None,
-        session_id: str | None = None,
-        max_tokens: int | None = None,
-        cache_retention: str | None = None,
-    ) -> AsyncIterator[StreamEvent]:
+    async def _stream(self, model: Model | None, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
         model = model or self.model
-        self.calls.append(OfflineCall(model, context, tools, reasoning, max_tokens, session_id, cache_retention))
+        tools, cancel, max_tokens = options.get("tools"), options.get("cancel"), options.get("max_tokens")
+        self.calls.append(OfflineCall(model, context, tools, options.get("reasoning"), max_tokens,
+                                      options.get("session_id"), options.get("cache_retention")))
         builder = AssistantBuilder(model, self._clock())
         yield builder.start()
         request = build_request(model, context, tools)

@@ -29,16 +29,17 @@ or `<status> status code (no body)`.
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from . import _http
-from ._assistant import AssistantBuilder, Clock
+from ._assistant import AssistantBuilder
 from .model import Model, make_usage
-from .protocol import Context, StreamEvent
+from .protocol import STREAM_OPTION_NAMES, Context, StreamEvent, StreamOptions, check_options
 from .request import build_request, grouped_tool_results
 from .tokens import compact_json
+
+if TYPE_CHECKING:  # annotations only; typing has Unpack from 3.11
+    from typing_extensions import Unpack
 
 __all__ = ["DEFAULT_OPENAI_BASE_URL", "OpenAIClient"]
 
@@ -62,23 +63,13 @@ class OpenAIClient(_http.KeyedClient):
     provider = "openai"
     env_key = _ENV_KEY
 
-    def __init__(
-        self,
-        api_key: str | None = None,
-        *,
-        base_url: str | None = None,
-        headers: dict[str, str] | None = None,
-        max_tokens_field: str = "max_completion_tokens",
-        timeout: httpx.Timeout = _http.DEFAULT_TIMEOUT,
-        clock: Clock | None = None,
-        idle_timeout: float | None = _http.DEFAULT_IDLE_TIMEOUT,
-        deadline: float | None = _http.DEFAULT_DEADLINE,
-    ) -> None:
-        super().__init__(api_key, base_url, headers, timeout, clock, idle_timeout, deadline)
+    def __init__(self, api_key: str | None = None, *, max_tokens_field: str = "max_completion_tokens",
+                 **settings: Unpack[_http.ClientSettings]) -> None:
+        super().__init__(api_key, **settings)
         self.max_tokens_field = max_tokens_field
 
     def _request(
-        self, model: Model, context: Context, key: str | None, **options: Any
+        self, model: Model, context: Context, key: str | None, options: StreamOptions
     ) -> str | tuple[str, dict[str, str], dict[str, Any]]:
         base_url = model.base_url or self.base_url
         if not key and not base_url:
@@ -92,19 +83,11 @@ class OpenAIClient(_http.KeyedClient):
     def _reader(self, builder: AssistantBuilder, model: Model) -> _Reader:
         return _Reader(builder, model)
 
-    def build_body(
-        self,
-        model: Model,
-        context: Context,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        reasoning: str | None = None,
-        max_tokens: int | None = None,
-        session_id: str | None = None,
-        cache_retention: str | None = None,
-    ) -> dict[str, Any]:
-        """The JSON request body (exposed for inspection and tests)."""
-        request = build_request(model, context, tools)
+    def build_body(self, model: Model, context: Context, **options: Unpack[StreamOptions]) -> dict[str, Any]:
+        """The JSON request body for `stream`'s options (exposed for inspection and tests)."""
+        check_options(options, STREAM_OPTION_NAMES, f"{type(self).__name__}.build_body")
+        reasoning, session_id = options.get("reasoning"), options.get("session_id")
+        request = build_request(model, context, options.get("tools"))
         base_url = model.base_url or self.base_url or DEFAULT_OPENAI_BASE_URL
         official = "api.openai.com" in base_url
         body: dict[str, Any] = {
@@ -112,12 +95,12 @@ class OpenAIClient(_http.KeyedClient):
             "messages": _encode_messages(model, request.system_prompt, request.messages),
             "stream": True,
         }
-        if official and session_id and (cache_retention or "short") != "none":
+        if official and session_id and (options.get("cache_retention") or "short") != "none":
             body["prompt_cache_key"] = session_id[:64]
         body["stream_options"] = {"include_usage": True}
         if official:
             body["store"] = False
-        body[self.max_tokens_field] = request.output_budget(model, max_tokens)
+        body[self.max_tokens_field] = request.output_budget(model, options.get("max_tokens"))
         if request.tools:
             body["tools"] = [
                 {

@@ -22,13 +22,16 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, runtime_checkable
 
 from pi_lab.errors import PiLabError
 
 from .model import Model
+
+if TYPE_CHECKING:  # annotations only (PEP 692 keyword types); typing has Unpack from 3.11
+    from typing_extensions import Unpack
 
 __all__ = [
     "Cancel",
@@ -40,6 +43,9 @@ __all__ = [
     "ModelClient",
     "StreamStart",
     "StreamEvent",
+    "StreamOptions",
+    "STREAM_OPTION_NAMES",
+    "check_options",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallEvent",
@@ -60,10 +66,16 @@ class Context(TypedDict, total=False):
 
 
 @dataclass(frozen=True, slots=True)
-class StreamStart:
-    """The request was accepted; `message` is the (still empty) assistant message."""
+class _MessageEvent:
+    """An event that carries the assistant message: the one being built, or the finished one."""
 
     message: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamStart(_MessageEvent):
+    """The request was accepted; `message` is the (still empty) assistant message."""
+
     kind = "start"
 
 
@@ -95,18 +107,16 @@ class ToolCallEvent:
 
 
 @dataclass(frozen=True, slots=True)
-class StreamDone:
+class StreamDone(_MessageEvent):
     """Success; `message["stopReason"]` is `stop`, `length` or `toolUse`."""
 
-    message: dict[str, Any]
     kind = "done"
 
 
 @dataclass(frozen=True, slots=True)
-class StreamError:
+class StreamError(_MessageEvent):
     """Failure; `message["stopReason"]` is `error` or `aborted`, with `errorMessage`."""
 
-    message: dict[str, Any]
     kind = "error"
 
 
@@ -136,6 +146,28 @@ class Cancelled(PiLabError):
 # --- the client interface ---------------------------------------------------------------------
 
 
+class StreamOptions(TypedDict, total=False):
+    """The keyword options of `ModelClient.stream` and `complete` (meanings: `ModelClient`)."""
+
+    tools: list[dict[str, Any]] | None
+    reasoning: str | None
+    cancel: Cancel | None
+    session_id: str | None
+    max_tokens: int | None
+    cache_retention: str | None
+
+
+STREAM_OPTION_NAMES = frozenset(StreamOptions.__annotations__)
+
+
+def check_options(options: Mapping[str, Any], allowed: frozenset[str], function: str) -> None:
+    """The TypeError Python raises for an unknown keyword, for functions taking `**options`
+    typed by a TypedDict (which Python does not check at run time)."""
+    for name in options:
+        if name not in allowed:
+            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
+
+
 @runtime_checkable
 class ModelClient(Protocol):
     """A model endpoint. Implementations: OpenAIClient, AnthropicClient, OfflineModel.
@@ -153,43 +185,29 @@ class ModelClient(Protocol):
       for `"none"`); `None` means the client's default; ignored where the API has no caching.
     """
 
-    def stream(
-        self,
-        model: Model,
-        context: Context,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        reasoning: str | None = None,
-        cancel: Cancel | None = None,
-        session_id: str | None = None,
-        max_tokens: int | None = None,
-        cache_retention: str | None = None,
-    ) -> AsyncIterator[StreamEvent]: ...
+    def stream(self, model: Model, context: Context, **options: Unpack[StreamOptions]) -> AsyncIterator[StreamEvent]:
+        ...
 
-    async def complete(
-        self,
-        model: Model,
-        context: Context,
-        *,
-        tools: list[dict[str, Any]] | None = None,
-        reasoning: str | None = None,
-        cancel: Cancel | None = None,
-        session_id: str | None = None,
-        max_tokens: int | None = None,
-        cache_retention: str | None = None,
-    ) -> dict[str, Any]: ...
+    async def complete(self, model: Model, context: Context, **options: Unpack[StreamOptions]) -> dict[str, Any]:
+        ...
 
 
 class CompleteFromStream:
-    """Mixin for clients: `complete` and `complete_sync` derived from `stream`."""
+    """Base of the clients: `stream` checks the options and runs the client's `_stream`;
+    `complete` and `complete_sync` are derived from it."""
 
-    def stream(self, model: Any, context: Context, **options: Any) -> AsyncIterator[StreamEvent]:
+    def stream(self, model: Any, context: Context, **options: Unpack[StreamOptions]) -> AsyncIterator[StreamEvent]:
+        check_options(options, STREAM_OPTION_NAMES, f"{type(self).__name__}.stream")  # at the call, as before
+        return self._stream(model, context, options)
+
+    def _stream(self, model: Any, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
+        """The client's async generator of events (see `ModelClient`)."""
         raise NotImplementedError
 
-    async def complete(self, model: Any, context: Context, **options: Any) -> dict[str, Any]:
+    async def complete(self, model: Any, context: Context, **options: Unpack[StreamOptions]) -> dict[str, Any]:
         return await collect(self.stream(model, context, **options))
 
-    def complete_sync(self, model: Any, context: Context, **options: Any) -> dict[str, Any]:
+    def complete_sync(self, model: Any, context: Context, **options: Unpack[StreamOptions]) -> dict[str, Any]:
         """`complete` for synchronous callers (also inside a running event loop)."""
         return run_sync(self.complete(model, context, **options))
 
@@ -240,7 +258,8 @@ async def _as_coroutine(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
-def complete_sync(client: ModelClient, model: Model, context: Context, **options: Any) -> dict[str, Any]:
+def complete_sync(client: ModelClient, model: Model, context: Context,
+                  **options: Unpack[StreamOptions]) -> dict[str, Any]:
     """`client.complete(...)` for synchronous callers."""
     return run_sync(client.complete(model, context, **options))
 
@@ -248,7 +267,8 @@ def complete_sync(client: ModelClient, model: Model, context: Context, **options
 _END = object()
 
 
-def stream_sync(client: ModelClient, model: Model, context: Context, **options: Any) -> Iterator[StreamEvent]:
+def stream_sync(client: ModelClient, model: Model, context: Context,
+                **options: Unpack[StreamOptions]) -> Iterator[StreamEvent]:
     """Iterate `client.stream(...)` from synchronous code; events arrive as they are produced.
 
     The stream runs on its own event loop in a worker thread. Leaving the loop early (break,
@@ -256,11 +276,11 @@ def stream_sync(client: ModelClient, model: Model, context: Context, **options: 
     """
     events: queue.Queue[Any] = queue.Queue()
     stop = threading.Event()
-    merged_cancel = _EitherSet(options.pop("cancel", None), stop)
+    options["cancel"] = _EitherSet(options.get("cancel"), stop)  # (the call's own copy of the options)
 
     async def pump() -> None:
         try:
-            async for event in client.stream(model, context, cancel=merged_cancel, **options):
+            async for event in client.stream(model, context, **options):
                 events.put(event)
         except BaseException as exc:
             events.put(exc)

@@ -92,3 +92,23 @@ def test_events_of_the_same_shape_stay_distinct() -> None:
     assert not hasattr(done, "__dict__")
     with pytest.raises(AttributeError):
         done.message = {}  # type: ignore[misc]
+
+
+def test_an_unknown_option_is_refused_at_the_call() -> None:
+    # The options are declared once (StreamOptions, ClientSettings) and taken as **options,
+    # which Python does not check: a misspelt one must still fail at once, not be ignored.
+    for client in (OfflineModel(), OpenAIClient("k"), AnthropicClient("k")):
+        with pytest.raises(TypeError, match=r"\.stream\(\) got an unexpected keyword argument 'max_token'"):
+            client.stream(None, CONTEXT, max_token=5)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'reasonning'"):
+        complete_sync(OfflineModel(), None, CONTEXT, reasonning="high")  # type: ignore[call-arg]
+    model = Model(provider="openai", id="m", api="openai-completions", context_window=1000, max_tokens=100)
+    for client in (OpenAIClient("k"), AnthropicClient("k")):
+        with pytest.raises(TypeError, match=r"\.build_body\(\) got an unexpected keyword argument 'tool'"):
+            client.build_body(model, CONTEXT, tool=[])  # type: ignore[call-arg]
+    for cls in (OpenAIClient, AnthropicClient):
+        with pytest.raises(TypeError, match=r"\.__init__\(\) got an unexpected keyword argument 'baseurl'"):
+            cls("k", baseurl="http://127.0.0.1:9")  # type: ignore[call-arg]
+    # The known ones still arrive.
+    assert OpenAIClient("k", base_url="http://h", deadline=None).deadline is None
+    assert AnthropicClient(base_url="http://h").base_url == "http://h"
