@@ -109,11 +109,18 @@ async def call_hook(hook: Any, **kwargs: Any) -> Any:
 def _supplied_result(supplied: Any) -> CompactionResult:
     if not isinstance(supplied, dict):
         return supplied
+    fields: dict[str, Any] = supplied
+
+    def either(camel: str, snake: str) -> Any:
+        # An extension's values pass through unchecked, as in pi (its types are not checked at
+        # run time): a missing field stays None rather than failing the compaction here.
+        return fields[camel] if camel in fields else fields.get(snake)
+
     return CompactionResult(
-        summary=supplied["summary"],
-        first_kept_entry_id=supplied.get("firstKeptEntryId", supplied.get("first_kept_entry_id")),
-        tokens_before=supplied.get("tokensBefore", supplied.get("tokens_before")),
-        usage=supplied.get("usage"), details=supplied.get("details"),
+        summary=fields["summary"],
+        first_kept_entry_id=either("firstKeptEntryId", "first_kept_entry_id"),
+        tokens_before=either("tokensBefore", "tokens_before"),
+        usage=fields.get("usage"), details=fields.get("details"),
     )
 
 
@@ -343,7 +350,8 @@ class Compactor:
             return None, False
         return _supplied_result(supplied), True
 
-    def _append(self, result: CompactionResult, from_extension: bool) -> tuple[CompactionResult, dict[str, Any]]:
+    def _append(self, result: CompactionResult,
+                from_extension: bool) -> tuple[CompactionResult, dict[str, Any] | None]:
         sm = self._owner.session_manager
         entry_id = sm.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before,
                                         result.details, from_extension, result.usage)

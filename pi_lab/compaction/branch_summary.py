@@ -132,6 +132,8 @@ def branch_entry_message(entry: Entry, edit: Entry | None = None) -> Message | N
         project_with_edit,
     )
 
+    # The projection functions are typed for a dict entry but only read it; this one may be any
+    # Mapping view, hence the `type: ignore[arg-type]` on their calls below.
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
@@ -146,9 +148,10 @@ def branch_entry_message(entry: Entry, edit: Entry | None = None) -> Message | N
         return produced[0] if produced else None
     if kind == "branch_summary":
         # Unlike the model projection, an empty summary still becomes a message here.
-        return branch_summary_message(entry)
+        return branch_summary_message(entry)  # type: ignore[arg-type]
     if kind == "compaction":
-        return compaction_summary_message(entry)  # without the system snapshot the projection adds
+        # without the system snapshot the projection adds
+        return compaction_summary_message(entry)  # type: ignore[arg-type]
     return None
 
 

@@ -466,7 +466,7 @@ class ContextWalk:
         if edits:
             entry_id = entry.get("id")
             # an earlier edit on the path may name this entry: then its messages are the edited ones
-            edit = edits.get(entry_id) if entry_id.__class__ is str else None
+            edit = edits.get(entry_id) if type(entry_id) is str else None
             if edit is not None:
                 own = self.cache.of(entry, edit)
                 if own[2] is not None:  # only a usage anchor's depth is ever asked for

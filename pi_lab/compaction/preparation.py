@@ -66,7 +66,8 @@ def prepare_compaction(path_entries: Sequence[Entry], settings: Any) -> Compacti
     # A BranchPath from SessionManager.get_branch() stays as it is, so the projection can
     # skip re-checking that it is a chain.
     entries = path_entries if isinstance(path_entries, list) else list(path_entries)
-    projection = build_session_projection(entries)
+    # The projection only reads the entries; its parameter is typed as a list of dicts.
+    projection = build_session_projection(entries)  # type: ignore[arg-type]
     sources, messages = projected_columns(projection.entries)
 
     # Only the newest compaction contributes messages, and the projection puts it first.

@@ -199,7 +199,7 @@ class _Walker:
                 self.real.enter(entry)
                 # A real compaction the replay did not reproduce right here: the paths now differ.
                 if not self._reproduced(entry):
-                    self.result.dropped_real_compactions.append(entry.get("id"))
+                    self.result.dropped_real_compactions.append(entry["id"])  # a path entry has an id
                     self.in_sync = False
                     # the entries that hung under it hang under the hypothetical path's last one
                     if self.re_parent is None and self.result.path:
@@ -347,7 +347,8 @@ class _Walker:
 
     def _split(self, preparation: CompactionPreparation) -> tuple[list[str], list[str]]:
         """Ids of the path entries the compaction summarizes, and of those it keeps."""
-        ids = [e.get("id") for e in self.result.path]
+        # Every entry of a path has an id: the path was found by following them.
+        ids: list[str] = [e["id"] for e in self.result.path]
         first_kept = preparation.first_kept_entry_id
         cut = ids.index(first_kept) if first_kept in ids else len(ids)
         start = 0
@@ -355,8 +356,8 @@ class _Walker:
             if self.result.path[i].get("type") == "compaction":
                 start = i + 1
                 break
-        summarized = [e.get("id") for e in self.result.path[start:cut] if e.get("type") == "message"]
-        kept = [e.get("id") for e in self.result.path[cut:] if e.get("type") == "message"]
+        summarized = [ids[i] for i in range(start, cut) if self.result.path[i].get("type") == "message"]
+        kept = [ids[i] for i in range(cut, len(ids)) if self.result.path[i].get("type") == "message"]
         return summarized, kept
 
     async def _summarize(self, preparation: CompactionPreparation) -> tuple[str, Any]:
@@ -400,7 +401,9 @@ def _with_context_tokens(entry: Entry, tokens: int, measured: int) -> Entry:
     kept beside it."""
     message = dict(entry["message"])
     usage = dict(message["usage"])
-    output = usage.get("output") if isinstance(usage.get("output"), (int, float)) else 0
+    output = usage.get("output")
+    if not isinstance(output, (int, float)):
+        output = 0
     usage.update({"input": max(0, tokens - output), "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens})
     message["usage"] = usage
     return {**entry, "message": message, "whatIf": {"measuredContextTokens": measured}}

@@ -170,7 +170,7 @@ async def sleep_abortable(delay_ms: float, signal: Any) -> bool:
         except (asyncio.TimeoutError, TimeoutError):
             return False
         return True
-    waiter = getattr(signal, "wait_aborted", None)
+    waiter: Callable[[], Awaitable[Any]] | None = getattr(signal, "wait_aborted", None)
     if callable(waiter):
         try:
             await asyncio.wait_for(waiter(), seconds)

@@ -101,13 +101,13 @@ def _blocks_chars(blocks: list[Any], *, assistant: bool) -> int:
         kind = block.get("type")
         if kind == "text":
             text = block.get("text")
-            chars += len(text) if text.__class__ is str and text.isascii() else _text_len(text)
+            chars += len(text) if type(text) is str and text.isascii() else _text_len(text)
         elif not assistant:
             if kind == "image":
                 chars += IMAGE_CHARS
         elif kind == "thinking":
             text = block.get("thinking")
-            chars += len(text) if text.__class__ is str and text.isascii() else _text_len(text)
+            chars += len(text) if type(text) is str and text.isascii() else _text_len(text)
         elif kind == "toolCall":
             chars += _text_len(block.get("name"))
             if "arguments" in block:
@@ -132,10 +132,10 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     if role == "assistant":
         content = message.get("content")
         # A list of blocks (what pi writes) goes straight to the walk: one call less per message.
-        chars = _blocks_chars(content, assistant=True) if content.__class__ is list else _assistant_chars(content)
+        chars = _blocks_chars(content, assistant=True) if type(content) is list else _assistant_chars(content)
     elif role == "toolResult" or role == "user" or role == "custom":
         content = message.get("content")
-        chars = _blocks_chars(content, assistant=False) if content.__class__ is list else _content_chars(content)
+        chars = _blocks_chars(content, assistant=False) if type(content) is list else _content_chars(content)
     elif role == "bashExecution":
         chars = _text_len(message.get("command")) + _text_len(message.get("output"))
     elif role == "branchSummary" or role == "compactionSummary":

@@ -87,7 +87,8 @@ def context_usage(
     if projection is None:
         from pi_lab.session.projection import project_path
 
-        projection = project_path(list(branch))
+        # The projection only reads the entries; its parameter is typed as a list of dicts.
+        projection = project_path(list(branch))  # type: ignore[arg-type]
     window = int(context_window or 0)
     estimate = estimate_projected_context_tokens(projection, branch)
     unknown = unknown_after_compaction(branch, projection)
