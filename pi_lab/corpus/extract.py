@@ -71,6 +71,11 @@ _COMPACTION_ROW = (
 _SUMMARY_ROW = ("entry_id", "timestamp", "from_id", "target_id", "summary_chars", "read_files", "modified_files", "from_hook")
 _NO_USAGE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 _USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
+# What a slimmed message entry keeps of its message (_Extractor._slim): one dict per role, or
+# per (stop reason, model) for an assistant's, shared by the entries (nothing writes to them).
+_SLIM_ROLES = ("user", "assistant", "toolResult")
+_SLIM_OTHER: dict[str, dict[str, Any]] = {"user": {"role": "user"}, "toolResult": {"role": "toolResult"}}
+_SLIM_ASSISTANT: dict[tuple[Any, Any], dict[str, Any]] = {}
 
 
 def extract_file(path: str | os.PathLike[str]) -> dict[str, dict[str, list[Any]]]:
@@ -222,12 +227,17 @@ class _Extractor:
                 index_of[entry_id] = i
         children: list[list[int] | None] = [None] * n
         roots: list[int] = []
+        # In pi's own files the entries are kept to the end of the walk: a parentId holds the
+        # same string object as its parent's id (equal text, one copy, 57 bytes an entry less).
+        share_parent = self.agent == "pi"
         for i, entry in enumerate(entries):
             parent_id = entry.get("parentId")
             parent = index_of.get(parent_id) if parent_id.__class__ is str and parent_id and parent_id != ids[i] else None
             if parent is None:
                 roots.append(i)
             else:
+                if share_parent:
+                    entry["parentId"] = ids[parent]
                 kids = children[parent]
                 if kids is None:
                     children[parent] = [i]
@@ -260,6 +270,17 @@ class _Extractor:
             node = index_of.get(parent_id) if parent_id.__class__ is str and parent_id else None
         self.kinds, self.ids, self.index_of, self.children, self.labels, self.active = kinds, ids, index_of, children, labels, active
         self.ts = [_ms(e.get("timestamp")) for e in entries]
+        # A message entry's row is made as soon as the walk has entered it, and the entry then
+        # keeps only what the walk may read again (see _slim): except for pi's own files (the
+        # adapters' entries carry more that is read later) and an entry some context_edit
+        # names (its edited messages are projected from its body whenever a path holds both).
+        self.message_rows: list[tuple[Any, ...] | None] | None = None
+        # The cells many rows repeat (a model, a provider, a stop reason) as one string each.
+        self.shared: dict[str, str] = {}
+        if self.agent == "pi":
+            self.message_rows = [None] * n
+            targets = (entries[i].get("targetId") for i, kind in enumerate(kinds) if kind == "context_edit")
+            self.edit_targets = {t for t in targets if t.__class__ is str}
 
         self.call_rows: dict[int, int] = {}  # id(assistant entry) -> model_calls row
         self.pending_tools: dict[str, int] = {}  # toolCallId -> tool_calls row (current path)
@@ -327,6 +348,7 @@ class _Extractor:
         path = walk.path
         enter, leave = walk.enter, walk.leave
         tool_undo: list[Any] = []  # per entered entry: None or its (toolCallId, previous row) changes
+        slim = self.message_rows is not None
         # Positions to enter, and ~position (negative) to leave after the entry's subtree.
         stack = starts[::-1]
         while stack:
@@ -364,11 +386,43 @@ class _Extractor:
             enter(entry)
             if kind == "compaction":
                 self._compaction_after(entry, walk)
+            elif kind == "message" and slim:
+                self._slim(i, entry)
             tool_undo.append(changes)
             stack.append(~i)
             kids = children[i]
             if kids is not None:
                 stack.extend(reversed(kids))
+
+    def _slim(self, i: int, entry: Entry) -> None:
+        """Make entry ``i``'s message row now, and let go of its body.
+
+        Once the walk has entered an entry, its measure is in the walk's cache (keyed by the
+        entry object, which stays) and its call and tool rows are made; what is read of it
+        later is its type, ids and parent, and, of its message, the role (a compaction skips
+        the kept system messages), and an assistant's stop reason and model (a compaction's
+        trigger). Those stay, in a message shared by every entry that has the same ones; the
+        parsed body (about 1 KB an entry) goes, and so does the timestamp (``ts`` has it)."""
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return
+        role = message.get("role")
+        if role not in _SLIM_ROLES or self.ids[i] in self.edit_targets:
+            return
+        row = self._message_row(i, entry, message, role)
+        self.message_rows[i] = row  # type: ignore[index]  (set when slimming is on)
+        self.usage_of.pop(i, None)
+        if role == "assistant":
+            stop, model = row[5], row[7]
+            key = (stop, model)
+            shared = _SLIM_ASSISTANT.get(key)
+            if shared is None:
+                shared = _SLIM_ASSISTANT[key] = {"role": "assistant", "stopReason": stop, "model": model}
+        else:
+            shared = _SLIM_OTHER[role]
+        entry["message"] = shared
+        entry["timestamp"] = None
+        entry["type"] = self.kinds[i] = "message"  # (the constant: one string for every entry)
 
     def _path_from_scratch(self, entry: Entry) -> list[Entry]:
         """The path to ``entry``'s parent by the engine's own walk (entries on a parentId cycle)."""
@@ -417,8 +471,7 @@ class _Extractor:
             usage = (_float(inp), _float(out), _float(cr), _float(cw), _float(total), cost)
         self.usage_of[i] = usage
         model = message.get("model")
-        if not isinstance(model, str):
-            model = None
+        model = self.shared.setdefault(model, model) if isinstance(model, str) else None
         window = self._call_window(entry, model)
         # A valid usage anchor of the message itself is what the provider measured as input.
         measured = _float(inp + cr + cw) if self.stats.of(entry, None)[2] is not None else None
@@ -428,11 +481,13 @@ class _Extractor:
         seen = measured if measured is not None else projected
         provider = message.get("provider")
         stop = message.get("stopReason")
+        share = self.shared.setdefault
+        provider = share(provider, provider) if isinstance(provider, str) else None
+        stop = share(stop, stop) if isinstance(stop, str) else None
         self.call_rows[id(entry)] = len(self.call_rows_list)
         self.call_rows_list.append((
             _str(entry.get("id")), _str(entry.get("parentId")), self.ts[i],
-            provider if isinstance(provider, str) else None, model, stop if isinstance(stop, str) else None,
-            ctx.message_count, _float(estimate), ctx.plain_tokens, _float(projected), measured,
+            provider, model, stop, ctx.message_count, _float(estimate), ctx.plain_tokens, _float(projected), measured,
             *usage,
             walk.compaction_id,
             window, _float(seen) / window if window else None, len(walk.path), self.active[i],
@@ -585,7 +640,7 @@ class _Extractor:
         summaries' rows go to ``summary_rows``)."""
         entries, kinds, ids, ts, active = self.entries, self.kinds, self.ids, self.ts, self.active
         n = b - a
-        plain, usage_of = self.stats.plain, self.usage_of
+        made_rows = self.message_rows
         roles: list[Any] = [None] * n
         chars = [0] * n
         message_rows: list[tuple[Any, ...]] = []
@@ -593,6 +648,13 @@ class _Extractor:
         for i in range(a, b):
             kind = kinds[i]
             if kind == "message":
+                made = made_rows[i] if made_rows is not None else None
+                if made is not None:  # (made by the walk: _slim)
+                    made_rows[i] = None  # type: ignore[index]
+                    roles[i - a] = made[2]
+                    chars[i - a] = made[3]
+                    message_rows.append(made)
+                    continue
                 entry = entries[i]
                 message = entry.get("message")
                 if not isinstance(message, dict):
@@ -601,27 +663,12 @@ class _Extractor:
                 if not isinstance(role, str):
                     role = None
                 roles[i - a] = role
-                text = chars[i - a] = _text_chars(message.get("content"))
+                row = self._message_row(i, entry, message, role)
+                chars[i - a] = row[3]
                 if role in ("compactionSummary", "branchSummary"):  # (a hand-written message entry)
                     summary = message.get("summary")
                     chars[i - a] = js_len(summary) if isinstance(summary, str) else 0
-                # the walk estimated this entry's message already (one message, no edit)
-                known = plain.get(id(entry))
-                stop, error = message.get("stopReason"), message.get("errorMessage")
-                model, provider, tool = message.get("model"), message.get("provider"), message.get("toolName")
-                entry_id = ids[i]
-                message_rows.append((
-                    entry_id if entry_id.__class__ is str else None, ts[i], role, text,
-                    known[1] if known is not None and known[0] == 1 else estimate_tokens(message),
-                    stop if isinstance(stop, str) else None, error if isinstance(error, str) else None,
-                    model if isinstance(model, str) else None, provider if isinstance(provider, str) else None,
-                    tool if isinstance(tool, str) else None,
-                    # a tool result's own usage too (a tool that called a model): pi counts it in
-                    # the session's spend (pi_lab.compaction.spend), not as a model call
-                    *(usage_of.get(i) or _float_usage(message.get("usage")) if role == "assistant"
-                      else _float_usage(message.get("usage")) if role == "toolResult" else _NO_USAGE),
-                    active[i],
-                ))
+                message_rows.append(row)
             elif kind in ("compaction", "branch_summary", "custom_message"):
                 entry = entries[i]
                 total = 0
@@ -664,6 +711,33 @@ class _Extractor:
             "copied_from": [None] * n,
         }
         return ec, message_rows
+
+    def _message_row(self, i: int, entry: Entry, message: dict[str, Any], role: Any) -> tuple[Any, ...]:
+        """The messages row of entry ``i`` (``role``: its message's role if a string)."""
+        if not isinstance(role, str):
+            role = None
+        # the walk estimated this entry's message already (one message, no edit)
+        known = self.stats.plain.get(id(entry))
+        stop, error = message.get("stopReason"), message.get("errorMessage")
+        model, provider, tool = message.get("model"), message.get("provider"), message.get("toolName")
+        share = self.shared.setdefault
+        stop = share(stop, stop) if stop.__class__ is str else stop
+        model = share(model, model) if model.__class__ is str else model
+        provider = share(provider, provider) if provider.__class__ is str else provider
+        tool = share(tool, tool) if tool.__class__ is str else tool
+        entry_id = self.ids[i]
+        return (
+            entry_id if entry_id.__class__ is str else None, self.ts[i], role, _text_chars(message.get("content")),
+            known[1] if known is not None and known[0] == 1 else estimate_tokens(message),
+            stop if isinstance(stop, str) else None, error if isinstance(error, str) else None,
+            model if isinstance(model, str) else None, provider if isinstance(provider, str) else None,
+            tool if isinstance(tool, str) else None,
+            # a tool result's own usage too (a tool that called a model): pi counts it in
+            # the session's spend (pi_lab.compaction.spend), not as a model call
+            *(self.usage_of.get(i) or _float_usage(message.get("usage")) if role == "assistant"
+              else _float_usage(message.get("usage")) if role == "toolResult" else _NO_USAGE),
+            self.active[i],
+        )
 
     def _totals(self, messages: int) -> dict[str, dict[str, Any]]:
         """What :meth:`_session_row` reads of the other tables, without their rows: the

@@ -91,3 +91,26 @@ def test_a_scan_reads_large_files_in_batches_and_gets_the_same_tables(tmp_path, 
     assert seen and len(seen) < len(whole.files)  # some files large, some not
     for name in TABLE_NAMES:
         assert batched.tables[name].equals(whole.tables[name]), name
+
+
+def test_the_walk_lets_go_of_each_message_body_once_it_has_its_rows(tmp_path, monkeypatch):
+    """Issue 21: the walk held every parsed entry of a linear path to the end (about 1.4 KB an
+    entry at a million). Once entered, a message entry keeps only what a later compaction or
+    edit reads (role, and an assistant's stop reason and model); an entry a context_edit names
+    keeps its body (its edited messages are projected from it). The rows stay the same."""
+    files = build_corpus(tmp_path / "s")
+    seen: dict[str, list] = {}
+    real_parts = extract_module._Extractor._parts
+
+    def parts(self, size):
+        seen[self.path] = list(self.entries)
+        return real_parts(self, size)
+
+    monkeypatch.setattr(extract_module._Extractor, "_parts", parts)
+    for path in [*files.values(), _linear(tmp_path / "lin.jsonl", 41)]:
+        extract_file(path)
+    linear = seen[str(tmp_path / "lin.jsonl")]
+    assert all(set(e["message"]) <= {"role", "stopReason", "model"} for e in linear)
+    edited = {e.get("targetId") for e in seen[str(files["O"])] if e.get("type") == "context_edit"}
+    kept = [e for e in seen[str(files["O"])] if e.get("id") in edited]
+    assert kept and all("content" in e["message"] for e in kept)
