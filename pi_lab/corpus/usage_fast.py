@@ -215,7 +215,7 @@ def file_usage(path: str) -> dict[str, Any]:
         return found
     agent = other_agent(data) if data.strip() else None
     if agent is not None:
-        return _other_usage(path, agent)
+        return _other_usage(path, agent, data)
     from pi_lab.corpus.reading import FileUnreadable, read_pi_entries
 
     if not data.strip():
@@ -268,11 +268,55 @@ def file_keys(path: str, wanted: set[str]) -> tuple[bool, set[tuple[str, Any]]]:
     return False, _keys(out, wanted)
 
 
-def _other_usage(path: str, agent: str) -> dict[str, Any]:
+def _other_usage(path: str, agent: str, data: bytes | None = None) -> dict[str, Any]:
     """A Claude Code or Codex file's calls: its adapter's assistant messages (a streamed
-    response merged into one call, sub-agent files folded in), as the extractor reads them
-    without its walk (:func:`pi_lab.corpus.extract.read_other`), and every entry's keys (a
-    resumed Claude Code session's copies are found over every Claude Code file)."""
+    response merged into one call, sub-agent files folded in), and, for Claude Code, every
+    entry's keys (a resumed session's copies are found over every Claude Code file). The
+    usage-only readers (:mod:`pi_lab.formats.codex_usage_fast`,
+    :mod:`pi_lab.formats.claude_code_usage_fast`) give them without building the entries; a
+    Claude Code session they cannot read exactly goes through the adapter
+    (:func:`pi_lab.corpus.extract.read_other`)."""
+    if agent == "codex":
+        from pi_lab.formats.codex_usage_fast import codex_usage
+
+        rollout = codex_usage(path, data)
+        header = {"id": rollout.session_id, "cwd": rollout.cwd, "timestamp": rollout.timestamp}
+        calls = [_foreign_call(c.entry_id, c.timestamp, c.provider, c.model, c.usage, c.copied) for c in rollout.calls]
+        # (a Codex file's keys are wanted only if a pi fork names it: file_keys reads it again)
+        found = _session(path, header, agent, calls, None)
+        found["parent_session"] = rollout.parent_file
+        return found
+    from pi_lab.formats.claude_code_usage_fast import claude_code_usage
+
+    session = claude_code_usage(path, data)
+    if session is None:
+        return _adapter_usage(path, agent)
+    header = {"id": session.session_id, "cwd": session.cwd, "timestamp": session.timestamp}
+    calls = [_claude_call(_foreign_call(c.entry_id, c.timestamp, "anthropic", c.model, c.usage, False))
+             for c in session.calls]
+    # The keys of the entries whose id is a line's uuid, as read: :func:`_claude_keys` keeps
+    # those a call's id can equal, once every file is read.
+    found = _session(path, header, agent, calls, None)
+    found["raw_keys"] = session.keys
+    return found
+
+
+def _foreign_call(entry_id: Any, timestamp: Any, provider: Any, model: Any, usage: Any, copied: bool) -> Call:
+    """The call :func:`_call_of` reads of an adapter's assistant entry with these fields."""
+    return (entry_id if isinstance(entry_id, str) else None, _ms(timestamp),
+            provider if isinstance(provider, str) else None, model if isinstance(model, str) else None,
+            *_float_usage(usage), copied)
+
+
+def _claude_call(call: Call) -> Call:
+    # The adapter's totalTokens is the context the request carried; a call's total is all four
+    # counters (as the extractor's parts(): pi's own and ccusage's totals).
+    return (*call[:8], call[4] + call[5] + call[6] + call[7], call[9], False)
+
+
+def _adapter_usage(path: str, agent: str) -> dict[str, Any]:
+    """A Claude Code or Codex file's calls through its adapter, as the extractor reads them
+    without its walk (:func:`pi_lab.corpus.extract.read_other`)."""
     from pi_lab.corpus.extract import read_other
 
     header, entries, copied_of, parent = read_other(path, agent)
@@ -282,13 +326,10 @@ def _other_usage(path: str, agent: str) -> dict[str, Any]:
         if call is None:
             continue
         if agent == "claude-code":
-            # The adapter's totalTokens is the context the request carried; a call's total is
-            # all four counters (as the extractor's parts(): pi's own and ccusage's totals).
-            call = (*call[:8], call[4] + call[5] + call[6] + call[7], call[9], False)
+            call = _claude_call(call)
         if copied_of and isinstance(call[0], str) and copied_of.get(call[0]) is not None:
             call = (*call[:10], True)
         calls.append(call)
-    # (a Codex file's keys are wanted only if a pi fork names it: file_keys reads it again)
     found = _session(path, header, agent, calls, _keys(entries) if agent == "claude-code" else None)
     if agent == "codex":
         found["parent_session"] = parent
@@ -394,6 +435,7 @@ def usage_rows(paths: Any, *, workers: int | None = None, progress: bool = False
         if copied:
             by_file[child]["calls"] = [(*c[:10], True) if _safe(c[0]) in copied else c for c in by_file[child]["calls"]]
     if agents.count("claude-code") >= 2:
+        _claude_keys(sessions)
         _links, copied_key = resumed_copies(order, agents, [s["created"] for s in sessions],
                                             [s["session_id"] for s in sessions],
                                             {s["file"]: s["keys"] for s in sessions if s["agent"] == "claude-code"})
@@ -401,6 +443,35 @@ def usage_rows(paths: Any, *, workers: int | None = None, progress: bool = False
             if s["agent"] == "claude-code":
                 s["calls"] = [(*c[:10], True) if (s["file"], _safe(c[0])) in copied_key else c for c in s["calls"]]
     return sessions, order, errors
+
+
+def _claude_keys(sessions: list[dict[str, Any]]) -> None:
+    """Every Claude Code session's keys that can mark a copy: a call is a copy when an earlier
+    session holds an entry with its (id, timestamp), so only the keys whose id is some call's
+    are kept. The usage-only reader keeps the keys of the entries whose id is a line's uuid;
+    only a call of a session the adapter read can have a made-up id (``line-N``...): when one
+    does, the other sessions' keys are read in full by the adapter."""
+    from pi_lab.formats.claude_code_usage_fast import made_up_id
+
+    mine = [s for s in sessions if s["agent"] == "claude-code"]
+    ids = {_safe(c[0]) for s in mine for c in s["calls"] if c[0] is not None}
+    complete = not any(made_up_id(i) for i in ids)
+    for s in mine:
+        raw = s.pop("raw_keys", None)
+        if raw is None:
+            continue
+        if not complete:
+            from pi_lab.corpus.extract import read_other
+
+            s["keys"] = _keys(read_other(s["file"], "claude-code")[1])
+            continue
+        keys = set()
+        for entry_id, timestamp in raw:
+            if entry_id.__class__ is str and not entry_id.isascii():
+                entry_id = _safe(entry_id)
+            if entry_id in ids:
+                keys.add((entry_id, _ms(timestamp)))
+        s["keys"] = keys
 
 
 def _safe(text: Any) -> Any:

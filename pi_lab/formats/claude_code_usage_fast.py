@@ -1,0 +1,275 @@
+"""A Claude Code session's model calls without building its entries: what ``pi-lab usage`` needs.
+
+:class:`pi_lab.formats.claude_code.ClaudeCodeSession` turns every line into pi-shaped entries,
+folds the sub-agent files in and builds the tree; the usage report reads only its assistant
+entries (one per streamed response: the lines sharing ``message.id`` and ``requestId`` chained
+through ``parentUuid``, progress lines between them, with the largest usage of those lines),
+each entry's (id, timestamp) for the copies a resumed session repeats, and the header's facts.
+This module follows the adapter's converter line by line with the same rules and keeps only
+that: a small node per entry that a later line can name (its kind, id, timestamp and, for an
+assistant entry, the response key and usage), no content block, no tree.
+
+It answers only where the entry ids are plain, so that no id the adapter would make up can
+matter: every ``uuid`` of the session's files is a non-empty string used once, none shaped like
+the ids the adapter makes (``line-N``, ``subagent-...``, with ``:`` or ``#``), every response has
+a uuid, no progress line lacks ``parentUuid``, no line names an entry of another file as its
+parent, and there is no sub-agent file in the older layout beside the session. Anything else
+gives None and the caller reads the file with the adapter. ``tests/formats/
+test_claude_code_usage_fast.py`` proves the calls equal the adapter's.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from pi_lab.formats.claude_code_lines import CUSTOM_PREFIX, _read_file, _s, _text_of, _usage_total, pi_usage
+from pi_lab.session._json import loads_object
+
+__all__ = ["ClaudeCall", "ClaudeUsage", "claude_code_usage", "made_up_id"]
+
+_PROGRESS = "progress"
+assert CUSTOM_PREFIX + _PROGRESS == "claude-code:progress"  # (the custom type the walk passes through)
+
+
+def made_up_id(value: Any) -> bool:
+    """Whether ``value`` could be (or collide with) an id the adapter makes up for an entry:
+    not a non-empty string, or shaped as ``line-N``, ``subagent-...``, ``x:n``, ``x#n``."""
+    return value.__class__ is not str or not value or ":" in value or "#" in value \
+        or value.startswith(("line-", "subagent-"))
+
+
+@dataclass(slots=True)
+class ClaudeCall:
+    """One assistant entry as the adapter makes it: id, raw timestamp, model, pi usage."""
+
+    entry_id: str
+    timestamp: Any
+    model: str
+    usage: dict[str, Any]
+
+
+@dataclass
+class ClaudeUsage:
+    """A session's header facts (as ``ClaudeCodeSession``'s header), calls, and the (id, raw
+    timestamp) of every entry whose id is a line's uuid (the others' ids are made up and can
+    equal no call's id)."""
+
+    session_id: str
+    cwd: str
+    timestamp: Any
+    calls: list[ClaudeCall] = field(default_factory=list)
+    keys: list[tuple[str, Any]] = field(default_factory=list)
+
+
+# A node is a list (cheaper to make than an object, one per line): [kind, id, timestamp, file,
+# parent], and for an assistant entry also [response id, request id, model, usage, total].
+# ``kind`` is ``assistant``, ``message`` (a user or tool result message), ``progress``,
+# ``boundary`` (a compact boundary whose summary is still empty) or ``other``; ``id`` None is an
+# id the adapter made up.
+_KIND, _ID, _TIME, _FILE, _PARENT, _RESPONSE, _REQUEST, _MODEL, _USAGE, _TOTAL = range(10)
+Node = list[Any]
+
+
+class _Plain(Exception):
+    """The session is not plain enough for this reader: the adapter reads it."""
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.owner: dict[str, Node] = {}
+        self.nodes: list[Node] = []  # in the adapter's entry order (one per entry-making line)
+        self.file = 0
+        self.facts: dict[str, str] = {}  # the main file's first non-empty sessionId and cwd
+
+    def _resolve(self, raw: Any) -> Node | None:
+        if raw.__class__ is not str:
+            return None
+        node = self.owner.get(raw)
+        if node is None:
+            if made_up_id(raw):
+                raise _Plain  # (it may name an entry by an id the adapter made up)
+            return None
+        if node[_FILE] != self.file:
+            raise _Plain  # (another file's entry: the adapter may have re-hung it meanwhile)
+        return node
+
+    def data(self, data: bytes) -> None:
+        """Every line of ``data`` that :func:`read_lines` keeps, in order."""
+        loads, error = orjson.loads, orjson.JSONDecodeError
+        lines = self.line
+        for raw in data.split(b"\n"):
+            try:
+                line = loads(raw)
+            except error:
+                line = loads_object(raw)  # (JSON.parse's rules where orjson refuses; None for a blank line)
+            if type(line) is dict:
+                lines(line)
+
+    def first(self, key: str) -> str | None:
+        return self.facts.get(key)
+
+    def _facts(self, line: dict[str, Any]) -> None:
+        for key in ("sessionId", "cwd"):
+            value = line.get(key)
+            if key not in self.facts and value.__class__ is str and value:
+                self.facts[key] = value
+
+    def line(self, line: dict[str, Any]) -> None:
+        get = line.get
+        if self.file == 0 and len(self.facts) < 2:
+            self._facts(line)
+        kind = get("type")
+        uuid = get("uuid")
+        if uuid.__class__ is not str:
+            uuid = None
+        elif uuid in self.owner or made_up_id(uuid):
+            raise _Plain
+        message = get("message")
+        if message.__class__ is not dict and not isinstance(message, dict):
+            message = None
+        if kind == "assistant" and message is not None:
+            self._assistant(line, uuid, message)
+            return
+        if kind == "user" and message is not None:
+            if get("isCompactSummary") is True:
+                self._compact_summary(line, uuid, message)
+                return
+            node = ["message", uuid, get("timestamp"), self.file, None]
+        elif kind == "system" and get("subtype") == "compact_boundary":
+            node = ["boundary", uuid, get("timestamp"), self.file, None]
+        else:
+            timestamp = get("timestamp")
+            if timestamp is None and isinstance(get("snapshot"), dict):
+                timestamp = line["snapshot"].get("timestamp")
+            if kind == _PROGRESS:
+                if "parentUuid" not in line:
+                    raise _Plain  # (hung where the adapter's anchor rule says)
+                node = [_PROGRESS, uuid, timestamp, self.file, line["parentUuid"]]
+            else:
+                node = ["other", uuid, timestamp, self.file, None]
+        self.nodes.append(node)
+        if uuid is not None:
+            self.owner[uuid] = node
+
+    def _assistant(self, line: dict[str, Any], uuid: str | None, message: dict[str, Any]) -> None:
+        key = (_s(message.get("id")), _s(line.get("requestId")))
+        usage = pi_usage(message.get("usage"))
+        parent = self._streamed_parent(line.get("parentUuid"), key)
+        if parent is not None:
+            total = _usage_total(usage)
+            # The lines of one response repeat its usage; the largest is the call's.
+            if total >= parent[_TOTAL]:
+                parent[_USAGE], parent[_TOTAL] = usage, total
+            parent[_TIME] = line.get("timestamp", parent[_TIME])
+            if uuid:
+                parent[_ID] = uuid
+                self.owner[uuid] = parent
+            return
+        model = message.get("model")
+        node = ["assistant", uuid, line.get("timestamp"), self.file, None, key[0] or None, line.get("requestId"),
+                model if _s(model) else "", usage, _usage_total(usage)]
+        self.nodes.append(node)
+        if uuid is not None:
+            self.owner[uuid] = node
+
+    def _streamed_parent(self, raw_parent: Any, key: tuple[str | None, str | None]) -> Node | None:
+        """The adapter's ``_streamed_parent``: through at most 64 progress lines to an assistant
+        entry of the same response."""
+        if key[0] is None:
+            return None
+        node = self._resolve(raw_parent)
+        for _ in range(64):
+            if node is None:
+                return None
+            if node[_KIND] in ("assistant", "message"):
+                break
+            if node[_KIND] != _PROGRESS:
+                return None
+            node = self._resolve(node[_PARENT])
+        else:
+            return None
+        if node[_KIND] != "assistant":
+            return None
+        return node if (node[_RESPONSE], node[_REQUEST]) == key else None
+
+    def _compact_summary(self, line: dict[str, Any], uuid: str | None, message: dict[str, Any]) -> None:
+        text = _text_of(message.get("content"))
+        boundary = self._resolve(line.get("parentUuid"))
+        if boundary is not None and boundary[_KIND] == "boundary":
+            # It joins the boundary's compaction entry (which keeps its timestamp).
+            if text:
+                boundary[_KIND] = "other"  # (its summary is no longer empty)
+            if uuid:
+                boundary[_ID] = uuid
+                self.owner[uuid] = boundary
+            return
+        node = ["other", uuid, line.get("timestamp"), self.file, None]
+        self.nodes.append(node)
+        if uuid is not None:
+            self.owner[uuid] = node
+
+
+_OLD_LAYOUT: dict[str, bool] = {}
+
+
+def _older_layout(folder: str) -> bool:
+    """Whether ``folder`` holds sub-agent files in the older layout (``agent-<id>.jsonl`` beside
+    the sessions), which the adapter folds in by the agents a session names."""
+    found = _OLD_LAYOUT.get(folder)
+    if found is None:
+        found = _OLD_LAYOUT[folder] = bool(glob.glob(os.path.join(glob.escape(folder), "agent-*.jsonl")))
+    return found
+
+
+def _subagent_files(path: str) -> list[str]:
+    """The adapter's sub-agent files of ``path`` in the current layout (``<session>/subagents/``)."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem.startswith("agent-"):
+        return []
+    folder = os.path.join(os.path.dirname(path), stem, "subagents")
+    if not os.path.isdir(folder):
+        return []
+    found = glob.glob(os.path.join(glob.escape(folder), "**", "agent-*.jsonl"), recursive=True)
+    return sorted(f for f in found if os.path.isfile(f))
+
+
+def claude_code_usage(path: str, data: bytes | None = None) -> ClaudeUsage | None:
+    """The calls, keys and header facts of the Claude Code session at ``path`` (``data``: its
+    bytes, if read), equal to ``ClaudeCodeSession.from_file(path)``'s; None when the session is
+    not plain enough (see the module's doc)."""
+    resolved = os.path.abspath(path)
+    if not os.path.basename(resolved).startswith("agent-") and _older_layout(os.path.dirname(resolved)):
+        return None
+    if data is None:
+        data = _read_file(resolved)
+    reader = _Reader()
+    try:
+        reader.data(data)
+        # (the header's facts are the main file's first lines that have them)
+        session_id = reader.first("sessionId") or os.path.splitext(os.path.basename(resolved))[0]
+        cwd = reader.first("cwd") or "."
+        for number, sub in enumerate(_subagent_files(resolved), start=1):
+            try:
+                sub_data = _read_file(sub)
+            except OSError:
+                continue  # (the adapter skips an unreadable sub-agent file)
+            reader.file = number
+            reader.data(sub_data)
+    except _Plain:
+        return None
+    first = next((n[_TIME] for n in reader.nodes if _s(n[_TIME])), None)
+    found = ClaudeUsage(session_id, cwd, first or "")
+    calls, keys = found.calls, found.keys
+    for node in reader.nodes:
+        if node[_KIND] == "assistant":
+            if node[_ID] is None:
+                return None  # (a response with no uuid: its id is made up)
+            calls.append(ClaudeCall(node[_ID], node[_TIME], node[_MODEL], node[_USAGE]))
+        if node[_ID] is not None:
+            keys.append((node[_ID], node[_TIME]))
+    return found
