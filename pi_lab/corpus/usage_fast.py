@@ -465,7 +465,8 @@ def _claude_keys(sessions: list[dict[str, Any]]) -> None:
 
             s["keys"] = _keys(read_other(s["file"], "claude-code")[1])
             continue
-        keys = set()
+        # A call's own key, and those of the other entries whose id is some call's.
+        keys = {(_safe(c[0]), c[1]) for c in s["calls"]}
         for entry_id, timestamp in raw:
             if entry_id.__class__ is str and not entry_id.isascii():
                 entry_id = _safe(entry_id)

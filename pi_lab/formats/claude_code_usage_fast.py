@@ -27,13 +27,51 @@ from typing import Any
 
 import orjson
 
-from pi_lab.formats.claude_code_lines import CUSTOM_PREFIX, _read_file, _s, _text_of, _usage_total, pi_usage
+from pi_lab.formats.claude_code_lines import CUSTOM_PREFIX, _read_file, _s, _text_of, pi_usage
 from pi_lab.session._json import loads_object
 
-__all__ = ["ClaudeCall", "ClaudeUsage", "claude_code_usage", "made_up_id"]
+__all__ = ["ClaudeCall", "ClaudeUsage", "claude_code_usage", "made_up_id", "parsed_lines"]
 
 _PROGRESS = "progress"
 assert CUSTOM_PREFIX + _PROGRESS == "claude-code:progress"  # (the custom type the walk passes through)
+
+
+def parsed_lines(data: bytes) -> list[tuple[int, dict[str, Any]]]:
+    """``read_lines(data)[0]`` (the objects of ``data`` with their line numbers) in one loop:
+    orjson first, JSON.parse's rules (``loads_object``) where it refuses a line (or the line is
+    blank)."""
+    loads, error = orjson.loads, orjson.JSONDecodeError
+    out = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            line = loads(raw)
+        except error:
+            line = loads_object(raw)
+        if type(line) is dict:
+            out.append((number, line))
+    return out
+
+
+def _total(usage: Any) -> int:
+    """``_usage_total(pi_usage(usage))`` without making the dict (it picks among a response's
+    lines; only the kept one's usage is made)."""
+    if usage.__class__ is not dict and not isinstance(usage, dict):
+        return 0
+    total = 0
+    for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        value = usage.get(key)
+        if type(value) is int and value >= 0:
+            total += value
+    return total
+
+
+def _made_up_among(uuids: Any) -> bool:
+    """Whether any of ``uuids`` is :func:`made_up_id`, by a few searches of their joined text
+    (a line break before each; a uuid holding a line break can only make it say yes)."""
+    if not uuids:
+        return False
+    text = "\n" + "\n".join(uuids) + "\n"
+    return ":" in text or "#" in text or "\nline-" in text or "\nsubagent-" in text or "\n\n" in text
 
 
 def made_up_id(value: Any) -> bool:
@@ -56,8 +94,8 @@ class ClaudeCall:
 @dataclass
 class ClaudeUsage:
     """A session's header facts (as ``ClaudeCodeSession``'s header), calls, and the (id, raw
-    timestamp) of every entry whose id is a line's uuid (the others' ids are made up and can
-    equal no call's id)."""
+    timestamp) of every other entry whose id is a line's uuid (the others' ids are made up and
+    can equal no call's id; a call's own key is its id and timestamp)."""
 
     session_id: str
     cwd: str
@@ -100,15 +138,9 @@ class _Reader:
 
     def data(self, data: bytes) -> None:
         """Every line of ``data`` that :func:`read_lines` keeps, in order."""
-        loads, error = orjson.loads, orjson.JSONDecodeError
-        lines = self.line
-        for raw in data.split(b"\n"):
-            try:
-                line = loads(raw)
-            except error:
-                line = loads_object(raw)  # (JSON.parse's rules where orjson refuses; None for a blank line)
-            if type(line) is dict:
-                lines(line)
+        line = self.line
+        for _number, parsed in parsed_lines(data):
+            line(parsed)
 
     def first(self, key: str) -> str | None:
         return self.facts.get(key)
@@ -127,8 +159,8 @@ class _Reader:
         uuid = get("uuid")
         if uuid.__class__ is not str:
             uuid = None
-        elif uuid in self.owner or made_up_id(uuid):
-            raise _Plain
+        elif uuid in self.owner:
+            raise _Plain  # (a uuid used twice: the adapter makes up an id for the second)
         message = get("message")
         if message.__class__ is not dict and not isinstance(message, dict):
             message = None
@@ -158,10 +190,10 @@ class _Reader:
 
     def _assistant(self, line: dict[str, Any], uuid: str | None, message: dict[str, Any]) -> None:
         key = (_s(message.get("id")), _s(line.get("requestId")))
-        usage = pi_usage(message.get("usage"))
+        usage = message.get("usage")
+        total = _total(usage)
         parent = self._streamed_parent(line.get("parentUuid"), key)
         if parent is not None:
-            total = _usage_total(usage)
             # The lines of one response repeat its usage; the largest is the call's.
             if total >= parent[_TOTAL]:
                 parent[_USAGE], parent[_TOTAL] = usage, total
@@ -172,7 +204,7 @@ class _Reader:
             return
         model = message.get("model")
         node = ["assistant", uuid, line.get("timestamp"), self.file, None, key[0] or None, line.get("requestId"),
-                model if _s(model) else "", usage, _usage_total(usage)]
+                model if _s(model) else "", usage, total]
         self.nodes.append(node)
         if uuid is not None:
             self.owner[uuid] = node
@@ -262,6 +294,8 @@ def claude_code_usage(path: str, data: bytes | None = None) -> ClaudeUsage | Non
             reader.data(sub_data)
     except _Plain:
         return None
+    if _made_up_among(reader.owner):
+        return None
     first = next((n[_TIME] for n in reader.nodes if _s(n[_TIME])), None)
     found = ClaudeUsage(session_id, cwd, first or "")
     calls, keys = found.calls, found.keys
@@ -269,7 +303,7 @@ def claude_code_usage(path: str, data: bytes | None = None) -> ClaudeUsage | Non
         if node[_KIND] == "assistant":
             if node[_ID] is None:
                 return None  # (a response with no uuid: its id is made up)
-            calls.append(ClaudeCall(node[_ID], node[_TIME], node[_MODEL], node[_USAGE]))
-        if node[_ID] is not None:
+            calls.append(ClaudeCall(node[_ID], node[_TIME], node[_MODEL], pi_usage(node[_USAGE])))
+        elif node[_ID] is not None:
             keys.append((node[_ID], node[_TIME]))
     return found

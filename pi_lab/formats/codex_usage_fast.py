@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_lab.formats.claude_code_lines import _read_file, _s, read_lines
+from pi_lab.formats.claude_code_usage_fast import parsed_lines
 from pi_lab.formats.codex import _ASSISTANT_SIDE, _OUTPUTS, line_id, pi_usage, token_usage
 from pi_lab.formats.codex_forks import copied_lines, find_rollout, parent_id_of
 
@@ -50,6 +51,17 @@ class CodexUsage:
     calls: list[CodexCall] = field(default_factory=list)
 
 
+def _counts(raw: Any) -> tuple[int, ...] | None:
+    """:func:`~pi_lab.formats.codex.token_usage`'s five counts as a tuple (compared with the
+    previous count's, never kept)."""
+    if not isinstance(raw, dict):
+        return None
+    get = raw.get
+    counts = (get("input_tokens"), get("cached_input_tokens"), get("output_tokens"), get("reasoning_output_tokens"),
+              get("total_tokens"))
+    return tuple(v if type(v) is int and v >= 0 else 0 for v in counts)
+
+
 class _Calls:
     """The adapter's converter reduced to its calls (same order of events, no entries)."""
 
@@ -58,7 +70,7 @@ class _Calls:
         self.header_line: dict[str, Any] | None = None
         self.provider = "openai"
         self.model: str | None = None
-        self.previous_total: dict[str, int] | None = None
+        self.previous_total: tuple[int, ...] | None = None
         self.unpriced: list[CodexCall] = []
         self.first_timestamp: Any = None  # the first truthy string timestamp of an entry
         self._group: tuple[str, Any, int, bool] | None = None  # (id, timestamp, copy line, from compaction)
@@ -77,7 +89,7 @@ class _Calls:
                     self.provider = payload["model_provider"]
                 continue
             if kind == "response_item" and isinstance(payload, dict):
-                self._item(number, line, payload, None, line_id(number))
+                self._item(number, line, payload, None, None)
             elif kind == "turn_context" and isinstance(payload, dict):
                 self._flush()
                 model = payload.get("model")
@@ -97,12 +109,13 @@ class _Calls:
         self._flush()
 
     def _item(self, number: int, line: dict[str, Any], payload: dict[str, Any], compaction: int | None,
-              wanted: str) -> None:
+              wanted: str | None) -> None:
         item = _s(payload.get("type"))  # (an odd type is an unknown item, never a set lookup of it)
         if (item == "message" and payload.get("role") == "assistant") or item == "reasoning" \
                 or item in _ASSISTANT_SIDE or (item is not None and item.endswith("_call") and item not in _OUTPUTS):
             if self._group is None:
-                self._group = (wanted, line.get("timestamp"), compaction or number, compaction is not None)
+                self._group = (wanted or line_id(number), line.get("timestamp"), compaction or number,
+                               compaction is not None)
             return
         self._flush()
         self._added(line.get("timestamp"))
@@ -129,16 +142,18 @@ class _Calls:
         self._flush()
 
     def _token_count(self, payload: dict[str, Any]) -> None:
-        info = payload.get("info") if isinstance(payload.get("info"), dict) else None
-        total = token_usage(info.get("total_token_usage")) if info else None
-        last = token_usage(info.get("last_token_usage")) if info else None
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            info = None
+        total = _counts(info.get("total_token_usage")) if info else None
+        last = info.get("last_token_usage") if info else None
         repeat = info is None or (total is not None and total == self.previous_total)
         if total is not None:
             self.previous_total = total
         self._flush()
-        if not repeat and last is not None:
+        if not repeat and isinstance(last, dict):
             if self.unpriced:
-                self.unpriced[-1].usage = pi_usage(last)
+                self.unpriced[-1].usage = pi_usage(token_usage(last))
             self.unpriced = []
 
 
@@ -148,7 +163,7 @@ def codex_usage(path: str, data: bytes | None = None) -> CodexUsage:
     resolved = os.path.abspath(path)
     if data is None:
         data = _read_file(resolved)
-    lines, _skipped = read_lines(data)
+    lines = parsed_lines(data)
     reader = _Calls()
     reader.lines(lines)
     head: dict[str, Any] = reader.header_line or {}

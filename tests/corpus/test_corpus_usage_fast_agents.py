@@ -49,6 +49,7 @@ def assert_same_file(path: Path, agent: str, *, fast: bool | None = None) -> Non
             assert answered is fast
         if answered:
             keys = usage_fast._keys({"id": i, "timestamp": t} for i, t in got["raw_keys"])
+            keys |= {(c[0], c[1]) for c in got["calls"]}
             assert keys == {k for k in want["keys"] if not made_up_id(k[0])}
         else:
             assert got["keys"] == want["keys"]
@@ -216,3 +217,19 @@ def test_a_streamed_response_keeps_the_last_of_equal_largest_usages(tmp_path):
     found = claude_code_usage(str(path))
     assert found is not None and [(c.entry_id, c.usage["input"], c.usage["output"]) for c in found.calls] == [("a-3", 1, 5)]
     assert_same_file(path, "claude-code", fast=True)
+
+
+def test_parsed_lines_keeps_the_lines_read_lines_keeps():
+    from pi_lab.formats.claude_code_lines import read_lines
+    from pi_lab.formats.claude_code_usage_fast import parsed_lines
+
+    data = (b'{"a":1}\n\n   \n{"b":"\\ud800"}\n[1]\n7\n{not json\n{"c":' + b"[" * 2000 + b"]" * 2000
+            + b'}\n\xff\n {"d":2} \r\n{"e":3')
+    got, want = parsed_lines(data), read_lines(data)[0]
+    assert [n for n, _ in got] == [n for n, _ in want] == [1, 4, 8, 10]
+    # (the line nested 2,000 deep, which orjson refuses, is compared by its depth: == recurses)
+    assert [x for n, x in got if n != 8] == [x for n, x in want if n != 8]
+    deep = got[2][1]["c"]
+    for _ in range(1999):
+        deep = deep[0]
+    assert deep == []
