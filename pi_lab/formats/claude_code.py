@@ -31,8 +31,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from pi_lab.errors import ReadOnlySession
-from pi_lab.formats._foreign import ForeignSession
+from pi_lab.formats._foreign import ForeignReadOnly, ForeignSession, check_open_options
 from pi_lab.formats.claude_code_lines import (
     _STOP_REASONS,
     CLEARED_TOOL_RESULT,
@@ -66,17 +65,11 @@ __all__ = [
 ]
 
 
-class ClaudeCodeReadOnly(ReadOnlySession):
+class ClaudeCodeReadOnly(ForeignReadOnly):
     """A write was asked of a Claude Code session; Claude Code files are never written."""
 
-    def __init__(self, path: str | os.PathLike[str] | None, action: str = "append"):
-        super().__init__(path, action)
-        where = self.path or "this Claude Code session"
-        self.args = (f"{where}: cannot {action}: Claude Code files are never written by pi_lab "
-                     "(export the branch to a new pi session instead)",)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
+    this = "this Claude Code session"
+    files = "Claude Code files"
 
 
 # ---------------------------------------------------------------------------- conversion
@@ -193,8 +186,8 @@ class _Converter:
     def _stop_reason(self, line: dict[str, Any], message: dict[str, Any]) -> str:
         if line.get("isApiErrorMessage") is True:
             return "error"
-        reason = message.get("stop_reason")
-        return _STOP_REASONS.get(reason, "stop") if reason.__class__ is str else "stop"
+        reason = _s(message.get("stop_reason"))
+        return _STOP_REASONS.get(reason, "stop") if reason is not None else "stop"
 
     def _streamed_parent(self, raw_parent: Any, key: tuple[str | None, str | None]) -> Entry | None:
         """The assistant entry this line continues: its parent (through progress lines) is an
@@ -279,9 +272,10 @@ class _Converter:
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     call_id = block.get("tool_use_id")
+                    named = _s(call_id)
                     result: dict[str, Any] = {
                         "role": "toolResult", "toolCallId": call_id,
-                        "toolName": self.tool_names.get(call_id) if _s(call_id) else None,
+                        "toolName": self.tool_names.get(named) if named else None,
                         "content": _user_blocks(block.get("content")),
                         "isError": block.get("is_error") is True, "timestamp": timestamp,
                     }
@@ -317,7 +311,8 @@ class _Converter:
         self._candidate(line, self.entries[-1])
 
     def _compact_boundary(self, line: dict[str, Any], uuid: str | None, where: dict[str, Any]) -> None:
-        meta = line.get("compactMetadata") if isinstance(line.get("compactMetadata"), dict) else {}
+        written = line.get("compactMetadata")
+        meta: dict[str, Any] = written if isinstance(written, dict) else {}
         logical = line.get("logicalParentUuid")
         raw_parent = logical if logical.__class__ is str else line.get("parentUuid")
         entry_id, _ = self._position(line, uuid, where["line"])
@@ -370,7 +365,7 @@ class _Converter:
 
     def _custom(self, line: dict[str, Any], uuid: str | None, where: dict[str, Any], raw_parent: Any = ...) -> None:
         kind = line.get("type")
-        name = kind if kind.__class__ is str else "unknown"
+        name = kind if type(kind) is str else "unknown"
         if name == "system" and _s(line.get("subtype")):
             name = f"system/{line['subtype']}"
         if kind == "custom-title" and _s(line.get("customTitle")):
@@ -443,14 +438,14 @@ class ClaudeCodeSession(ForeignSession):
     refusal = ClaudeCodeReadOnly
     described_as = "a Claude Code session"
 
+    _refreshed = (*ForeignSession._refreshed, "skipped_subagent_lines", "_cc_aliases", "_cc_name")
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._cc_path: str | None = None
         self.skipped_subagent_lines: dict[str, list[int]] = {}
         self.subagent_files: list[str] = []
         self._cc_name: str | None = None
         self._cc_aliases: dict[str, str] = {}
-        self._cc_read: tuple[int, int] | None = None
         self._cc_moved = False  # the leaf was moved here (branch): refresh keeps it
 
     @classmethod
@@ -462,12 +457,10 @@ class ClaudeCodeSession(ForeignSession):
         # Tens of thousands of lines make millions of acyclic dicts: the cyclic collector would
         # rescan them over and over (more than half the time of a large file), as in the engine.
         with collector_paused(data.count(b"\n") * 16, keep=True):
-            sm = cls._build(resolved, data, subagents)
-        sm._cc_read = (st.st_size, st.st_mtime_ns)
-        return sm
+            return cls._build(resolved, data, subagents, (st.st_size, st.st_mtime_ns))
 
     @classmethod
-    def _build(cls, resolved: str, data: bytes, subagents: bool) -> ClaudeCodeSession:
+    def _build(cls, resolved: str, data: bytes, subagents: bool, read: tuple[int, int]) -> ClaudeCodeSession:
         lines, skipped = read_lines(data)
         conv = _Converter()
         conv.convert(lines)
@@ -483,24 +476,14 @@ class ClaudeCodeSession(ForeignSession):
         first_ts = next((e.get("timestamp") for e in conv.entries if _s(e.get("timestamp"))), None)
         header = {"type": "session", "version": 3, "id": session_id, "timestamp": first_ts or "", "cwd": cwd,
                   "claudeCode": {"version": first.get("version"), "gitBranch": first.get("gitBranch")}}
-        sm = cls(cwd, os.path.dirname(resolved), None, False, preloaded=[header, *conv.entries])
-        sm._read_only = True
-        sm._cc_path = resolved
-        sm._foreign_loaded = True
-        sm.skipped_lines = skipped
+        sm = cls._loaded(resolved, header, conv.entries, leaf_id=conv.leaf(), skipped=skipped, read=read)
         sm.skipped_subagent_lines = skipped_sub
         sm.subagent_files = files
         sm._cc_name = conv.session_name or conv.legacy_summary
         sm._cc_aliases = {raw: entry["id"] for raw, entry in conv.owner.items() if raw != entry["id"]}
-        sm._leaf_id = conv.leaf()
-        sm._leaf_pinned = True
         return sm
 
     # -- protocol answers that differ from pi's
-
-    @property
-    def session_file(self) -> str | None:
-        return self._cc_path
 
     @property
     def session_name(self) -> str | None:
@@ -537,33 +520,17 @@ class ClaudeCodeSession(ForeignSession):
         super().branch(self.resolve_id(branch_from_id) or branch_from_id)
         self._cc_moved = True
 
-    def refresh(self) -> list[Entry]:
-        """Lines Claude Code appended since the read: the file is read again whole (Claude
-        Code's merges and compactions may reshape entries already read) and the entries not
-        seen before are returned. The leaf follows Claude Code's rule, unless it was moved here
-        (``branch``): then it stays (on the merged entry, if its line joined one)."""
-        if self._cc_path is None:
-            return []
-        st = os.stat(self._cc_path)
-        if self._cc_read == (st.st_size, st.st_mtime_ns):
-            return []
-        fresh = ClaudeCodeSession.from_file(self._cc_path, subagents=bool(self.subagent_files))
-        before = set(self._by_id)
-        leaf = self._leaf_id
-        self._file_entries = fresh._file_entries
-        self._rebuild_index()
-        self.skipped_lines = fresh.skipped_lines
-        self.skipped_subagent_lines = fresh.skipped_subagent_lines
-        self._cc_aliases = fresh._cc_aliases
-        self._cc_name = fresh._cc_name
-        self._cc_read = fresh._cc_read
-        moved = self._cc_moved and leaf in self._by_id
-        self._leaf_id = leaf if moved else self._cc_aliases.get(leaf, fresh._leaf_id) if self._cc_moved else fresh._leaf_id
-        self._leaf_pinned = True
-        return [e for e in self._entries_view() if e.get("id") not in before]
+    def _read_again(self, path: str) -> ClaudeCodeSession:
+        return ClaudeCodeSession.from_file(path, subagents=bool(self.subagent_files))
 
-    def __repr__(self) -> str:
-        return f"<ClaudeCodeSession {self._session_id} {len(self._by_id)} entries, leaf {self._leaf_id!r}, {self._cc_path}>"
+    def _refreshed_leaf(self, fresh: ForeignSession, leaf: str | None, at_end: bool) -> str | None:
+        """Claude Code's rule (the file's leaf), unless the leaf was moved here (``branch``):
+        then it stays, on the merged entry if its line joined one."""
+        if not self._cc_moved:
+            return fresh._leaf_id
+        if leaf in self._by_id:
+            return leaf
+        return self._cc_aliases.get(leaf, fresh._leaf_id) if leaf is not None else fresh._leaf_id
 
 
 def open_claude_code(path: str | os.PathLike[str], *, subagents: bool = True, **options: Any) -> ClaudeCodeSession:
@@ -571,9 +538,5 @@ def open_claude_code(path: str | os.PathLike[str], *, subagents: bool = True, **
 
     ``subagents`` reads ``<session id>/subagents/agent-*.jsonl`` beside the file. Options of
     pi's reader that mean nothing here (``lazy``, ``read_only``) are accepted and ignored."""
-    unknown = set(options) - {"lazy", "read_only", "session_dir", "cwd_override", "uuid_factory", "clock"}
-    if unknown:
-        raise TypeError(f"open_claude_code() got unexpected options: {', '.join(sorted(unknown))}")
-    if options.get("read_only") is False:
-        raise ClaudeCodeReadOnly(os.fspath(path), "open it for writing")
+    check_open_options("open_claude_code", ClaudeCodeReadOnly, path, options)
     return ClaudeCodeSession.from_file(path, subagents=subagents)

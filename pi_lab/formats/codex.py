@@ -32,8 +32,7 @@ from typing import Any
 
 import orjson
 
-from pi_lab.errors import ReadOnlySession
-from pi_lab.formats._foreign import ForeignSession
+from pi_lab.formats._foreign import ForeignReadOnly, ForeignSession, check_open_options
 from pi_lab.formats.claude_code_lines import _ms, _read_file, _s, read_lines
 from pi_lab.formats.codex_forks import copied_lines, find_rollout, mark_copies, parent_id_of
 from pi_lab.session.storage import check_regular_file
@@ -64,17 +63,11 @@ def line_id(number: int) -> str:
     return f"L{number:06d}"
 
 
-class CodexReadOnly(ReadOnlySession):
+class CodexReadOnly(ForeignReadOnly):
     """A write was asked of a Codex rollout; rollouts are never written."""
 
-    def __init__(self, path: str | os.PathLike[str] | None, action: str = "append"):
-        super().__init__(path, action)
-        where = self.path or "this Codex rollout"
-        self.args = (f"{where}: cannot {action}: Codex rollouts are never written by pi_lab "
-                     "(export the branch to a new pi session instead)",)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
+    this = "this Codex rollout"
+    files = "Codex rollouts"
 
 
 # ---------------------------------------------------------------------------- values
@@ -201,7 +194,7 @@ def _tool_call(payload: dict[str, Any]) -> dict[str, Any]:
         name, arguments = "local_shell", action if isinstance(action, dict) else {}
     else:  # web_search_call and other server-side calls: no output item follows
         action = payload.get("action")
-        name = kind[: -len("_call")] if kind.__class__ is str and kind.endswith("_call") else str(kind)
+        name = kind[: -len("_call")] if type(kind) is str and kind.endswith("_call") else str(kind)
         arguments = action if isinstance(action, dict) else {}
     return {"type": "toolCall", "id": call_id if _s(call_id) else "", "name": name if _s(name) else "",
             "arguments": arguments}
@@ -286,9 +279,8 @@ class _Converter:
 
     def _response_item(self, number: int, line: dict[str, Any], payload: dict[str, Any], meta: dict[str, Any],
                        wanted: str | None = None) -> None:
-        item = payload.get("type")
-        if item.__class__ is not str:
-            item = None  # an odd type (a list, an object) is an unknown item, never a set lookup of it
+        # An odd type (a list, an object) is an unknown item, never a set lookup of it.
+        item = _s(payload.get("type"))
         wanted = wanted or line_id(number)
         if item == "message" and payload.get("role") == "assistant":
             self._push(line, _parts(payload.get("content")) or [_text_part("")], meta, wanted)
@@ -296,7 +288,7 @@ class _Converter:
         if item == "reasoning":
             self._push(line, [_thinking(payload)], meta, wanted, reasoning=payload)
             return
-        if item in _ASSISTANT_SIDE or (item.__class__ is str and item.endswith("_call") and item not in _OUTPUTS):
+        if item in _ASSISTANT_SIDE or (item is not None and item.endswith("_call") and item not in _OUTPUTS):
             block = _tool_call(payload)
             if block["id"]:
                 self.tool_names[block["id"]] = block["name"]
@@ -321,11 +313,11 @@ class _Converter:
                               "display": True})
             self._add(entry)
         elif item in _OUTPUTS:
-            call_id = payload.get("call_id")
+            call_id = _s(payload.get("call_id")) or ""
             content, is_error = _output(payload.get("output"))
             entry = self._base("message", wanted, line, dict(meta))
-            entry["message"] = {"role": "toolResult", "toolCallId": call_id if _s(call_id) else "",
-                                "toolName": self.tool_names.get(call_id, "") if _s(call_id) else "",
+            entry["message"] = {"role": "toolResult", "toolCallId": call_id,
+                                "toolName": self.tool_names.get(call_id, "") if call_id else "",
                                 "content": content, "isError": is_error, "timestamp": ms}
             self._add(entry)
         else:
@@ -401,7 +393,7 @@ class _Converter:
         total = token_usage(info.get("total_token_usage")) if info else None
         last = token_usage(info.get("last_token_usage")) if info else None
         window = info.get("model_context_window") if info else None
-        if window.__class__ is int and window > 0:
+        if type(window) is int and window > 0:
             self.context_window = window
         # A repeat (totals unchanged) reports no new call; usage tools skip it too.
         repeat = info is None or (total is not None and total == self.previous_total)
@@ -422,7 +414,7 @@ class _Converter:
     def _custom(self, number: int, line: dict[str, Any], meta: dict[str, Any] | None = None,
                 wanted: str | None = None, extra: dict[str, Any] | None = None) -> None:
         kind = line.get("type")
-        name = kind if kind.__class__ is str else "unknown"
+        name = kind if type(kind) is str else "unknown"
         payload = line.get("payload")
         if isinstance(payload, dict) and _s(payload.get("type")) and kind in ("event_msg", "response_item"):
             name = f"{name}/{payload['type']}"
@@ -458,10 +450,11 @@ class CodexSession(ForeignSession):
     refusal = CodexReadOnly
     described_as = "a Codex rollout"
 
+    _refreshed = (*ForeignSession._refreshed, "context_window", "parent_session_id", "parent_kind", "parent_file",
+                  "copied_entry_ids", "model_calls")
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._codex_path: str | None = None
-        self._codex_read: tuple[int, int] | None = None
         self.context_window: int | None = None
         self.parent_session_id: str | None = None
         self.parent_kind: str | None = None
@@ -477,10 +470,11 @@ class CodexSession(ForeignSession):
         lines, skipped = read_lines(_read_file(resolved))
         entries, conv = convert_lines(lines)
         head = conv.header_line or {}
-        meta = head.get("payload") if isinstance(head.get("payload"), dict) else {}
-        session_id = meta.get("id") if _s(meta.get("id")) else os.path.splitext(os.path.basename(resolved))[0]
-        cwd = meta.get("cwd") if _s(meta.get("cwd")) else "."
-        timestamp = meta.get("timestamp") if _s(meta.get("timestamp")) else head.get("timestamp")
+        payload = head.get("payload")
+        meta: dict[str, Any] = payload if isinstance(payload, dict) else {}
+        session_id = _s(meta.get("id")) or os.path.splitext(os.path.basename(resolved))[0]
+        cwd = _s(meta.get("cwd")) or "."
+        timestamp = _s(meta.get("timestamp")) or head.get("timestamp")
         if not _s(timestamp):
             timestamp = next((e.get("timestamp") for e in entries if _s(e.get("timestamp"))), "")
         parent_id, parent_kind = parent_id_of(meta)
@@ -500,23 +494,13 @@ class CodexSession(ForeignSession):
                                    "line": next((n for n, line in lines if line is head), None)}}
         if parent_file is not None:
             header["parentSession"] = parent_file
-        sm = cls(cwd, os.path.dirname(resolved), None, False, preloaded=[header, *entries])
-        sm._read_only = True
-        sm._codex_path = resolved
-        sm._foreign_loaded = True
-        sm._codex_read = (st.st_size, st.st_mtime_ns)
-        sm.skipped_lines = skipped
+        sm = cls._loaded(resolved, header, entries, leaf_id=entries[-1]["id"] if entries else None, skipped=skipped,
+                         read=(st.st_size, st.st_mtime_ns))
         sm.context_window = conv.context_window
         sm.parent_session_id, sm.parent_kind, sm.parent_file = parent_id, parent_kind, parent_file
         sm.copied_entry_ids = copied
         sm.model_calls = conv.calls
-        sm._leaf_id = entries[-1]["id"] if entries else None
-        sm._leaf_pinned = True
         return sm
-
-    @property
-    def session_file(self) -> str | None:
-        return self._codex_path
 
     @property
     def recorded_context_window(self) -> int | None:
@@ -527,29 +511,8 @@ class CodexSession(ForeignSession):
         """Move the leaf in memory (navigating); the file is not touched."""
         super().branch(branch_from_id)
 
-    def refresh(self) -> list[Entry]:
-        """Lines Codex appended since the read: the file is read again whole and the entries
-        not seen before are returned; a leaf that was at the end follows the new end."""
-        if self._codex_path is None:
-            return []
-        st = os.stat(self._codex_path)
-        if self._codex_read == (st.st_size, st.st_mtime_ns):
-            return []
-        fresh = CodexSession.from_file(self._codex_path, parents=self.parent_file is not None)
-        before = set(self._by_id)
-        at_end = self._leaf_id == (self._file_entries[-1].get("id") if len(self._file_entries) > 1 else None)
-        leaf = self._leaf_id
-        self._file_entries = fresh._file_entries
-        self._rebuild_index()
-        for name in ("skipped_lines", "context_window", "parent_session_id", "parent_kind", "parent_file",
-                     "copied_entry_ids", "model_calls", "_codex_read"):
-            setattr(self, name, getattr(fresh, name))
-        self._leaf_id = fresh._leaf_id if at_end or leaf not in self._by_id else leaf
-        self._leaf_pinned = True
-        return [e for e in self._entries_view() if e.get("id") not in before]
-
-    def __repr__(self) -> str:
-        return f"<CodexSession {self._session_id} {len(self._by_id)} entries, leaf {self._leaf_id!r}, {self._codex_path}>"
+    def _read_again(self, path: str) -> CodexSession:
+        return CodexSession.from_file(path, parents=self.parent_file is not None)
 
 
 def open_codex(path: str | os.PathLike[str], *, parents: bool = True, **options: Any) -> CodexSession:
@@ -558,9 +521,5 @@ def open_codex(path: str | os.PathLike[str], *, parents: bool = True, **options:
     ``parents`` looks for a fork's or sub-agent's parent rollout under the same Codex home to
     find the copied prefix exactly. Options of pi's reader that mean nothing here (``lazy``,
     ``read_only``...) are accepted and ignored."""
-    unknown = set(options) - {"lazy", "read_only", "session_dir", "cwd_override", "uuid_factory", "clock"}
-    if unknown:
-        raise TypeError(f"open_codex() got unexpected options: {', '.join(sorted(unknown))}")
-    if options.get("read_only") is False:
-        raise CodexReadOnly(os.fspath(path), "open it for writing")
+    check_open_options("open_codex", CodexReadOnly, path, options)
     return CodexSession.from_file(path, parents=parents)

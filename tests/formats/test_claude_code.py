@@ -14,7 +14,13 @@ import pytest
 
 import pi_lab
 from pi_lab.errors import ReadOnlySession
-from pi_lab.formats.claude_code import CLEARED_TOOL_RESULT, SUBAGENT_START, ClaudeCodeReadOnly, ClaudeCodeSession
+from pi_lab.formats.claude_code import (
+    CLEARED_TOOL_RESULT,
+    SUBAGENT_START,
+    ClaudeCodeReadOnly,
+    ClaudeCodeSession,
+    open_claude_code,
+)
 from pi_lab.session.protocol import ReadableSession
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-code"
@@ -487,3 +493,26 @@ def test_refresh_follows_the_latest_line_unless_the_leaf_was_moved(tmp_path):
     following.refresh(), moved.refresh()
     assert following.leaf_id == "u2"
     assert moved.leaf_id == "u1"
+
+
+def test_refresh_keeps_a_moved_leaf_on_the_response_its_line_joined(tmp_path):
+    lines = [_user("u1", None, "00:00", "hi"), _assistant("a1", "u1", "00:01", [_text("ok")], mid="m1", rid="r1"),
+             _user("u2", "a1", "00:02", "next")]
+    path = _write(tmp_path / "s.jsonl", lines)
+    moved = pi_lab.open_session(path)
+    moved.branch("a1")
+    with open(path, "ab") as handle:
+        handle.write(b"not json\n")
+        handle.write(json.dumps(_assistant("a1b", "a1", "00:03", [_text(" more")], mid="m1", rid="r1")).encode() + b"\n")
+    assert [e["id"] for e in moved.refresh()] == ["a1b"]
+    assert moved.leaf_id == "a1b" and moved.skipped_lines == [4] and moved.resolve_id("a1") == "a1b"
+    assert repr(moved).startswith("<ClaudeCodeSession s1 ")
+
+
+def test_open_claude_code_takes_the_options_of_pis_reader_and_refuses_others(tmp_path):
+    path = _write(tmp_path / "s.jsonl", [_user("u1", None, "00:00", "hi")])
+    assert open_claude_code(path, lazy=True, session_dir=None, clock=None).leaf_id == "u1"
+    with pytest.raises(TypeError, match=r"^open_claude_code\(\) got unexpected options: subagent$"):
+        open_claude_code(path, subagent=False)
+    with pytest.raises(ClaudeCodeReadOnly, match="cannot open it for writing: Claude Code files are never written"):
+        open_claude_code(path, read_only=False)

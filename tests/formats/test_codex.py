@@ -14,7 +14,7 @@ import pytest
 
 import pi_lab
 from pi_lab.errors import ReadOnlySession
-from pi_lab.formats.codex import CodexReadOnly, CodexSession, line_id
+from pi_lab.formats.codex import CodexReadOnly, CodexSession, line_id, open_codex
 from pi_lab.session.protocol import ReadableSession
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "codex"
@@ -245,6 +245,33 @@ def test_refresh_follows_lines_codex_appends(tmp_path):
         handle.write(json.dumps(_line("response_item", _msg("user", "more"), 30), separators=(",", ":")).encode() + b"\n")
     new = sm.refresh()
     assert [e["id"] for e in new] == [line_id(20)] and sm.leaf_id == line_id(20)
+
+
+def test_refresh_keeps_a_leaf_moved_back_and_takes_what_the_new_lines_say(tmp_path):
+    path = _rollout(tmp_path)
+    moved, following = pi_lab.open_session(path), pi_lab.open_session(path)
+    moved.branch(line_id(5))
+    calls = moved.model_calls
+    with open(path, "ab") as handle:
+        handle.write(b"{half a line\n")
+        for line in (_line("response_item", _msg("user", "and now?"), 30), _line("response_item", _msg("assistant", "3"), 31),
+                     _line("event_msg", _count(400, 0, 7, 2800, 1800, 82, window=128000), 32)):
+            handle.write(json.dumps(line, separators=(",", ":")).encode() + b"\n")
+    for sm in (moved, following):
+        assert [e["id"] for e in sm.refresh()] == [line_id(21), line_id(22), line_id(23)]
+        assert sm.skipped_lines == [20] and sm.model_calls == calls + 1 and sm.context_window == 128000
+        assert sm.refresh() == []  # nothing new since: the file is not read again
+    assert moved.leaf_id == line_id(5) and following.leaf_id == line_id(23)
+    assert repr(moved).startswith("<CodexSession 0199aaaa-0000-7000-8000-000000000001 ")
+
+
+def test_open_codex_takes_the_options_of_pis_reader_and_refuses_others(tmp_path):
+    path = _rollout(tmp_path)
+    assert open_codex(path, lazy=True, read_only=True, cwd_override="/x").session_id.startswith("0199aaaa")
+    with pytest.raises(TypeError, match=r"^open_codex\(\) got unexpected options: parent, writable$"):
+        open_codex(path, writable=True, parent=None)
+    with pytest.raises(CodexReadOnly, match="cannot open it for writing: Codex rollouts are never written by pi_lab"):
+        open_codex(path, read_only=False)
 
 
 def _fork_lines(parent: Path, parent_id: str, *, same_second: bool = True) -> list[Any]:
