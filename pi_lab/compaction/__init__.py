@@ -27,7 +27,7 @@ The summary prompts are pi_lab's own wording with pi's section structure.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_lab.compaction.branch_summary import (
     BranchPreparation,
@@ -103,6 +103,13 @@ from pi_lab.compaction.tokens import (
     should_compact,
 )
 from pi_lab.compaction.usage import ContextUsage, context_usage
+
+if TYPE_CHECKING:  # re-exported on first use (below); named here for type checkers and editors
+    from pi_lab.llm.convert import BRANCH_SUMMARY_PREFIX as BRANCH_PREFIX
+    from pi_lab.llm.convert import BRANCH_SUMMARY_SUFFIX as BRANCH_SUFFIX
+    from pi_lab.llm.convert import COMPACTION_SUMMARY_PREFIX as COMPACTION_PREFIX
+    from pi_lab.llm.convert import COMPACTION_SUMMARY_SUFFIX as COMPACTION_SUFFIX
+    from pi_lab.llm.convert import convert_to_llm
 
 __all__ = [
     # tokens
@@ -182,22 +189,20 @@ __all__ = [
 # Message conversion belongs to the model layer; it is re-exported here because callers
 # (and pi's own API) reach it through the compaction module. Resolved on first use.
 _FROM_LLM_CONVERT = {
-    "convert_to_llm": ("convert_to_llm",),
-    "COMPACTION_PREFIX": ("COMPACTION_PREFIX", "COMPACTION_SUMMARY_PREFIX"),
-    "COMPACTION_SUFFIX": ("COMPACTION_SUFFIX", "COMPACTION_SUMMARY_SUFFIX"),
-    "BRANCH_PREFIX": ("BRANCH_PREFIX", "BRANCH_SUMMARY_PREFIX"),
-    "BRANCH_SUFFIX": ("BRANCH_SUFFIX", "BRANCH_SUMMARY_SUFFIX"),
+    "convert_to_llm": "convert_to_llm",
+    "COMPACTION_PREFIX": "COMPACTION_SUMMARY_PREFIX",
+    "COMPACTION_SUFFIX": "COMPACTION_SUMMARY_SUFFIX",
+    "BRANCH_PREFIX": "BRANCH_SUMMARY_PREFIX",
+    "BRANCH_SUFFIX": "BRANCH_SUMMARY_SUFFIX",
 }
 
 
 def __getattr__(name: str) -> Any:
-    candidates = _FROM_LLM_CONVERT.get(name)
-    if candidates is not None:
+    source = _FROM_LLM_CONVERT.get(name)
+    if source is not None:
         from pi_lab.llm import convert
 
-        for candidate in candidates:
-            if hasattr(convert, candidate):
-                value = getattr(convert, candidate)
-                globals()[name] = value
-                return value
+        value = getattr(convert, source)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'pi_lab.compaction' has no attribute {name!r}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pi_lab.compaction.file_ops import (
     FileOperations,
@@ -24,12 +24,18 @@ from pi_lab.compaction.prompts import (
 from pi_lab.compaction.serialization import serialize_conversation
 from pi_lab.compaction.settings import DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS
 from pi_lab.compaction.summarize import (
+    SUMMARY_REQUEST_OPTION_NAMES,
+    SummaryRequestOptions,
     has_tool_call,
     request_summary,
     response_text,
     summarization_failure,
 )
 from pi_lab.compaction.tokens import estimate_tokens
+from pi_lab.llm.protocol import check_options
+
+if TYPE_CHECKING:  # annotations only; typing has Unpack from 3.11
+    from typing_extensions import Unpack
 
 __all__ = [
     "CollectEntriesResult",
@@ -215,24 +221,17 @@ async def generate_branch_summary(
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
     reserve_tokens: int = DEFAULT_BRANCH_SUMMARY_RESERVE_TOKENS,
-    thinking_level: str | None = None,
-    retry: Any = None,
-    callbacks: Any = None,
-    signal: Any = None,
-    cancel: Any = None,
-    session_id: str | None = None,
+    **options: Unpack[SummaryRequestOptions],
 ) -> BranchSummaryResult:
     """Summarise abandoned ``entries``; failures are returned (``error`` / ``aborted``), not raised."""
+    check_options(options, SUMMARY_REQUEST_OPTION_NAMES, "generate_branch_summary")
     token_budget = (_context_window(model) or DEFAULT_CONTEXT_WINDOW) - reserve_tokens
     prepared = prepare_branch_entries(entries, token_budget)
     if not prepared.messages:
         return BranchSummaryResult(summary=NO_CONTENT_TO_SUMMARIZE)
 
-    response = await request_summary(
-        branch_summary_prompt(prepared.messages, custom_instructions, replace_instructions), client, model,
-        thinking_level=thinking_level, retry=retry, callbacks=callbacks, signal=signal, cancel=cancel,
-        session_id=session_id,
-    )
+    prompt = branch_summary_prompt(prepared.messages, custom_instructions, replace_instructions)
+    response = await request_summary(prompt, client, model, **options)
     if response.get("stopReason") == "aborted":
         return BranchSummaryResult(aborted=True)
     failure = summarization_failure(response, "Branch summarization")

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pi_lab.compaction.context_walk import ContextWalk
 from pi_lab.compaction.preparation import CompactionPreparation, prepare_compaction
@@ -53,6 +53,9 @@ from pi_lab.compaction.tokens import (
 )
 from pi_lab.errors import PiLabError
 from pi_lab.session.projection import SessionContext, build_session_context
+
+if TYPE_CHECKING:  # annotations only; typing has Unpack and NotRequired from 3.11
+    from typing_extensions import NotRequired, Unpack
 
 __all__ = ["replay", "Replay", "ReplayError"]
 
@@ -109,15 +112,17 @@ class Replay:
         raise ReplayError(f"no hypothetical compaction {compaction_id!r}")
 
 
-def replay(
-    session: Any,
-    *,
-    context_window: int,
-    reserve_tokens: int,
-    keep_recent_tokens: int,
-    leaf: str | None = None,
-    summarizer: Any = None,
-) -> Replay:
+class ReplaySettings(TypedDict):
+    """The keywords of :func:`replay` (Python checks them in :func:`replay_async`)."""
+
+    context_window: int
+    reserve_tokens: int
+    keep_recent_tokens: int
+    leaf: NotRequired[str | None]
+    summarizer: NotRequired[Any]
+
+
+def replay(session: Any, **settings: Unpack[ReplaySettings]) -> Replay:
     """Replay ``session``'s path to ``leaf`` under other compaction settings; writes nothing.
 
     ``session`` is a path, a :class:`~pi_lab.session.SessionManager` or what
@@ -126,8 +131,7 @@ def replay(
     default) or a ``(client, model)`` pair."""
     from pi_lab.llm.protocol import run_sync
 
-    return run_sync(replay_async(session, context_window=context_window, reserve_tokens=reserve_tokens,
-                                 keep_recent_tokens=keep_recent_tokens, leaf=leaf, summarizer=summarizer))
+    return run_sync(replay_async(session, **settings))
 
 
 async def replay_async(

@@ -16,21 +16,17 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from pi_lab.compaction import prompts  # pi's summarisation texts, named where they are used
 from pi_lab.compaction.file_ops import compute_file_lists, format_file_operations
-from pi_lab.compaction.prompts import (
-    ADDITIONAL_FOCUS,
-    NO_PRIOR_HISTORY,
-    SPLIT_TURN_SEPARATOR,
-    SUMMARIZATION_PROMPT,
-    SUMMARIZATION_SYSTEM_PROMPT,
-    TURN_PREFIX_SUMMARIZATION_PROMPT,
-    UPDATE_SUMMARIZATION_PROMPT,
-)
 from pi_lab.compaction.retry import retry_assistant_call
 from pi_lab.compaction.serialization import serialize_conversation
 from pi_lab.errors import PiLabError
+from pi_lab.llm.protocol import check_options
+
+if TYPE_CHECKING:  # annotations only; typing has Unpack from 3.11
+    from typing_extensions import Unpack
 
 __all__ = [
     "SummarizationError",
@@ -42,6 +38,7 @@ __all__ = [
     "reasoning_for",
     "build_summarization_context",
     "complete_summarization",
+    "SummaryRequestOptions",
     "request_summary",
     "history_prompt",
     "turn_prefix_prompt",
@@ -161,7 +158,7 @@ def reasoning_for(model: Any, thinking_level: str | None) -> str | None:
 def build_summarization_context(prompt_text: str) -> dict[str, Any]:
     """System prompt plus one user message carrying ``prompt_text``."""
     return {
-        "system_prompt": SUMMARIZATION_SYSTEM_PROMPT,
+        "system_prompt": prompts.SUMMARIZATION_SYSTEM_PROMPT,
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": prompt_text}], "timestamp": int(time.time() * 1000)}
         ],
@@ -207,9 +204,9 @@ def history_prompt(
     custom_instructions: str | None = None,
 ) -> str:
     """The user-message text of a history summary request (initial or update form)."""
-    base = UPDATE_SUMMARIZATION_PROMPT if previous_summary else SUMMARIZATION_PROMPT
+    base = prompts.UPDATE_SUMMARIZATION_PROMPT if previous_summary else prompts.SUMMARIZATION_PROMPT
     if custom_instructions:
-        base = base + ADDITIONAL_FOCUS + custom_instructions
+        base = base + prompts.ADDITIONAL_FOCUS + custom_instructions
     text = "<conversation>\n" + serialize_conversation(_convert(messages)) + "\n</conversation>\n\n"
     if previous_summary:
         text += "<previous-summary>\n" + previous_summary + "\n</previous-summary>\n\n"
@@ -222,38 +219,50 @@ def turn_prefix_prompt(messages: Sequence[Mapping[str, Any]], custom_instruction
         "# Conversation\n"
         + serialize_conversation(_convert(messages))
         + "\n\n# Instructions\n"
-        + TURN_PREFIX_SUMMARIZATION_PROMPT
+        + prompts.TURN_PREFIX_SUMMARIZATION_PROMPT
     )
     if custom_instructions:
-        text += ADDITIONAL_FOCUS + custom_instructions
+        text += prompts.ADDITIONAL_FOCUS + custom_instructions
     return text
 
 
+class SummaryRequestOptions(TypedDict, total=False):
+    """How a summary request is made: the keywords of every function here that makes one, and
+    of ``generate_branch_summary``.
+
+    ``thinking_level`` (sent as ``reasoning`` to reasoning models), ``retry`` (a
+    ``RetryPolicy``), ``callbacks`` (``RetryCallbacks``), ``signal`` (abort flag), ``cancel``
+    (the older name of ``signal``, used when ``signal`` is not given), ``session_id`` (default:
+    a fresh one per request).
+    """
+
+    thinking_level: str | None
+    retry: Any
+    callbacks: Any
+    signal: Any
+    cancel: Any
+    session_id: str | None
+
+
+SUMMARY_REQUEST_OPTION_NAMES = frozenset(SummaryRequestOptions.__annotations__)
+
+
 async def request_summary(
-    prompt_text: str,
-    client: Any,
-    model: Any,
-    *,
-    thinking_level: str | None = None,
-    retry: Any = None,
-    callbacks: Any = None,
-    signal: Any = None,
-    session_id: str | None = None,
-    cancel: Any = None,
+    prompt_text: str, client: Any, model: Any, **options: Unpack[SummaryRequestOptions]
 ) -> dict[str, Any]:
     """One summarisation request (history, turn prefix or branch) with its retries; the
-    response is returned unchecked, each caller applies its own failure rules (§6.5).
-
-    ``cancel`` is the older name of ``signal``, used when ``signal`` is not given."""
+    response is returned unchecked, each caller applies its own failure rules (§6.5)."""
+    check_options(options, SUMMARY_REQUEST_OPTION_NAMES, "request_summary")
+    signal = options.get("signal")
     return await complete_summarization(
         client,
         model,
         build_summarization_context(prompt_text),
-        reasoning=reasoning_for(model, thinking_level),
-        session_id=session_id,
-        signal=signal if signal is not None else cancel,
-        retry=retry,
-        callbacks=callbacks,
+        reasoning=reasoning_for(model, options.get("thinking_level")),
+        session_id=options.get("session_id"),
+        signal=signal if signal is not None else options.get("cancel"),
+        retry=options.get("retry"),
+        callbacks=options.get("callbacks"),
     )
 
 
@@ -265,24 +274,15 @@ async def generate_summary_with_usage(
     reserve_tokens: int | None = None,
     custom_instructions: str | None = None,
     previous_summary: str | None = None,
-    thinking_level: str | None = None,
-    retry: Any = None,
-    callbacks: Any = None,
-    signal: Any = None,
-    cancel: Any = None,
-    session_id: str | None = None,
+    **options: Unpack[SummaryRequestOptions],
 ) -> SummaryResult:
     """Summarise ``messages`` (updating ``previous_summary`` if given); raises on failure.
 
     ``reserve_tokens`` is accepted for callers of the older signature and not used.
     """
     del reserve_tokens
-    response = await request_summary(
-        history_prompt(messages, previous_summary, custom_instructions), client, model,
-        thinking_level=thinking_level, retry=retry, callbacks=callbacks, signal=signal, cancel=cancel,
-        session_id=session_id,
-    )
-    return _checked_summary(response, "Summarization")
+    prompt = history_prompt(messages, previous_summary, custom_instructions)
+    return _checked_summary(await request_summary(prompt, client, model, **options), "Summarization")
 
 
 async def generate_summary(messages: Sequence[Mapping[str, Any]], client: Any, model: Any, **options: Any) -> str:
@@ -296,20 +296,11 @@ async def generate_turn_prefix_summary(
     model: Any,
     *,
     custom_instructions: str | None = None,
-    thinking_level: str | None = None,
-    retry: Any = None,
-    callbacks: Any = None,
-    signal: Any = None,
-    cancel: Any = None,
-    session_id: str | None = None,
+    **options: Unpack[SummaryRequestOptions],
 ) -> SummaryResult:
     """Summarise the early part of a turn that is cut in the middle (§6.3); raises on failure."""
-    response = await request_summary(
-        turn_prefix_prompt(messages, custom_instructions), client, model,
-        thinking_level=thinking_level, retry=retry, callbacks=callbacks, signal=signal, cancel=cancel,
-        session_id=session_id,
-    )
-    return _checked_summary(response, "Turn prefix summarization")
+    prompt = turn_prefix_prompt(messages, custom_instructions)
+    return _checked_summary(await request_summary(prompt, client, model, **options), "Turn prefix summarization")
 
 
 def _add_usages(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
@@ -324,50 +315,31 @@ async def compact(
     model: Any,
     *,
     custom_instructions: str | None = None,
-    thinking_level: str | None = None,
-    retry: Any = None,
-    callbacks: Any = None,
-    signal: Any = None,
-    cancel: Any = None,
-    session_id: str | None = None,
+    **options: Unpack[SummaryRequestOptions],
 ) -> CompactionResult:
     """Generate the summary for ``preparation`` (§6.4). Writes nothing; raises on failure."""
-    abort = signal if signal is not None else cancel
-    options: dict[str, Any] = dict(
-        thinking_level=thinking_level, retry=retry, callbacks=callbacks, signal=abort, session_id=session_id
-    )
+    check_options(options, SUMMARY_REQUEST_OPTION_NAMES, "compact")
     to_summarize = list(preparation.messages_to_summarize)
     prefix = list(preparation.turn_prefix_messages)
     previous = preparation.previous_summary
 
-    if preparation.is_split_turn and prefix:
-        history_text = previous if previous is not None else NO_PRIOR_HISTORY
-        history_usage = None
-        if to_summarize:
-            history = await generate_summary_with_usage(
-                to_summarize,
-                client,
-                model,
-                custom_instructions=custom_instructions,
-                previous_summary=previous,
-                **options,
-            )
-            history_text, history_usage = history.text, history.usage
+    split = preparation.is_split_turn and bool(prefix)
+    # A split turn with nothing before it summarises only the prefix; otherwise the history is
+    # always summarised (even when empty), then the prefix of a split turn.
+    history_text, history_usage = (previous if previous is not None else prompts.NO_PRIOR_HISTORY), None
+    if to_summarize or not split:
+        history = await generate_summary_with_usage(
+            to_summarize, client, model, custom_instructions=custom_instructions, previous_summary=previous, **options
+        )
+        history_text, history_usage = history.text, history.usage
+    if split:
         turn = await generate_turn_prefix_summary(
             prefix, client, model, custom_instructions=custom_instructions, **options
         )
-        summary = history_text + SPLIT_TURN_SEPARATOR + turn.text
+        summary = history_text + prompts.SPLIT_TURN_SEPARATOR + turn.text
         usage = _add_usages(history_usage, turn.usage) if history_usage is not None else turn.usage
     else:
-        history = await generate_summary_with_usage(
-            to_summarize,
-            client,
-            model,
-            custom_instructions=custom_instructions,
-            previous_summary=previous,
-            **options,
-        )
-        summary, usage = history.text, history.usage
+        summary, usage = history_text, history_usage
 
     read_files, modified_files = compute_file_lists(preparation.file_ops)
     summary += format_file_operations(read_files, modified_files)

@@ -23,6 +23,7 @@ Two steps, as in pi:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pi_lab.session._js import MISSING, js_string
@@ -90,8 +91,8 @@ def _summary_text(prefix: str, message: dict[str, Any], suffix: str) -> list[dic
     return [{"type": "text", "text": prefix + _js_text(message.get("summary", MISSING)) + suffix}]
 
 
-def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Turn agent messages into LLM messages (pi's `convertToLlm`)."""
+def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Turn agent messages into LLM messages (pi's `convertToLlm`); only dicts are messages."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if not isinstance(message, dict):

@@ -130,6 +130,22 @@ def test_request_summary_takes_cancel_when_no_signal_is_given():
     assert client.calls[1]["cancel"] is other
 
 
+def test_an_unknown_request_option_is_refused():
+    # The request options are declared once (SummaryRequestOptions) and taken as **options,
+    # which Python does not check: a misspelt one must fail, not be dropped. The branch summary
+    # checks before its early return for an empty branch, where no request is made.
+    from pi_lab.compaction import generate_branch_summary
+
+    client = FakeClient(reply())
+    with pytest.raises(TypeError, match=r"^compact\(\) got an unexpected keyword argument 'thinking'$"):
+        run(compact(prep(), client, model(), thinking="high"))
+    with pytest.raises(TypeError, match=r"^request_summary\(\) got an unexpected keyword argument 'singal'$"):
+        run(generate_summary(MESSAGES, client, model(), singal=None))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sessionId'"):
+        run(generate_branch_summary([], client, model(), sessionId="s"))
+    assert client.calls == []
+
+
 # --- prompts keep pi's structure ------------------------------------------------------------------------
 
 
