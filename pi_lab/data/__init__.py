@@ -34,7 +34,7 @@ class RecordedSession:
     @property
     def path(self) -> Path:
         """The packaged file (read it or copy it; do not write to it)."""
-        return Path(str(files(__package__) / "sessions" / f"{self.name}.jsonl"))
+        return Path(str(files(__name__) / "sessions" / f"{self.name}.jsonl"))
 
 
 TINY_AUTH = RecordedSession(

@@ -169,7 +169,8 @@ def parse_answer(text: str, answer: str, labels: Sequence[str] | None) -> tuple[
     if value is None:
         return None, "", [], "the reply is not one JSON object"
     raw_answer = value.get("answer")
-    explanation = value.get("explanation") if isinstance(value.get("explanation"), str) else ""
+    written = value.get("explanation")
+    explanation = written if isinstance(written, str) else ""
     cited = value.get("cited_entry_ids", [])
     if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
         return None, explanation, [], "cited_entry_ids is not a list of strings"

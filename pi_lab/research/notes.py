@@ -174,16 +174,10 @@ class NoteStore:
 
     def _lines(self) -> Iterable[tuple[int, bytes, bool]]:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = _open_regular(self.path, os.O_RDONLY, "read only from")
         except FileNotFoundError:
             return []
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise NoteStoreError(f"{self.path}: a symbolic link; notes are read only from a regular file") from None
-            raise
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise NoteStoreError(f"{self.path}: not a regular file")
             with os.fdopen(fd, "rb", closefd=False) as handle:
                 data = handle.read()
         finally:
@@ -282,16 +276,8 @@ class NoteStore:
         directory = os.path.dirname(self.path)
         if directory:
             os.makedirs(directory, exist_ok=True)
+        fd = _open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, "written only to")
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                         0o644)
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                raise NoteStoreError(f"{self.path}: a symbolic link; notes are written only to a regular file") from None
-            raise
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise NoteStoreError(f"{self.path}: not a regular file")
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 size = os.fstat(fd).st_size
@@ -311,6 +297,22 @@ class NoteStore:
             os.close(fd)
 
 
+def _open_regular(path: str, flags: int, how: str) -> int:
+    """``path`` opened with ``flags``, only if it is a regular file: never through a symbolic link
+    (O_NOFOLLOW), and a FIFO is refused rather than waited on (O_NONBLOCK). ``how`` completes
+    "notes are ... a regular file" in the error."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise NoteStoreError(f"{path}: a symbolic link; notes are {how} a regular file") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NoteStoreError(f"{path}: not a regular file")
+    return fd
+
+
 def _session_facts(session: Any) -> tuple[str, str | None, str]:
     if isinstance(session, str):
         return session, None, "pi"
@@ -326,18 +328,19 @@ def _apply(notes: dict[str, Note], record: dict[str, Any]) -> bool:
     note_id = record.get("id")
     if not isinstance(note_id, str):
         return False
-    at = record.get("at") if isinstance(record.get("at"), str) else ""
+    at = _text(record.get("at"))
     if op == "add":
         body = record.get("note")
         if not isinstance(body, dict) or not isinstance(body.get("session_id"), str) \
                 or not isinstance(body.get("entry_id"), str):
             return False
+        scope = body.get("scope")
         known = {"session_id", "session_file", "entry_id", "end_entry_id", "scope", "tag", "text", "author",
                  "source", "question", "agent"}
         notes[note_id] = Note(
             id=note_id, session_id=body["session_id"], entry_id=body["entry_id"],
             tag=_text(body.get("tag")), text=_text(body.get("text")), author=_text(body.get("author")),
-            created=at, updated=at, scope=body.get("scope") if body.get("scope") in SCOPES else "entry",
+            created=at, updated=at, scope=scope if isinstance(scope, str) and scope in SCOPES else "entry",
             end_entry_id=body.get("end_entry_id") if isinstance(body.get("end_entry_id"), str) else None,
             session_file=body.get("session_file") if isinstance(body.get("session_file"), str) else None,
             source=_text(body.get("source")) or "person",

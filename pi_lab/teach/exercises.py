@@ -51,8 +51,8 @@ class Exercise(ipw.VBox):
         self.question = ipw.HTML(f"<b>{html.escape(question)}</b>")
         if choices is not None:
             # the full width: a choice is a sentence, and ipywidgets cuts a radio label to its box
-            self.prediction: ipw.Widget = ipw.RadioButtons(options=list(choices), value=None,
-                                                           layout=ipw.Layout(width="100%"))
+            self.prediction: ipw.RadioButtons | ipw.Text = ipw.RadioButtons(
+                options=list(choices), value=None, layout=ipw.Layout(width="100%"))
         else:
             # continuous_update=False: the value is committed by Enter or by leaving the box (Tab)
             self.prediction = ipw.Text(placeholder="your prediction (a number)", continuous_update=False)
