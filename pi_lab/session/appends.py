@@ -5,15 +5,17 @@ into a new file (:meth:`create_branched_session`).
 entries: each gets an id, the leaf as its ``parentId`` and a timestamp (pi's key order), goes
 into memory, then to the file through the second-writer guard of
 :class:`~pi_lab.session.file_sync.FileSync`; a failed write rolls the append back, as pi
-1.6.0 does. The manager inherits it; the public API is the manager's.
+1.6.0 does. The manager inherits it; the public API is the manager's. What it needs from the
+manager beyond the file side is :class:`AppendsOwner`.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_lab.errors import ReadOnlySession
 from pi_lab.session import paths as _paths
@@ -22,13 +24,14 @@ from pi_lab.session._text import js_trim
 from pi_lab.session.bodies import LazyEntry
 from pi_lab.session.entries import Entry
 from pi_lab.session.errors import EntryNotFound
-from pi_lab.session.ids import epoch_ms, iso_timestamp, new_entry_id, uuid7
+from pi_lab.session.file_sync import FileSync
+from pi_lab.session.ids import Clock, epoch_ms, iso_timestamp, new_entry_id, uuid7
 from pi_lab.session.migration import CURRENT_VERSION
-from pi_lab.session.projection import replay_system_state
+from pi_lab.session.projection import SessionContext, replay_system_state
 from pi_lab.session.storage import rewrite_file
 from pi_lab.session.tree import UNSET, TreeNode, attach_node
 
-__all__ = ["EntryAppends"]
+__all__ = ["EntryAppends", "AppendsOwner", "is_user_or_assistant"]
 
 _EDITABLE_MESSAGE_ROLES = frozenset({"user", "assistant", "toolResult"})
 
@@ -36,8 +39,8 @@ _EDITABLE_MESSAGE_ROLES = frozenset({"user", "assistant", "toolResult"})
 _NEWLINES = re.compile(r"[\r\n]+")
 
 
-def _is_user_or_assistant(entry: Entry) -> bool:
-    if entry.__class__ is LazyEntry:  # a skeleton keeps its message's role
+def is_user_or_assistant(entry: Entry) -> bool:
+    if type(entry) is LazyEntry:  # a skeleton keeps its message's role
         return entry.role in ("user", "assistant")
     if entry.get("type") != "message":
         return False
@@ -59,8 +62,48 @@ def _put(entry: Entry, key: str, value: Any) -> None:
         entry[key] = value
 
 
-class EntryAppends:
-    """The entry-writing methods of SessionManager (a base class, never used alone)."""
+class AppendsOwner(Protocol):
+    """What :class:`EntryAppends` needs from the session it is part of (SessionManager),
+    beyond the file side it is built on (:class:`~pi_lab.session.file_sync.FileSync` and its
+    :class:`~pi_lab.session.file_sync.FileSyncOwner`): the header's fields, the clock, the
+    cached paths an append extends, and the reads a new entry is checked against."""
+
+    _cwd: str
+    _session_dir: str
+    _session_id: str
+    _session_id_factory: Callable[[], str] | None
+    _clock: Clock
+    _branch_cache: dict[str, list[Entry]]
+    _raw_paths: dict[str, list[Any]]  # a lazy session's paths of skeletons
+
+    @property
+    def leaf_id(self) -> str | None: ...
+
+    def get_entry(self, entry_id: str) -> Entry | None: ...
+
+    def get_branch(self, from_id: str | None = None) -> list[Entry]: ...
+
+    def build_session_context(self, leaf_id: Any = ...) -> SessionContext: ...
+
+    def _raw_path(self, target: str) -> list[Any]: ...
+
+    def _cache_branch(self, target: str, path: list[Entry]) -> None: ...
+
+    def _cache_raw_path(self, target: str, path: list[Any]) -> None: ...
+
+    def _apply_label(self, entry: Entry) -> None: ...
+
+
+if TYPE_CHECKING:
+    class _Base(FileSync, AppendsOwner):
+        __slots__ = ()
+else:  # the protocol only types the methods below; at run time the owner provides it all
+    _Base = FileSync
+
+
+class EntryAppends(_Base):
+    """The entry-writing methods of SessionManager (a base class, never used alone); each
+    append goes to the file through the second-writer guard of the FileSync below it."""
 
     __slots__ = ()
 
@@ -117,7 +160,7 @@ class EntryAppends:
         entry_id = entry["id"]
         self._by_id[entry_id] = entry
         self._leaf_id = entry_id
-        if _is_user_or_assistant(entry):
+        if is_user_or_assistant(entry):
             self._has_conversation = True
         if isinstance(previous_leaf, str) and entry.get("parentId") == previous_leaf:
             parent_path = self._branch_cache.get(previous_leaf)
@@ -205,10 +248,7 @@ class EntryAppends:
         entry_id = self._append(entry)
         self._apply_label(entry)
         if self._tree is not None:
-            node = self._tree[1].get(target_id)
-            if node is not None:
-                node.label = self._labels.get(target_id)
-                node.label_timestamp = self._label_timestamps.get(target_id)
+            self._show_label(self._tree[1], target_id)
         return entry_id
 
     def append_session_info(self, name: str) -> str:
@@ -231,6 +271,8 @@ class EntryAppends:
         if not leaf or not any(e is held for e in self._raw_path(leaf)):
             raise ValueError(f"Entry {target_id} is not on the active branch")
         target = self.get_entry(target_id)
+        if target is None:  # (held is indexed: the lookup finds it)
+            raise EntryNotFound(target_id)
         role = target.get("message", {}).get("role") if target.get("type") == "message" and isinstance(target.get("message"), dict) else None
         if not (target.get("type") == "custom_message" or role in _EDITABLE_MESSAGE_ROLES):
             raise ValueError(f"Entry {target_id} does not contribute editable model content")
@@ -318,7 +360,7 @@ class EntryAppends:
         written = None
         if self._persist:
             new_file = os.path.join(self._session_dir, _paths.session_file_name(timestamp, session_id))
-            if any(_is_user_or_assistant(e) for e in new_entries):
+            if any(is_user_or_assistant(e) for e in new_entries):
                 # Written whole (temp file, flush, rename) before anything in memory changes:
                 # if it fails, this manager is exactly as it was and the error says why.
                 written = rewrite_file(new_file, new_entries)
@@ -326,13 +368,8 @@ class EntryAppends:
         self._bodies = None  # the new session's entries are dicts (copies)
         self._session_id = session_id
         self._rebuild_index()
-        self.skipped_lines = []
+        self._forget_file()
         self._leaf_pinned = False
-        self._identity = None
-        self._known_size = self._consumed_bytes = self._line_count = 0
-        self._own_spans = []
-        self._tail = None
-        self._pending_rewrite = False
         self._read_only = False  # the new file is pi_lab's own
         if not self._persist:
             return None
@@ -340,6 +377,4 @@ class EntryAppends:
         if written is not None:
             self._note_write(written)
             self._flushed = True
-        else:
-            self._flushed = False
         return self._session_file

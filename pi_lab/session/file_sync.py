@@ -2,8 +2,10 @@
 following the file as other processes append to it.
 
 :class:`FileSync` is the part of :class:`~pi_lab.session.SessionManager` that talks to the
-file; the manager inherits it and keeps the index, the leaf and the appends' entries. The
-rules it keeps (session-format.md §9, and pi_lab's own safety rules):
+file and takes in what other processes append (:meth:`~FileSync.add_loaded_entries`); the
+manager inherits it (through :class:`~pi_lab.session.appends.EntryAppends`) and keeps the
+index and the leaf, which this part reaches only through :class:`FileSyncOwner`. The rules it
+keeps (session-format.md §9, and pi_lab's own safety rules):
 
 * the read position is one :class:`~pi_lab.session.tail.FileTail` (``_consumed_bytes``:
   every byte before it is in memory; ``_known_size``; ``_identity``, the file's device and
@@ -25,14 +27,16 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from pi_lab.errors import ConcurrentWriteError, ReadOnlySession
 from pi_lab.session import paths as _paths
 from pi_lab.session._json import dumps_line
+from pi_lab.session.bodies import BodyFile
+from pi_lab.session.changes import ChangeLog
 from pi_lab.session.entries import Entry
 from pi_lab.session.errors import UnfinishedLineError
-from pi_lab.session.ids import new_entry_id
+from pi_lab.session.ids import UuidFactory, new_entry_id
 from pi_lab.session.migration import CURRENT_VERSION
 from pi_lab.session.storage import (
     TAIL_SETTLE_SECONDS,
@@ -46,25 +50,98 @@ from pi_lab.session.storage import (
     parse_lines,
     rewrite_file,
 )
+from pi_lab.session.tail import FileTail
+from pi_lab.session.tree import TreeNode, attach_node
 
-__all__ = ["FileSync"]
+__all__ = ["FileSync", "FileSyncOwner"]
 
 _GUARD_ATTEMPTS = 32  # with allow_concurrent_writes: tries to find the file between two lines
+_T = TypeVar("_T")
 
 
-class FileSync:
+class FileSyncOwner(Protocol):
+    """What :class:`FileSync` needs from the session it is part of (SessionManager): the lines
+    and the index it reads into, the leaf it moves, the calls that rebuild them, and the
+    read position its constructor sets up."""
+
+    _session_file: str | None
+    _persist: bool
+    _lazy: bool | None
+    _bodies: BodyFile | None
+    _uuid_factory: UuidFactory | None
+    _file_entries: list[Entry]
+    _entries_cache: list[Entry] | None
+    _by_id: dict[str, Entry]
+    _labels: dict[str, str]
+    _label_timestamps: dict[str, Any]
+    _leaf_id: Any  # an id, None, or UNSET (the last line had no id)
+    _leaf_pinned: bool
+    _has_conversation: bool
+    _tree: tuple[list[TreeNode], dict[str, TreeNode]] | None
+    _changes: ChangeLog
+    # The file side's own state (the owner's constructor sets it up): the read position, what
+    # was read, the guard's setting.
+    _file_tail: FileTail
+    _own_spans: list[tuple[int, int, Entry]]
+    _tail: bytes | None
+    _line_count: int
+    _flushed: bool
+    _pending_rewrite: bool
+    _read_only: bool
+    allow_concurrent_writes: bool
+    skipped_lines: list[int]
+
+    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None: ...
+
+    def _adopt(self, file_entries: list[Entry]) -> bool: ...
+
+    def _index_entry(self, entry: Entry) -> None: ...
+
+    def _rebuild_index(self) -> None: ...
+
+    def _clear_paths(self) -> None: ...
+
+    def _file_leaf(self) -> Any: ...
+
+
+class _TailField(Generic[_T]):
+    """An attribute of the owner that is a field of its ``_file_tail``, read and written."""
+
+    __slots__ = ("_field",)
+
+    def __init__(self, field: str) -> None:
+        self._field = field
+
+    @overload
+    def __get__(self, owner: None, kind: object = None) -> _TailField[_T]: ...
+
+    @overload
+    def __get__(self, owner: FileSyncOwner, kind: object = None) -> _T: ...
+
+    def __get__(self, owner: FileSyncOwner | None, kind: object = None) -> _T | _TailField[_T]:
+        if owner is None:  # looked up on the class, as a property answers then
+            return self
+        return getattr(owner._file_tail, self._field)
+
+    def __set__(self, owner: FileSyncOwner, value: _T) -> None:
+        setattr(owner._file_tail, self._field, value)
+
+
+if TYPE_CHECKING:
+    _Owner = FileSyncOwner
+else:  # the protocol only types the methods below; at run time the owner provides it all
+    _Owner = object
+
+
+class FileSync(_Owner):
     """The file-facing methods of SessionManager (a base class, never used alone)."""
 
     __slots__ = ()
 
-    _consumed_bytes = property(lambda self: self._file_tail.offset,
-                               lambda self, value: setattr(self._file_tail, "offset", value))
-
-    _known_size = property(lambda self: self._file_tail.size,
-                           lambda self, value: setattr(self._file_tail, "size", value))
-
-    _identity = property(lambda self: self._file_tail.identity,
-                         lambda self, value: setattr(self._file_tail, "identity", value))
+    # Views of the read position (the FileTail), under the names the rest of the engine uses.
+    _consumed_bytes = _TailField[int]("offset")  # every byte before it is in memory
+    _known_size = _TailField[int]("size")  # the size when pi_lab last read or wrote the file
+    _identity = _TailField["tuple[int, int] | None"]("identity")  # (st_dev, st_ino) then
 
     def _set_session_file(self, path: str) -> None:
         resolved = _paths.resolve_path(path)
@@ -118,8 +195,9 @@ class FileSync:
         self._consumed_bytes = loaded.tail_start
         if loaded.tail_skipped and self.skipped_lines:
             self.skipped_lines.pop()
-        if loaded.tail_parsed:
-            with open(self._session_file, "rb") as handle:
+        path = self._session_file
+        if loaded.tail_parsed and path:  # (always set by the time a file was read)
+            with open(path, "rb") as handle:
                 handle.seek(loaded.tail_start)
                 self._tail = handle.read(loaded.size - loaded.tail_start)
 
@@ -139,6 +217,17 @@ class FileSync:
         self._line_count = loaded.lines
         self._own_spans = []
         self._tail = None
+
+    def _forget_file(self) -> None:
+        """Start over for a new session's lines (a new session, a branched one): nothing of
+        them read from or written to a file yet."""
+        self._flushed = False
+        self._file_tail.reset()
+        self._line_count = 0
+        self._own_spans = []
+        self._tail = None
+        self._pending_rewrite = False
+        self.skipped_lines = []
 
     def _note_write(self, st: os.stat_result) -> None:
         """Remember the file pi_lab has just written whole."""
@@ -183,7 +272,7 @@ class FileSync:
                 expect = (*self._identity, self._known_size) if self._identity else None
                 self._note_write(rewrite_file(path, self._file_entries, expect))
             elif self._consumed_bytes < self._known_size:
-                self._end_stale_line(wait=True)
+                self._end_stale_line(path, wait=True)
         self._read_only = False
         self._tail = None
 
@@ -197,19 +286,20 @@ class FileSync:
         look and the newline (its writer is still on it: nothing is written then)."""
         if self._read_only:
             raise ReadOnlySession(self._session_file, "end the unfinished last line (make_writable() does)")
-        if not self._persist or not self._session_file or not self._flushed:
+        path = self._session_file
+        if not self._persist or not path or not self._flushed:
             return False
         self._refresh()
         if self._consumed_bytes >= self._known_size:
             return False
-        return self._end_stale_line(wait=False)
+        return self._end_stale_line(path, wait=False)
 
-    def _end_stale_line(self, *, wait: bool) -> bool:
+    def _end_stale_line(self, path: str, *, wait: bool) -> bool:
         """Append ``\n`` after an unterminated last line that did not change across two
         reads; return whether it did (a growing line is left to its writer)."""
         if wait:
             time.sleep(TAIL_SETTLE_SECONDS)
-        fd, st = open_for_append(self._session_file)
+        fd, st = open_for_append(path)
         try:
             if (st.st_dev, st.st_ino) != self._identity or st.st_size != self._known_size:
                 return False
@@ -318,6 +408,56 @@ class FileSync:
         grow. Nothing is written.
         """
         return self._refresh()
+
+    def add_loaded_entries(self, entries: list[Entry]) -> list[Entry]:
+        """Take in entries another process appended to the file, as :meth:`refresh` does.
+
+        For a reader that reads the bytes itself (the read-only viewer follows a file with an
+        in-memory manager). Nothing is written; the leaf follows the last entry unless it was
+        moved in pi_lab (``leaf_pinned``). Returns the entries that are not headers.
+        """
+        added: list[Entry] = []
+        leaf = self._leaf_id
+        for entry in entries:
+            self._file_entries.append(entry)
+            if entry.get("type") == "session":
+                continue
+            entry_id = entry.get("id")
+            duplicate = type(entry_id) is str and entry_id in self._by_id
+            if duplicate:
+                self._clear_paths()  # a duplicate id replaces an indexed entry
+            self._index_entry(entry)
+            added.append(entry)
+            self._grow_tree(entry, duplicate)
+            self._changes.appended(entry)
+        if added:
+            self._entries_cache = None
+            if self._leaf_pinned:
+                self._leaf_id = leaf
+        return added
+
+    def _grow_tree(self, entry: Entry, duplicate: bool) -> None:
+        """Keep a built tree current for one entry read from the file, or drop it when the
+        entry could reshape it (a duplicate id, or the parent an earlier orphan waited for)."""
+        if self._tree is None:
+            return
+        roots, nodes = self._tree
+        entry_id = entry.get("id")
+        waiting = any(r._entry.get("parentId") == entry_id for r in roots) if entry_id else False
+        if duplicate or waiting or type(entry_id) is not str:
+            self._tree = None
+            return
+        attach_node(roots, nodes, TreeNode(entry))
+        if entry.get("type") == "label":
+            self._show_label(nodes, entry.get("targetId"))
+
+    def _show_label(self, nodes: dict[str, TreeNode], target_id: Any) -> None:
+        """Give a built tree's node the label the index now holds for it (a label entry was
+        taken in); nothing for a target that is not a string id or not in the tree."""
+        if not isinstance(target_id, str) or (node := nodes.get(target_id)) is None:
+            return
+        node.label = self._labels.get(target_id)
+        node.label_timestamp = self._label_timestamps.get(target_id)
 
     def _refresh(self) -> list[Entry]:
         if not self._persist or not self._session_file or not self._flushed:

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from pi_lab.session.appends import _is_user_or_assistant
+from pi_lab.session.appends import is_user_or_assistant
 from pi_lab.session.bodies import LazyEntry
 from pi_lab.session.entries import Entry
-from pi_lab.session.tree import UNSET, TreeNode, _child_sort_key, _late_parent, get_branch
+from pi_lab.session.tree import UNSET, TreeNode, finish_one_pass, get_branch
 
 
 def apply_label(labels: dict[str, str], stamps: dict[str, Any], entry: Entry) -> None:
     """Set (or, with an empty label, clear) the label a ``label`` entry names."""
     target = entry.get("targetId")
-    if target.__class__ is not str:
+    if type(target) is not str:
         return  # pi's label map would hold it under a key no string id ever finds
     if entry.get("label"):
         labels[target] = entry["label"]
@@ -42,14 +42,14 @@ def index_lines(
         if kind == "session":
             continue
         entry_id = entry.get("id")
-        if entry_id.__class__ is str:
+        if type(entry_id) is str:
             by_id[entry_id] = entry
             leaf = entry_id
         else:
             leaf = UNSET  # pi sets the leaf to the line's id even when it has none
         if kind == "label":
             labels_seen = True
-    has_conversation = any(_is_user_or_assistant(e) for e in file_entries)
+    has_conversation = any(is_user_or_assistant(e) for e in file_entries)
     if labels_seen:
         for entry in file_entries:
             if entry.get("type") == "label":
@@ -80,7 +80,7 @@ class IndexedLines(NamedTuple):
         if not entries:
             return []
         start = entries[self.chain_from]
-        fields = start.skeleton if start.__class__ is LazyEntry else start
+        fields = start.skeleton if type(start) is LazyEntry else start
         parent_id = fields.get("parentId")
         above = get_branch(self.by_id, parent_id) if parent_id and parent_id != fields.get("id") else []
         return above + entries[self.chain_from:]
@@ -113,10 +113,10 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
     for entry in entries:
         place += 1
         # A skeleton answers type, id and parentId from its own dict.
-        fields = entry.skeleton if entry.__class__ is LazyEntry else entry
+        fields = entry.skeleton if type(entry) is LazyEntry else entry
         kind = fields.get("type")
         entry_id = fields.get("id")
-        if kind == "session" or entry_id.__class__ is not str or entry_id in nodes:
+        if kind == "session" or type(entry_id) is not str or entry_id in nodes:
             return None  # a second header, an odd or duplicated id: the general path
         if kind == "label":
             label_lines.append(entry)
@@ -134,7 +134,7 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
                 roots.append(node)
                 previous, previous_node = entry_id, node
                 continue
-            parent = nodes.get(parent_id) if parent_id.__class__ is str else None
+            parent = nodes.get(parent_id) if type(parent_id) is str else None
         previous, previous_node = entry_id, node
         if parent is None:
             orphans = True  # an unknown parent, or one written later (checked below)
@@ -144,10 +144,8 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
         children.append(node)
         if len(children) == 2:
             branching.append(parent)
-    if orphans and any(_late_parent(r._entry, nodes) for r in roots):
+    if not finish_one_pass(roots, nodes, orphans, branching):
         return None  # a parent written after its child: the general build orders that case
-    for parent in branching:
-        parent.children.sort(key=_child_sort_key)
     labels: dict[str, str] = {}
     stamps: dict[str, Any] = {}
     for entry in label_lines:
@@ -157,7 +155,7 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
         if node is not None:
             node.label = label
             node.label_timestamp = stamps.get(target)
-    has_conversation = any(_is_user_or_assistant(e) for e in entries)
+    has_conversation = any(is_user_or_assistant(e) for e in entries)
     leaf = entries[-1]["id"] if entries else None
     return IndexedLines(entries, by_id, leaf, has_conversation, labels, stamps, roots, nodes, chain_from)
 
@@ -174,6 +172,6 @@ def last_line_path(path: list[Any] | None, fused: IndexedLines | None) -> list[A
     # The walk stops at an entry whose parent is not indexed; so must the path (the reader
     # links each line to the line before it on the path, or starts a path at a root).
     parent = path[0].get("parentId")
-    if parent and parent.__class__ is str and parent in fused.by_id and parent != path[0].get("id"):
+    if parent and type(parent) is str and parent in fused.by_id and parent != path[0].get("id"):
         return None
     return path

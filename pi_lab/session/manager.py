@@ -14,11 +14,10 @@ from pi_lab.session import opening as _opening
 from pi_lab.session import paths as _paths
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._text import js_trim
-from pi_lab.session.appends import EntryAppends, _is_user_or_assistant
+from pi_lab.session.appends import EntryAppends, is_user_or_assistant
 from pi_lab.session.bodies import BodyFile, LazyEntry, ResolvingIndex, ResolvingPath, resolve_all
 from pi_lab.session.changes import ChangeCursor, ChangeLog, Changes
 from pi_lab.session.errors import EntryNotFound, SessionNotFound
-from pi_lab.session.file_sync import FileSync
 from pi_lab.session.ids import (
     Clock,
     UuidFactory,
@@ -42,7 +41,6 @@ from pi_lab.session.tree import (
     UNSET,
     BranchPath,
     TreeNode,
-    attach_node,
     build_tree,
     find_cycles,
     get_branch,
@@ -64,7 +62,7 @@ def _remember(cache: dict[str, list[Any]], target: str, path: list[Any]) -> None
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
 
-class SessionManager(EntryAppends, FileSync):
+class SessionManager(EntryAppends):
     """One pi session: a header plus an append-only tree of entries and a leaf pointer.
 
     Construct with :meth:`open`, :meth:`create`, :meth:`in_memory`, :meth:`continue_recent`
@@ -278,11 +276,11 @@ class SessionManager(EntryAppends, FileSync):
         self._labels, self._label_timestamps = fused.labels, fused.label_timestamps
         self._tree = (fused.roots, fused.nodes)
         self._changes.rebuilt()
-        leaf = self.leaf_id
-        if leaf and self._bodies is None:
+        leaf, bodies = self.leaf_id, self._bodies
+        if leaf and bodies is None:
             self._cache_branch(leaf, fused.branch())  # the walk over places (get_branch's answer)
-        elif leaf:  # a lazy session parses the branch when it is asked for; its path is known
-            path = last_line_path(self._bodies.last_path, fused)
+        elif leaf and bodies is not None:  # a lazy session parses the branch when asked; its path is known
+            path = last_line_path(bodies.last_path, fused)
             self._cache_raw_path(leaf, path if path is not None else get_branch(self._by_id, leaf))
         return migrated
 
@@ -323,14 +321,8 @@ class SessionManager(EntryAppends, FileSync):
         self._file_entries = [header]
         self._bodies = None
         self._rebuild_index()
-        self._flushed = False
-        self._consumed_bytes = self._known_size = self._line_count = 0
-        self._identity = None
-        self._own_spans = []
-        self._tail = None
-        self._pending_rewrite = False
+        self._forget_file()
         self._leaf_pinned = False
-        self.skipped_lines = []
         if self._persist:
             self._session_file = os.path.join(
                 self._session_dir, _paths.session_file_name(header["timestamp"], self._session_id)
@@ -354,7 +346,7 @@ class SessionManager(EntryAppends, FileSync):
         self._leaf_id = entry_id if isinstance(entry_id, str) else UNSET
         if entry.get("type") == "label":
             self._apply_label(entry)
-        if not self._has_conversation and _is_user_or_assistant(entry):
+        if not self._has_conversation and is_user_or_assistant(entry):
             self._has_conversation = True
 
     def _apply_label(self, entry: Entry) -> None:
@@ -420,7 +412,7 @@ class SessionManager(EntryAppends, FileSync):
 
     def get_entry(self, entry_id: str) -> Entry | None:
         found = self._by_id.get(entry_id)
-        return found.resolve() if found.__class__ is LazyEntry else found
+        return found.resolve() if type(found) is LazyEntry else found
 
     def get_leaf_entry(self) -> Entry | None:
         return self.get_entry(self._leaf_id) if isinstance(self._leaf_id, str) else None
@@ -528,7 +520,7 @@ class SessionManager(EntryAppends, FileSync):
             self._file_entries = loaded
             by_id = self._by_id
             for key, value in by_id.items():
-                if value.__class__ is LazyEntry:
+                if type(value) is LazyEntry:
                     by_id[key] = now[id(value)]
             if self._tree is not None:
                 for node in self._tree[1].values():
@@ -609,61 +601,13 @@ class SessionManager(EntryAppends, FileSync):
             if entry.get("type") == "session":
                 continue
             entry_id = entry.get("id")
-            return entry_id if entry_id.__class__ is str else UNSET
+            return entry_id if type(entry_id) is str else UNSET
         return None
 
     @property
     def read_only(self) -> bool:
         """Opened with ``read_only=True`` and not made writable: nothing is ever written."""
         return self._read_only
-
-    # ------------------------------------------------------------------ following a live file
-
-    def add_loaded_entries(self, entries: list[Entry]) -> list[Entry]:
-        """Take in entries another process appended to the file, as :meth:`refresh` does.
-
-        For a reader that reads the bytes itself (the read-only viewer follows a file with an
-        in-memory manager). Nothing is written; the leaf follows the last entry unless it was
-        moved in pi_lab (``leaf_pinned``). Returns the entries that are not headers.
-        """
-        added: list[Entry] = []
-        leaf = self._leaf_id
-        for entry in entries:
-            self._file_entries.append(entry)
-            if entry.get("type") == "session":
-                continue
-            entry_id = entry.get("id")
-            duplicate = entry_id.__class__ is str and entry_id in self._by_id
-            if duplicate:
-                self._clear_paths()  # a duplicate id replaces an indexed entry
-            self._index_entry(entry)
-            added.append(entry)
-            self._grow_tree(entry, duplicate)
-            self._changes.appended(entry)
-        if added:
-            self._entries_cache = None
-            if self._leaf_pinned:
-                self._leaf_id = leaf
-        return added
-
-    def _grow_tree(self, entry: Entry, duplicate: bool) -> None:
-        """Keep a built tree current for one entry read from the file, or drop it when the
-        entry could reshape it (a duplicate id, or the parent an earlier orphan waited for)."""
-        if self._tree is None:
-            return
-        roots, nodes = self._tree
-        entry_id = entry.get("id")
-        waiting = any(r._entry.get("parentId") == entry_id for r in roots) if entry_id else False
-        if duplicate or waiting or entry_id.__class__ is not str:
-            self._tree = None
-            return
-        attach_node(roots, nodes, TreeNode(entry))
-        if entry.get("type") == "label":
-            target_id = entry.get("targetId")
-            target = nodes.get(target_id) if target_id.__class__ is str else None
-            if target is not None:
-                target.label = self._labels.get(target_id)
-                target.label_timestamp = self._label_timestamps.get(target_id)
 
     # ------------------------------------------------------------------ change feed
 

@@ -31,7 +31,7 @@ UNSET: Any = _Unset()
 """Marks an argument that was not given (pi distinguishes ``undefined`` from ``null``)."""
 
 
-class BranchPath(list):
+class BranchPath(list[Entry]):
     """A root-to-leaf path as the engine computed it (a plain list in every other respect).
 
     Handing it back to a pure function (``prepare_compaction(sm.get_branch(), …)``) lets the
@@ -69,7 +69,7 @@ class TreeNode:
     @property
     def entry(self) -> Entry:
         entry = self._entry
-        return entry if entry.__class__ is not LazyEntry else entry.resolve()
+        return entry if type(entry) is not LazyEntry else entry.resolve()
 
     @entry.setter
     def entry(self, value: Entry) -> None:
@@ -83,7 +83,7 @@ def get_branch(by_id: Mapping[str, Entry], from_id: str | None) -> list[Entry]:
     """Root-first path ending at ``from_id``; empty when the id is empty or unknown."""
     # Only string ids are keys; any other value (a list, an object) matches nothing, as a
     # JavaScript Map keyed by ids finds nothing for it.
-    if not from_id or (from_id.__class__ is not str and not isinstance(from_id, str)):
+    if not from_id or (type(from_id) is not str and not isinstance(from_id, str)):
         return []
     get = by_id.get
     entry = get(from_id)
@@ -93,7 +93,7 @@ def get_branch(by_id: Mapping[str, Entry], from_id: str | None) -> list[Entry]:
     while entry is not None:
         append(entry)
         parent_id = entry.get("parentId")
-        if not parent_id or parent_id.__class__ is not str:
+        if not parent_id or type(parent_id) is not str:
             break
         entry = get(parent_id)
         if len(path) > limit:
@@ -112,7 +112,7 @@ def _guarded_branch(by_id: Mapping[str, Entry], from_id: str) -> list[Entry]:
     while entry is not None:
         path.append(entry)
         parent_id = entry.get("parentId")
-        if not parent_id or parent_id.__class__ is not str or parent_id in seen:
+        if not parent_id or type(parent_id) is not str or parent_id in seen:
             break
         seen.add(parent_id)
         entry = by_id.get(parent_id)
@@ -129,7 +129,7 @@ def build_session_path(entries: list[Entry], leaf_id: Any = UNSET, by_id: Mappin
     if leaf_id is None:
         return []
     if by_id is None:
-        if entries.__class__ is BranchPath and entries.is_intact() and not (isinstance(leaf_id, str) and leaf_id):
+        if type(entries) is BranchPath and entries.is_intact() and not (isinstance(leaf_id, str) and leaf_id):
             return list(entries)
         if not (isinstance(leaf_id, str) and leaf_id) and entries:
             chain = _chain_ending_the_list(entries)
@@ -142,7 +142,7 @@ def build_session_path(entries: list[Entry], leaf_id: Any = UNSET, by_id: Mappin
         return []
     start = entries[-1]
     start_id = start.get("id")
-    if start_id.__class__ is str and by_id.get(start_id) is start:
+    if type(start_id) is str and by_id.get(start_id) is start:
         return get_branch(by_id, start_id)
     # The last entry may carry no id (unmigrated data) or a duplicated one: walk from it.
     path = [start]
@@ -163,7 +163,7 @@ def _chain_ending_the_list(entries: list[Entry]) -> list[Entry] | None:
         parents = list(map(dict.get, entries, repeat("parentId")))
     except TypeError:
         return None
-    if parents[0] or ids[-1].__class__ is not str or not ids[-1]:
+    if parents[0] or type(ids[-1]) is not str or not ids[-1]:
         return None
     if parents[1:] != ids[:-1]:
         return None
@@ -208,7 +208,7 @@ def attach_node(roots: list[TreeNode], nodes: dict[str, TreeNode], node: TreeNod
     """Add one appended entry's node to a built tree (its parent is already there)."""
     entry = node._entry
     parent_id = entry.get("parentId")
-    parent = nodes.get(parent_id) if parent_id.__class__ is str and parent_id != entry.get("id") else None
+    parent = nodes.get(parent_id) if type(parent_id) is str and parent_id != entry.get("id") else None
     if parent is None:
         roots.append(node)
     else:
@@ -220,7 +220,7 @@ def attach_node(roots: list[TreeNode], nodes: dict[str, TreeNode], node: TreeNod
             position -= 1
         children.insert(position, node)
     entry_id = entry.get("id")
-    if entry_id.__class__ is str:
+    if type(entry_id) is str:
         nodes[entry_id] = node
 
 
@@ -243,7 +243,7 @@ def build_tree(
         for i, entry in enumerate(entries):
             node = TreeNode(entry)
             entry_id = entry.get("id")
-            if entry_id.__class__ is str:
+            if type(entry_id) is str:
                 label = labels.get(entry_id) if labels else None
                 if label is not None:
                     node.label = label
@@ -256,8 +256,7 @@ def build_tree(
         for i, node in enumerate(ordered):
             entry = node._entry
             parent_id = entry.get("parentId")
-            parent = nodes.get(parent_id) if parent_id.__class__ is str else None
-            if parent is None or parent_id == entry.get("id"):
+            if type(parent_id) is not str or (parent := nodes.get(parent_id)) is None or parent_id == entry.get("id"):
                 roots.append(node)
                 continue
             if position[parent_id] > i:
@@ -267,17 +266,24 @@ def build_tree(
             cyclic = find_cycles(by_id if by_id is not None else index_by_id(entries))
             if cyclic:
                 for node in ordered:
-                    if node._entry.get("id").__class__ is str and node._entry.get("id") in cyclic:
+                    node_id = node._entry.get("id")
+                    if type(node_id) is str and node_id in cyclic:
                         parent_id = node._entry.get("parentId")
-                        parent = nodes.get(parent_id) if parent_id.__class__ is str else None
+                        parent = nodes.get(parent_id) if type(parent_id) is str else None
                         if parent is not None and node in parent.children:
                             parent.children.remove(node)
                         roots.append(node)
-                roots.sort(key=lambda n: position.get(n._entry.get("id"), -1) if n._entry.get("id").__class__ is str else -1)
+                roots.sort(key=lambda n: _file_position(n, position))
         for node in ordered:
             if len(node.children) > 1:
                 node.children.sort(key=_child_sort_key)
     return roots, nodes
+
+
+def _file_position(node: TreeNode, position: Mapping[str, int]) -> int:
+    """Where a node's entry is in the file (-1 for an entry without a string id)."""
+    node_id = node._entry.get("id")
+    return position.get(node_id, -1) if type(node_id) is str else -1
 
 
 def _build_tree_in_file_order(
@@ -292,7 +298,7 @@ def _build_tree_in_file_order(
     for entry in entries:
         node = TreeNode(entry)
         entry_id = entry.get("id")
-        if entry_id.__class__ is str:
+        if type(entry_id) is str:
             if entry_id in nodes:
                 return None  # a duplicate id: the later entry owns the id
             if labels:
@@ -305,7 +311,7 @@ def _build_tree_in_file_order(
         if not parent_id or parent_id == entry_id:
             roots.append(node)
             continue
-        parent = nodes.get(parent_id) if parent_id.__class__ is str else None
+        parent = nodes.get(parent_id) if type(parent_id) is str else None
         if parent is None:
             orphans = True  # an unknown parent, or one written later (checked below)
             roots.append(node)
@@ -314,16 +320,25 @@ def _build_tree_in_file_order(
         children.append(node)
         if len(children) == 2:
             branching.append(parent)
+    return (roots, nodes) if finish_one_pass(roots, nodes, orphans, branching) else None
+
+
+def finish_one_pass(roots: list[TreeNode], nodes: Mapping[str, TreeNode], orphans: bool,
+                    branching: list[TreeNode]) -> bool:
+    """The end of a one-pass tree build (children appended in file order): ``False`` when a
+    root's parent was written after it (``orphans`` says a root had an unknown parent), which
+    only the general build orders; else each parent of several children (``branching``) gets
+    them sorted by timestamp."""
     if orphans and any(_late_parent(r._entry, nodes) for r in roots):
-        return None  # a parent written after its child
+        return False
     for parent in branching:
         parent.children.sort(key=_child_sort_key)
-    return roots, nodes
+    return True
 
 
 def _late_parent(entry: Entry, nodes: Mapping[str, TreeNode]) -> bool:
     parent_id = entry.get("parentId")
-    return parent_id.__class__ is str and parent_id in nodes and parent_id != entry.get("id")
+    return type(parent_id) is str and parent_id in nodes and parent_id != entry.get("id")
 
 
 def _child_sort_key(node: TreeNode) -> float:
