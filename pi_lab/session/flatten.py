@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pi_lab.session._gc import collector_paused
 from pi_lab.session._js import JS_WHITESPACE
@@ -41,7 +41,9 @@ from pi_lab.session.nav_row import _LazyTextRow as _LazyTextRow  # (read by test
 from pi_lab.session.tree import UNSET, TreeNode
 from pi_lab.view.contract import FILTER_MODES as _CONTRACT_FILTER_MODES
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only; typing has Unpack from 3.11
+    from typing_extensions import Unpack
+
     from pi_lab.session.manager import SessionManager
 
 __all__ = [
@@ -167,7 +169,7 @@ def string_positions(ids: Sequence[Any]) -> dict[str, int]:
     string (a file pi wrote) the map is built at C speed."""
     if set(map(type, ids)) <= {str}:
         return dict(zip(ids, range(len(ids))))
-    return {entry_id: i for i, entry_id in enumerate(ids) if entry_id.__class__ is str or isinstance(entry_id, str)}
+    return {entry_id: i for i, entry_id in enumerate(ids) if type(entry_id) is str or isinstance(entry_id, str)}
 
 
 def flatten_tree(roots: Sequence[TreeNode], leaf_id: Any = None, *, facts: FactTable | None = None,
@@ -266,13 +268,14 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable, acti
     if before is None and not extra:
         facts = [entry_facts(entry) for entry in entries]
     else:
-        before_index = before.index_of if before is not None else None
-        before_entries = before.entries if before is not None else None
-        before_facts = before.facts if before is not None else None
+        # (empty without an adopted flattening: no id is found there)
+        before_index: dict[str, int] = before.index_of if before is not None else {}
+        before_entries: list[Entry] = before.entries if before is not None else []
+        before_facts: list[EntryFacts] = before.facts if before is not None else []
         facts = []
         for entry, entry_id in zip(entries, ids):
             found = None
-            if before_index is not None and entry_id.__class__ is str:
+            if type(entry_id) is str:
                 j = before_index.get(entry_id)
                 if j is not None and before_entries[j] is entry:
                     found = before_facts[j]
@@ -306,7 +309,7 @@ def _flatten(roots: Sequence[TreeNode], leaf: str | None, table: FactTable, acti
         call_of = tool_calls.get
         for i in [i for i, category in enumerate(categories) if category == _CAT_TOOL_RESULT]:
             call_id = entries[i]["message"].get("toolCallId")
-            if call_id.__class__ is str:  # what pi writes: a truthy string is any non-empty one
+            if type(call_id) is str:  # what pi writes: a truthy string is any non-empty one
                 if not call_id:
                     continue
             elif not (_truthy(call_id) and isinstance(call_id, (str, int, float))):
@@ -327,28 +330,32 @@ def search_tokens(query: str) -> list[str]:
     return [token for token in re.split(f"[{re.escape(JS_WHITESPACE)}]+", query.lower()) if token]
 
 
-def visible_rows(
-    flat: FlatTree,
-    *,
-    filter_mode: str = "default",
-    search: str = "",
-    folded: Iterable[str] = frozenset(),
-    leaf_id: Any = UNSET,
-    home: str | None = None,
-    with_text: bool = True,
-    keep_ids: Collection[str] | None = None,
-) -> list[NavRow]:
-    """The rows shown for a filter mode, search query and set of folded entry ids.
+class ViewOptions(TypedDict, total=False):
+    """Which rows a view shows: the keyword arguments of :func:`visible_layout` (defaults and
+    meaning there), which :func:`visible_rows` passes on."""
 
-    ``leaf_id`` defaults to the flattening leaf; it only decides which tool-call-only
-    assistant stays visible and which row is marked ``is_leaf``. ``home`` (default
-    :func:`default_home`) shortens paths in tool-call rows. With ``with_text=False`` a row's
-    text is made when it is first read (the same text; a viewer that shows a few rows at a
-    time then pays only for those). ``keep_ids`` (a note filter: the entries its notes cover)
-    keeps only those entries of the ones the mode and the search keep.
+    filter_mode: str
+    search: str
+    folded: Iterable[str]
+    leaf_id: Any
+    home: str | None
+    keep_ids: Collection[str] | None
+
+
+class RowOptions(ViewOptions, total=False):
+    """:func:`visible_rows`'s keyword arguments: a view's, and whether texts are made now."""
+
+    with_text: bool
+
+
+def visible_rows(flat: FlatTree, *, with_text: bool = True, **view: Unpack[ViewOptions]) -> list[NavRow]:
+    """The rows shown for a filter mode, search query and set of folded entry ids (``view``:
+    :func:`visible_layout`'s arguments).
+
+    With ``with_text=False`` a row's text is made when it is first read (the same text; a
+    viewer that shows a few rows at a time then pays only for those).
     """
-    layout = visible_layout(flat, filter_mode=filter_mode, search=search, folded=folded, leaf_id=leaf_id, home=home,
-                            keep_ids=keep_ids)
+    layout = visible_layout(flat, **view)
     with collector_paused(len(layout.index)):
         make = layout.row if with_text else layout.lazy_row
         return [make(r) for r in range(len(layout.index))]
@@ -360,6 +367,11 @@ LAYOUT_BITS: tuple[str, ...] = ("show_connector", "is_last", "is_virtual_root_ch
                                 "foldable", "folded", "has_children")
 (_L_CONNECTOR, _L_LAST, _L_VIRTUAL, _L_ON_PATH, _L_LEAF, _L_FOLDABLE, _L_FOLDED, _L_CHILDREN) = (
     1 << bit for bit in range(len(LAYOUT_BITS)))
+
+
+# NavRow's fields up to ``folded``, in order (the rest is the text and what follows it).
+_RowFields = tuple[Entry, Any, int, int, int, bool, bool, tuple[tuple[int, bool], ...], bool, bool, bool,
+                   str | None, str | None, bool, bool]
 
 
 class RowLayout:
@@ -389,7 +401,7 @@ class RowLayout:
     def __len__(self) -> int:
         return len(self.index)
 
-    def _fields(self, r: int) -> tuple[Any, ...]:
+    def _fields(self, r: int) -> _RowFields:
         flat = self.flat
         i = self.index[r]
         bits = self.bits[r]
@@ -427,8 +439,13 @@ def visible_layout(
     home: str | None = None,
     keep_ids: Collection[str] | None = None,
 ) -> RowLayout:
-    """The layout :func:`visible_rows` draws, as columns (:class:`RowLayout`); the arguments
-    are :func:`visible_rows`'s."""
+    """The layout :func:`visible_rows` draws, as columns (:class:`RowLayout`).
+
+    ``leaf_id`` defaults to the flattening leaf; it only decides which tool-call-only
+    assistant stays visible and which row is marked ``is_leaf``. ``home`` (default
+    :func:`default_home`) shortens paths in tool-call rows. ``keep_ids`` (a note filter: the
+    entries its notes cover) keeps only those entries of the ones the mode and the search keep.
+    """
     if filter_mode not in FILTER_MODES:
         raise ValueError(f"unknown filter mode {filter_mode!r}; expected one of {', '.join(FILTER_MODES)}")
     with collector_paused(len(flat.ids)):
@@ -467,7 +484,7 @@ def _visible_layout(
         # A note filter narrows what the mode keeps, as a search does; the kept entries are then
         # re-attached to their nearest kept ancestors below, the labeled-only view's tree shape.
         for i in range(count):
-            if keep[i] and not (ids[i].__class__ is str and ids[i] in keep_ids):
+            if keep[i] and not (type(ids[i]) is str and ids[i] in keep_ids):
                 keep[i] = 0
     if tokens:
         text_of = flat.search_text
@@ -584,9 +601,9 @@ def _visible_layout(
     return layout
 
 
-def navigation_rows(sm: SessionManager, **kwargs: Any) -> list[NavRow]:
+def navigation_rows(sm: SessionManager, **options: Unpack[RowOptions]) -> list[NavRow]:
     """:func:`visible_rows` of a session's current tree at its leaf."""
-    return visible_rows(flatten_tree(sm.get_tree(), sm.leaf_id), **kwargs)
+    return visible_rows(flatten_tree(sm.get_tree(), sm.leaf_id), **options)
 
 
 # ---------------------------------------------------------------------------------------------
