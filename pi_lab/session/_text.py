@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 # The JavaScript string helpers live in _js; they are re-exported here for existing callers.
@@ -12,6 +13,7 @@ __all__ = [
     "js_slice",
     "js_trim",
     "content_text",
+    "text_blocks",
     "content_preview",
     "field_text",
     "safe_repr",
@@ -28,13 +30,16 @@ def content_text(content: Any, separator: str = "") -> str:
     """
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
-        return ""
-    return separator.join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    )
+    return separator.join(block["text"] for block in text_blocks(content) if isinstance(block.get("text"), str))
+
+
+def text_blocks(content: Any) -> Iterator[dict[str, Any]]:
+    """The ``text`` blocks of message content given as a list of blocks, in order (none for
+    a string or any other value); what each reader takes from a block is its own rule."""
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                yield block
 
 
 def content_preview(content: Any, separator: str = " ", *, thinking_text: bool = False) -> str:
@@ -142,7 +147,7 @@ def safe_repr(value: Any, limit: int = 80) -> str:
                     out.append(opening)
                     size += 1
                     stack.append(closing)
-                    stack.append(("open", iter(current.items() if is_dict else current), is_dict, depth + 1, True))
+                    stack.append(("open", iter(current.items() if isinstance(current, dict) else current), is_dict, depth + 1, True))
                 else:
                     token = _scalar_repr(current, limit - size + 1)
                     out.append(token)

@@ -21,6 +21,7 @@ from pi_lab.session._js import js_string as _js_string
 from pi_lab.session._js import js_to_number as _js_to_number
 from pi_lab.session._js import js_truthy as _truthy
 from pi_lab.session._json import dumps as _json_dumps
+from pi_lab.session._text import text_blocks
 from pi_lab.session.entries import message_of
 from pi_lab.session.ids import parse_iso_ms
 
@@ -58,14 +59,8 @@ def _full_text(content: Any) -> str:
     """The text of message content: a string, or its text blocks concatenated."""
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "text":
-            # `result += block.text`: a missing text would read "undefined"
-            parts.append(_js_string(block.get("text", _MISSING)))
-    return "".join(parts)
+    # `result += block.text`: a missing text would read "undefined"
+    return "".join(_js_string(block.get("text", _MISSING)) for block in text_blocks(content))
 
 
 def _text_200(content: Any) -> str:
