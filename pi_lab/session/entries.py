@@ -103,25 +103,26 @@ class UsageEntry(_Common, total=False):
     note: str
 
 
-class CompactionEntry(_Common, total=False):
-    type: Literal["compaction"]
+class _Summary(_Common, total=False):
+    """The fields both summary entries carry (a compaction's and a branch's)."""
+
     summary: str
+    details: Any
+    usage: dict[str, Any]
+    fromHook: bool
+
+
+class CompactionEntry(_Summary, total=False):
+    type: Literal["compaction"]
     firstKeptEntryId: str
     firstKeptEntryIndex: int  # v1 files only; migrated to firstKeptEntryId
     tokensBefore: float
-    details: Any
-    usage: dict[str, Any]
-    fromHook: bool
     systemMessage: dict[str, Any]
 
 
-class BranchSummaryEntry(_Common, total=False):
+class BranchSummaryEntry(_Summary, total=False):
     type: Literal["branch_summary"]
     fromId: str
-    summary: str
-    details: Any
-    usage: dict[str, Any]
-    fromHook: bool
 
 
 class CustomEntry(_Common, total=False):
