@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -230,21 +231,29 @@ def loads_object(line: bytes | str) -> dict[str, Any] | None:
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
-_scanstring = json.decoder.scanstring
+# The C string scanner json.loads uses (same escapes, same errors); it is public in the json
+# package, but typeshed does not list it, hence the ignore with its declared type here.
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = json.decoder.scanstring  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def _skip_blanks(text: str, i: int) -> int:
+    """The index of the first character at or after ``i`` that is not JSON white space."""
+    blanks = _WHITESPACE.match(text, i)
+    return blanks.end() if blanks is not None else i  # (the pattern also matches nothing)
 
 
 def loads_iterative(text: str) -> Any:
     """JSON.parse with an explicit stack: any depth, the same values as ``json.loads``."""
-    ws = _WHITESPACE.match
+    ws = _skip_blanks
     n = len(text)
-    i = ws(text, 0).end()
+    i = ws(text, 0)
     stack: list[list[Any]] = []  # [container, pending key] for each open container
     while True:
         if i >= n:
             raise ValueError("unexpected end of JSON")
         c = text[i]
         if c == "{":
-            i = ws(text, i + 1).end()
+            i = ws(text, i + 1)
             if i < n and text[i] == "}":
                 value: Any = {}
                 i += 1
@@ -253,7 +262,7 @@ def loads_iterative(text: str) -> Any:
                 stack.append([{}, key])
                 continue
         elif c == "[":
-            i = ws(text, i + 1).end()
+            i = ws(text, i + 1)
             if i < n and text[i] == "]":
                 value = []
                 i += 1
@@ -278,7 +287,7 @@ def loads_iterative(text: str) -> Any:
                     raise ValueError(f"unexpected character at {i}")
         # A value is complete: store it in its container, closing containers that end here.
         while True:
-            i = ws(text, i).end()
+            i = ws(text, i)
             if not stack:
                 if i != n:
                     raise ValueError(f"extra data at {i}")
@@ -295,7 +304,7 @@ def loads_iterative(text: str) -> Any:
                 raise ValueError("unexpected end of JSON")
             c = text[i]
             if c == ",":
-                i = ws(text, i + 1).end()
+                i = ws(text, i + 1)
                 if closer == "}":
                     frame[1], i = _object_key(text, i)
                 break
@@ -311,7 +320,7 @@ def _object_key(text: str, i: int) -> tuple[str, int]:
     if i >= len(text) or text[i] != '"':
         raise ValueError(f"expected a property name at {i}")
     key, i = _scanstring(text, i + 1, True)
-    i = _WHITESPACE.match(text, i).end()
+    i = _skip_blanks(text, i)
     if i >= len(text) or text[i] != ":":
         raise ValueError(f"expected ':' at {i}")
-    return key, _WHITESPACE.match(text, i + 1).end()
+    return key, _skip_blanks(text, i + 1)

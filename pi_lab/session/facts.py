@@ -90,7 +90,7 @@ class FactTable:
         flat = self._flat
         if flat is not None:
             entry_id = entry.get("id")
-            if entry_id.__class__ is str or isinstance(entry_id, str):
+            if type(entry_id) is str or isinstance(entry_id, str):
                 i = flat.index_of.get(entry_id)
                 if i is not None and flat.entries[i] is entry:
                     return flat.facts[i]
@@ -113,9 +113,9 @@ def entry_facts(entry: Entry) -> EntryFacts:
     content; any other shape is decided by the three general rules, so odd file data gets
     exactly the answers those give.
     """
-    if entry.__class__ is dict and entry.get("type") == "message":
+    if type(entry) is dict and entry.get("type") == "message":
         message = entry.get("message")
-        if message.__class__ is dict:
+        if type(message) is dict:
             role = message.get("role")
             if role == "user":
                 return EntryFacts(entry, _CAT_USER, "user", False, None)
@@ -137,9 +137,9 @@ def _assistant_facts(entry: Entry, message: dict[str, Any]) -> EntryFacts | None
     content = message.get("content")
     visible = has_call = has_thinking = False
     calls: dict[Any, ToolCall] | None = None
-    if content.__class__ is list:
+    if type(content) is list:
         for block in content:
-            if block.__class__ is not dict:
+            if type(block) is not dict:
                 if isinstance(block, Mapping):
                     return None  # a dict subclass or another mapping: the general rules decide
                 continue  # not an object: no rule looks at it
@@ -159,7 +159,7 @@ def _assistant_facts(entry: Entry, message: dict[str, Any]) -> EntryFacts | None
                     calls[call_id] = ToolCall(block.get("name"), block.get("arguments", _MISSING))
             elif kind == "thinking":
                 has_thinking = True
-    elif content.__class__ is str:
+    elif type(content) is str:
         visible = content.strip(JS_WHITESPACE) != ""
     elif content is not None:
         return None

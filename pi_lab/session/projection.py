@@ -7,7 +7,7 @@ model saw at that node.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -165,7 +165,7 @@ def build_context_entries(entries: list[Entry], leaf_id: Any = UNSET, by_id: Map
     return _context_entries_of_path(path)
 
 
-def _context_entries_of_path(path: list[Entry], kinds: list[Any] | None = None) -> list[Entry]:
+def _context_entries_of_path(path: Sequence[Entry], kinds: list[Any] | None = None) -> list[Entry]:
     compaction_index = -1
     if kinds is not None:
         compaction_index = _last_index(kinds, "compaction")
@@ -196,7 +196,7 @@ def _context_entries_of_path(path: list[Entry], kinds: list[Any] | None = None) 
     return result
 
 
-def get_context_settings(path: list[Entry], kinds: list[Any] | None = None) -> tuple[str, dict[str, Any] | None]:
+def get_context_settings(path: Sequence[Entry], kinds: list[Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     """Thinking level and model restored from the whole path (tree-and-context.md §5).
 
     ``kinds``: each entry's ``type`` (from :func:`_kinds`), when the caller has them."""
@@ -268,7 +268,7 @@ def context_edits(context_entries: list[Entry]) -> dict[str, Entry]:
     return edits
 
 
-def project_path(path: list[Entry], *, sources: bool = True) -> SessionProjection:
+def project_path(path: Sequence[Entry], *, sources: bool = True) -> SessionProjection:
     """:func:`build_session_projection` for an already computed root-to-leaf path.
 
     ``sources=False`` leaves ``entries`` empty (for a caller that wants the messages only:
@@ -321,7 +321,7 @@ def _project(context_entries: list[Entry], edits: dict[str, Entry], thinking_lev
             # rules' two calls (a kept region of 1,000,000 messages spent 1.2 s in them): a
             # message object with content, no edit in force. Anything else goes below.
             message = entry.get("message")
-            if message.__class__ is dict and message.get("content") is not None:
+            if type(message) is dict and message.get("content") is not None:
                 entry_id = entry.get("id")
                 if not edits or not isinstance(entry_id, str) or entry_id not in edits:
                     if sources:
@@ -353,7 +353,7 @@ def replay_system_state(messages: list[Message]) -> Message | None:
     """The current system state from every system message in order (session-format.md §6.6)."""
     pieces: list[str] = []
     sections: dict[str, Any] = {}
-    tools: dict[str, Any] = {}
+    tools: dict[Any, Any] = {}  # keyed by whatever JSON value a tool's name holds
     first_timestamp: Any = UNSET
     for message in messages:
         if not isinstance(message, dict) or message.get("role") != "system":
