@@ -27,8 +27,6 @@ The summary prompts are pi_lab's own wording with pi's section structure.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from pi_lab.compaction.branch_summary import (
     BranchPreparation,
     BranchSummaryResult,
@@ -104,12 +102,13 @@ from pi_lab.compaction.tokens import (
 )
 from pi_lab.compaction.usage import ContextUsage, context_usage
 
-if TYPE_CHECKING:  # re-exported on first use (below); named here for type checkers and editors
-    from pi_lab.llm.convert import BRANCH_SUMMARY_PREFIX as BRANCH_PREFIX
-    from pi_lab.llm.convert import BRANCH_SUMMARY_SUFFIX as BRANCH_SUFFIX
-    from pi_lab.llm.convert import COMPACTION_SUMMARY_PREFIX as COMPACTION_PREFIX
-    from pi_lab.llm.convert import COMPACTION_SUMMARY_SUFFIX as COMPACTION_SUFFIX
-    from pi_lab.llm.convert import convert_to_llm
+# Message conversion belongs to the model layer; it is re-exported here because callers
+# (and pi's own API) reach it through the compaction module.
+from pi_lab.llm.convert import BRANCH_SUMMARY_PREFIX as BRANCH_PREFIX
+from pi_lab.llm.convert import BRANCH_SUMMARY_SUFFIX as BRANCH_SUFFIX
+from pi_lab.llm.convert import COMPACTION_SUMMARY_PREFIX as COMPACTION_PREFIX
+from pi_lab.llm.convert import COMPACTION_SUMMARY_SUFFIX as COMPACTION_SUFFIX
+from pi_lab.llm.convert import convert_to_llm
 
 __all__ = [
     # tokens
@@ -185,24 +184,3 @@ __all__ = [
     "TURN_PREFIX_SUMMARIZATION_PROMPT",
     "UPDATE_SUMMARIZATION_PROMPT",
 ]
-
-# Message conversion belongs to the model layer; it is re-exported here because callers
-# (and pi's own API) reach it through the compaction module. Resolved on first use.
-_FROM_LLM_CONVERT = {
-    "convert_to_llm": "convert_to_llm",
-    "COMPACTION_PREFIX": "COMPACTION_SUMMARY_PREFIX",
-    "COMPACTION_SUFFIX": "COMPACTION_SUMMARY_SUFFIX",
-    "BRANCH_PREFIX": "BRANCH_SUMMARY_PREFIX",
-    "BRANCH_SUFFIX": "BRANCH_SUMMARY_SUFFIX",
-}
-
-
-def __getattr__(name: str) -> Any:
-    source = _FROM_LLM_CONVERT.get(name)
-    if source is not None:
-        from pi_lab.llm import convert
-
-        value = getattr(convert, source)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'pi_lab.compaction' has no attribute {name!r}")

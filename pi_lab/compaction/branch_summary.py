@@ -33,6 +33,8 @@ from pi_lab.compaction.summarize import (
 )
 from pi_lab.compaction.tokens import estimate_tokens
 from pi_lab.llm.protocol import check_options
+from pi_lab.session.entries import EntryView as Entry  # one alias for every module
+from pi_lab.session.entries import MessageView as Message
 
 if TYPE_CHECKING:  # annotations only; typing has Unpack from 3.11
     from typing_extensions import Unpack
@@ -50,9 +52,6 @@ __all__ = [
 ]
 
 DEFAULT_CONTEXT_WINDOW = 128000
-
-from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
-from pi_lab.session.entries import MessageView as Message  # noqa: E402
 
 
 class CollectEntriesResult(NamedTuple):

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_lab.compaction.tokens import estimate_tokens
+from pi_lab.session.entries import EntryView as Entry  # one alias for every module
+from pi_lab.session.entries import MessageView as Message
 
 __all__ = [
     "CUT_POINT_ROLES",
@@ -36,9 +38,6 @@ __all__ = [
 
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
-
-from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
-from pi_lab.session.entries import MessageView as Message  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,10 @@ from pi_lab.compaction.file_ops import (
 )
 from pi_lab.compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, settings_value
 from pi_lab.compaction.tokens import estimate_projected_context_tokens
+from pi_lab.session.entries import EntryView as Entry  # one alias for every module
+from pi_lab.session.entries import MessageView as Message
 
 __all__ = ["CompactionPreparation", "prepare_compaction", "messages_for_summary"]
-
-from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
-from pi_lab.session.entries import MessageView as Message  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)
