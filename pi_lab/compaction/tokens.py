@@ -23,6 +23,7 @@ __all__ = [
     "js_len",
     "js_json",
     "estimate_tokens",
+    "assistant_chars",
     "calculate_context_tokens",
     "usage_anchor",
     "get_last_assistant_usage",
@@ -84,9 +85,14 @@ def _content_chars(content: Any) -> int:
     return _blocks_chars(content, assistant=False) if isinstance(content, list) else 0
 
 
-def _assistant_chars(content: Any) -> int:
-    """Characters of an assistant content: text, thinking and tool-call blocks."""
+def assistant_chars(content: Any) -> int:
+    """Characters of an assistant content: text, thinking and tool-call blocks (the count
+    ``estimate_tokens`` divides by 4; the context composition splits it per block)."""
     return _blocks_chars(content, assistant=True) if isinstance(content, list) else 0
+
+
+# The old private name, until pi_lab/view/composition.py imports the public one (issue 23).
+_assistant_chars = assistant_chars
 
 
 def _blocks_chars(blocks: list[Any], *, assistant: bool) -> int:
@@ -132,7 +138,7 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     if role == "assistant":
         content = message.get("content")
         # A list of blocks (what pi writes) goes straight to the walk: one call less per message.
-        chars = _blocks_chars(content, assistant=True) if type(content) is list else _assistant_chars(content)
+        chars = _blocks_chars(content, assistant=True) if type(content) is list else assistant_chars(content)
     elif role == "toolResult" or role == "user" or role == "custom":
         content = message.get("content")
         chars = _blocks_chars(content, assistant=False) if type(content) is list else _content_chars(content)
