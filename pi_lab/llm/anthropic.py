@@ -68,6 +68,9 @@ class AnthropicClient(_http.KeyedClient):
     The API key comes from `api_key`, else — for models whose provider is `anthropic` —
     `ANTHROPIC_API_KEY` at request time. It is sent only in the `x-api-key` header and never
     appears in repr, events or messages.
+
+    `cache_retention` is the default prompt caching (`short`, `long` or `none`); the other
+    keywords are those of every HTTP client (`KeyedClient`: base_url, headers, ...).
     """
 
     provider = "anthropic"

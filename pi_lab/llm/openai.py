@@ -58,6 +58,9 @@ class OpenAIClient(_http.KeyedClient):
     A model or client with its own `base_url` (a local server) may run without a key. The key is
     sent only in the `Authorization` header; it never appears in repr, events or messages (a
     server that echoes it in an error has it replaced by `***`).
+
+    `max_tokens_field` names the body field of the output cap (`max_tokens` for older servers);
+    the other keywords are those of every HTTP client (`KeyedClient`: base_url, headers, ...).
     """
 
     provider = "openai"
