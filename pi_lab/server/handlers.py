@@ -281,7 +281,8 @@ def _settings(raw: Any, recorded_window: int | None = None) -> ViewSettings:
     for name, (low, high) in _LIMITS.items():
         value = raw.get(name, defaults.get(name, getattr(_DEFAULT_SETTINGS, name)))
         values[name] = whole_number(value, f"settings.{name}", low=low, high=high)
-    return ViewSettings(**values)
+    return ViewSettings(context_window=values["context_window"], reserve_tokens=values["reserve_tokens"],
+                        keep_recent_tokens=values["keep_recent_tokens"])
 
 
 def _view(raw: Any) -> tuple[str, str, tuple[str, ...], str]:
@@ -436,9 +437,10 @@ class SessionHandler(PiLabHandler):
             self.send_json(result)
 
     @authorized(action="write")
-    def _may_write_notes(self) -> None:
+    async def _may_write_notes(self) -> None:
         """A note is written to a file on the server: Jupyter's write permission, as for saving
-        a file (a user allowed to read only sees the notes and cannot add any)."""
+        a file (a user allowed to read only sees the notes and cannot add any). The decorator
+        checks it (and makes even a plain method a coroutine); async says so to the types."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -223,7 +223,7 @@ class SessionListing:
             raw = read_line(path, chunk.lines[entry], index.identity)
             parsed = decode_and_parse(raw) if raw else None
             message = parsed.get("message") if parsed else None
-            if not isinstance(message, dict):
+            if parsed is None or not isinstance(message, dict):
                 continue
             piece = snippet(message_text(message), terms)
             piece["role"] = message.get("role")

@@ -7,12 +7,15 @@ dict keys or compared as strings.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, runtime_checkable
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 from pi_lab.session.projection import SessionProjection, project_path
 from pi_lab.session.protocol import ReadableSession
 from pi_lab.view.errors import UnknownEntry, ViewError
+
+if TYPE_CHECKING:
+    from pi_lab.view.payload import ViewSettings
 
 
 class HoldsSession(Protocol):
@@ -27,22 +30,50 @@ class HoldsSession(Protocol):
 SessionLike = ReadableSession | HoldsSession
 
 
+class ViewOfSession(Protocol):
+    """One viewer's view of a session (:class:`pi_lab.view.payload.SessionView`): what the read
+    requests answer from. Declared here so the request modules need not import the payload
+    module that dispatches to them."""
+
+    @property
+    def sm(self) -> ReadableSession: ...
+
+    @property
+    def settings(self) -> ViewSettings: ...
+
+
+@runtime_checkable
+class LazyBodies(Protocol):
+    """A session opened with its bodies left on disk (:class:`SessionManager` opened lazily)."""
+
+    @property
+    def lazy_bodies(self) -> bool: ...
+
+    def load_bodies(self) -> None: ...
+
+
 def manager_of(sm: SessionLike) -> ReadableSession:
     """The SessionManager behind ``sm`` (a manager, or an object with ``session_manager``),
     with every body in memory (:func:`with_bodies`)."""
-    if hasattr(sm, "get_branch") and hasattr(sm, "get_entry"):
+    if _reads_entries(sm):
         return with_bodies(sm)
     inner = getattr(sm, "session_manager", None)
-    if inner is not None and hasattr(inner, "get_branch") and hasattr(inner, "get_entry"):
+    if _reads_entries(inner):
         return with_bodies(inner)
     raise ViewError(f"expected a SessionManager (or an AgentSession), not {type(sm).__name__}")
 
 
-def with_bodies(sm: Any) -> ReadableSession:
+def _reads_entries(value: object) -> TypeGuard[ReadableSession]:
+    """The run-time check of :func:`manager_of`: what the caller passed reads entries and
+    branches (a whole isinstance check of the protocol would call every property)."""
+    return hasattr(value, "get_branch") and hasattr(value, "get_entry")
+
+
+def with_bodies(sm: ReadableSession) -> ReadableSession:
     """``sm``, its bodies read into memory if it was opened lazily: the views read every
     entry (row facts, search, gauge) and key their caches by entry identity, which needs one
     dict per entry for the session's life (SessionManager.load_bodies)."""
-    if getattr(sm, "lazy_bodies", False):
+    if isinstance(sm, LazyBodies) and sm.lazy_bodies:
         sm.load_bodies()
     return sm
 
@@ -72,10 +103,11 @@ def projection_at(path: list[Entry]) -> SessionProjection:
     return project_path(path)
 
 
-def recorded_window_of(sm: Any) -> int | None:
+def recorded_window_of(sm: ReadableSession) -> int | None:
     """The context window the session's file itself records for its calls (Codex writes its
     ``model_context_window``), which wins over the catalog's figure for the model; ``None``
-    for pi and Claude Code files, which record none."""
+    for pi and Claude Code files, which record none (an attribute of the Codex adapter only,
+    so not a member of the protocol)."""
     recorded = getattr(sm, "recorded_context_window", None)
     if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded > 0:
         return recorded

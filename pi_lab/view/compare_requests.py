@@ -20,6 +20,7 @@ from typing import Any
 from pi_lab.session.display import display_text
 from pi_lab.session.entries import display_kind, is_error_entry
 from pi_lab.session.protocol import ReadableSession
+from pi_lab.view._common import ViewOfSession
 from pi_lab.view.branches import compare_branches
 from pi_lab.view.context import message_preview
 from pi_lab.view.diff import context_search, diff_with_messages
@@ -27,16 +28,17 @@ from pi_lab.view.errors import ViewError, user_text
 from pi_lab.view.kinds import unknown_entry_text
 from pi_lab.view.requests import RequestError, picked_entry, request_args
 
-__all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT", "cut_summary", "row_text", "with_children"]
+__all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT", "ROW_PREVIEW_CHARS", "cut_summary", "row_text", "with_children"]
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 20_000
-_PREVIEW = 120
+ROW_PREVIEW_CHARS = 120
+_PREVIEW = ROW_PREVIEW_CHARS  # the name pi_lab/export/views.py still imports
 _SUMMARY_CHARS = 4000
 _NAMES = {"a": "A", "b": "B"}
 
 
-def _pair(view: Any, args: Any) -> tuple[str, str]:
+def _pair(view: ViewOfSession, args: Any) -> tuple[str, str]:
     args = request_args(args)
     a, b = (picked_entry(view.sm, args, key, _NAMES[key]) for key in ("a", "b"))
     if a == b:
@@ -58,7 +60,7 @@ def row_text(entry: Mapping[str, Any]) -> str:
     if not text and display_kind(entry) == "unknown":
         kind = entry.get("type")
         text = unknown_entry_text(kind if isinstance(kind, str) and kind else None)
-    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+    return text if len(text) <= ROW_PREVIEW_CHARS else text[: ROW_PREVIEW_CHARS - 1] + "…"
 
 
 _row_text = row_text
@@ -107,7 +109,7 @@ def with_children(sm: ReadableSession) -> set[str]:
     return parents.update(sm.get_entries())
 
 
-def _nodes(view: Any, **ids: str | None) -> dict[str, dict[str, Any] | None]:
+def _nodes(view: ViewOfSession, **ids: str | None) -> dict[str, dict[str, Any] | None]:
     """How the pane names picked entries: id, kind, one line of text, where each stands."""
     sm = view.sm
     parents = with_children(sm)
@@ -132,7 +134,7 @@ def _answer(call: Callable[[], Any]) -> Any:
         raise RequestError(user_text(error)) from None
 
 
-def _diff(view: Any, args: Any) -> dict[str, Any]:
+def _diff(view: ViewOfSession, args: Any) -> dict[str, Any]:
     a, b = _pair(view, args)
     limit = _limit(args)
     result, messages = _answer(lambda: diff_with_messages(view.sm, a, b))
@@ -144,7 +146,7 @@ def _diff(view: Any, args: Any) -> dict[str, Any]:
         rows: list[dict[str, Any]] = []
         for row, message in zip(result[pool], messages[pool]):
             if row["source_id"] in wanted and len(rows) < limit:
-                rows.append({**row, "preview": message_preview(message, _PREVIEW)})
+                rows.append({**row, "preview": message_preview(message, ROW_PREVIEW_CHARS)})
         replaced["rows"] = rows
         replaced["count"] = len(replaced["source_ids"])
     counts: dict[str, int] = {}
@@ -155,7 +157,7 @@ def _diff(view: Any, args: Any) -> dict[str, Any]:
         group_tokens[group] = sum(r["tokens"] for r in rows)
         shown = rows[:limit]
         for row, message in zip(shown, messages[group]):
-            row["preview"] = message_preview(message, _PREVIEW)
+            row["preview"] = message_preview(message, ROW_PREVIEW_CHARS)
         result[group] = shown
     result["counts"] = counts
     result["group_tokens"] = group_tokens
@@ -164,7 +166,7 @@ def _diff(view: Any, args: Any) -> dict[str, Any]:
     return result
 
 
-def _search(view: Any, args: Any) -> dict[str, Any]:
+def _search(view: ViewOfSession, args: Any) -> dict[str, Any]:
     a, b = _pair(view, args)
     limit = _limit(args)
     query = args.get("query")
@@ -180,7 +182,7 @@ def _search(view: Any, args: Any) -> dict[str, Any]:
     return found
 
 
-def _segment(view: Any, ids: list[str | None], limit: int) -> list[dict[str, Any]]:
+def _segment(view: ViewOfSession, ids: list[str | None], limit: int) -> list[dict[str, Any]]:
     sm = view.sm
     rows: list[dict[str, Any]] = []
     for entry_id in ids[:limit]:
@@ -197,7 +199,7 @@ def _segment(view: Any, ids: list[str | None], limit: int) -> list[dict[str, Any
     return rows
 
 
-def _branches(view: Any, args: Any) -> dict[str, Any]:
+def _branches(view: ViewOfSession, args: Any) -> dict[str, Any]:
     a, b = _pair(view, args)
     limit = _limit(args)
     result = _answer(lambda: compare_branches(view.sm, a, b))
@@ -216,7 +218,7 @@ def _branches(view: Any, args: Any) -> dict[str, Any]:
     return result
 
 
-def _pick_node(view: Any, args: Any) -> dict[str, Any]:
+def _pick_node(view: ViewOfSession, args: Any) -> dict[str, Any]:
     """One picked entry as the pane names it (before a second pick makes a comparison)."""
     args = request_args(args)
     side = args.get("side", "a")

@@ -18,14 +18,14 @@ from pi_lab.compaction.tokens import _assistant_chars, estimate_tokens
 from pi_lab.view._common import SessionLike, branch_to, manager_of, projection_at
 from pi_lab.view.contract import PART_ORDER
 
-__all__ = ["context_composition", "compose", "message_shares", "PART_ORDER"]
+__all__ = ["context_composition", "compose", "message_shares", "PART_ORDER", "PART_OF_ROLE"]
 
 # Parts in the order they are listed (tool results, one part per tool, sit between tool calls
 # and custom messages, in the order the tools first appear in the context); the names are shared
 # with the front end (pi_lab/view/contract.py PART_ORDER).
 SYSTEM, COMPACTION, BRANCH, USER, TEXT, THINKING, TOOL_CALLS, TOOL_RESULT, CUSTOM, BASH, OTHER = PART_ORDER
 
-_BY_ROLE = {
+PART_OF_ROLE = {
     "system": SYSTEM,
     "compactionSummary": COMPACTION,
     "branchSummary": BRANCH,
@@ -33,6 +33,7 @@ _BY_ROLE = {
     "custom": CUSTOM,
     "bashExecution": BASH,
 }
+_BY_ROLE = PART_OF_ROLE  # the name pi_lab/export/views.py still imports
 _BLOCK_PART = {"text": TEXT, "thinking": THINKING, "toolCall": TOOL_CALLS}
 
 
@@ -75,7 +76,7 @@ def message_shares(message: dict[str, Any]) -> list[tuple[str, int]]:
         return shares if shares else [(TEXT, estimate_tokens(message))]
     if role == "toolResult":
         return [(_tool_part(message), estimate_tokens(message))]
-    part = _BY_ROLE.get(role, OTHER) if isinstance(role, str) else OTHER
+    part = PART_OF_ROLE.get(role, OTHER) if isinstance(role, str) else OTHER
     return [(part, estimate_tokens(message))]
 
 

@@ -30,6 +30,7 @@ from pi_lab.session.projection import (
     project_path,
     replay_system_state,
 )
+from pi_lab.view._common import ViewOfSession
 from pi_lab.view.requests import known_entry
 
 if TYPE_CHECKING:
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["ContextMarks", "context_marks", "context_at", "context_payload", "message_preview", "entry_tokens", "facts_tokens",
            "share_facts", "shared_facts", "PREVIEW_CHARS"]
 
-from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
+# The engine's Entry (a dict, what a session's branch holds) where entries go to the projection;
+# any mapping where one entry is only estimated.
+from pi_lab.session.entries import Entry, EntryView  # noqa: E402
 
 PREVIEW_CHARS = 240
 
@@ -54,18 +57,18 @@ class ContextMarks:
     path_ids: frozenset[str] = field(default_factory=frozenset)
 
 
-def entry_tokens(entry: Entry) -> int:
+def entry_tokens(entry: EntryView) -> int:
     """pi's estimate of the messages one entry contributes, before any context edit."""
-    if entry.__class__ is dict and entry.get("type") == "message":
+    if type(entry) is dict and entry.get("type") == "message":
         message = entry.get("message")
         # The shape pi writes: entry_to_messages gives the message itself (it rewrites only a
         # null content), so its estimate is the entry's.
-        if message.__class__ is dict and message.get("content") is not None:
+        if type(message) is dict and message.get("content") is not None:
             return int(estimate_tokens(message))
     total = 0
     # A plain dict is read as it is (entry_to_messages never changes it); any other mapping
     # is copied into one first.
-    for message in entry_to_messages(entry if entry.__class__ is dict else dict(entry)):
+    for message in entry_to_messages(entry if type(entry) is dict else dict(entry)):
         total += estimate_tokens(message)
     return int(total)
 
@@ -216,7 +219,7 @@ def context_at(branch: Sequence[Entry], *, limit: int = PREVIEW_CHARS) -> dict[s
 # The context_at read request (here, not in payload, so the what-if replay can answer beside it).
 
 
-def context_payload(view: Any, entry_id: str | None = None) -> dict[str, Any]:
+def context_payload(view: ViewOfSession, entry_id: str | None = None) -> dict[str, Any]:
     """What the model sees with the leaf put on ``entry_id`` (default: the current leaf)."""
     sm = view.sm
     target = entry_id if entry_id is not None else sm.leaf_id

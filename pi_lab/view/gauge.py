@@ -33,10 +33,13 @@ from pi_lab.session.projection import (
 
 __all__ = ["gauge", "gauge_after_append", "gauge_after_entries", "compactions_on_branch", "recorded_context_window", "recorded_model"]
 
-from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
+# The engine's Entry (a dict, what a session's branch holds) where entries go to the projection;
+# any mapping where the gauge only reads one (a step after an append).
+from pi_lab.session.entries import Entry, EntryView  # noqa: E402
+from pi_lab.session.protocol import ReadableSession  # noqa: E402
 
 
-def _anchor_of(entry: Entry) -> Any:
+def _anchor_of(entry: EntryView) -> Any:
     if entry.get("type") != "message":
         return None
     return usage_anchor(entry.get("message"))
@@ -45,7 +48,7 @@ def _anchor_of(entry: Entry) -> Any:
 DEFAULT_CONTEXT_WINDOW = 128_000
 
 
-def recorded_context_window(sm: Any) -> int | None:
+def recorded_context_window(sm: ReadableSession) -> int | None:
     """The published window of the model that answered on the current branch, if known.
 
     Recorded sessions do not store their model's limits; the gauge of a session opened from a
@@ -61,7 +64,7 @@ def recorded_context_window(sm: Any) -> int | None:
     return context_window_for(model_id) if isinstance(model_id, str) else None
 
 
-def recorded_model(sm: Any) -> str | None:
+def recorded_model(sm: ReadableSession) -> str | None:
     """``provider/modelId`` of the session's own model on the current branch (pi's rule: the
     last assistant message or model change on the path), or None when the file names none."""
     model = sm.build_session_context().model or {}
@@ -184,7 +187,7 @@ def _compactions_on_branch(branch: Sequence[Entry], facts: FactTable | None = No
         # later entries are not in it yet, except a later duplicate of an earlier id, which
         # settles the estimate first (below).
         nonlocal pending
-        if pending >= 0:
+        if pending >= 0 and waiting is not None:  # pending is the index of ``waiting``
             waiting["after"] = _after_compaction_estimate(branch, pending, position, edits, prefix_to(pending))
             pending = -1
 
@@ -192,7 +195,9 @@ def _compactions_on_branch(branch: Sequence[Entry], facts: FactTable | None = No
         kind = entry.get("type")
         if kind == "compaction":
             settle()
-            summary = entry.get("summary") if isinstance(entry.get("summary"), str) else ""
+            summary = entry.get("summary")
+            if not isinstance(summary, str):
+                summary = ""
             before = entry.get("tokensBefore")
             waiting = {
                 "id": entry.get("id"),
@@ -273,7 +278,7 @@ def gauge(
     return _finish(g)
 
 
-def gauge_after_append(previous: Mapping[str, Any], entry: Entry) -> dict[str, Any] | None:
+def gauge_after_append(previous: Mapping[str, Any], entry: EntryView) -> dict[str, Any] | None:
     """The gauge after ``entry`` was appended at the leaf, or None when it must be recomputed.
 
     Constant time: a new assistant with trusted usage becomes the measured anchor, anything
@@ -304,7 +309,7 @@ def gauge_after_append(previous: Mapping[str, Any], entry: Entry) -> dict[str, A
     return _finish(g)
 
 
-def gauge_after_entries(previous: Mapping[str, Any] | None, entries: Sequence[Entry]) -> dict[str, Any] | None:
+def gauge_after_entries(previous: Mapping[str, Any] | None, entries: Sequence[EntryView]) -> dict[str, Any] | None:
     """The gauge after ``entries`` were appended one after the other at the leaf of
     ``previous``, or None when it must be recomputed (an entry that is not a child of the leaf
     so far, or one :func:`gauge_after_append` cannot step over). The one stepping rule of the

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pi_lab.research.notes import Note, NoteStore, NoteStoreError
+from pi_lab.session.protocol import ReadableSession
 from pi_lab.view.contract import MAX_NOTE_TAG_CHARS, MAX_NOTE_TEXT_CHARS, NOTE_OP_NAMES, NOTE_SCOPES
 from pi_lab.view.requests import RequestError, kind_of, request_args
 
@@ -53,14 +54,14 @@ STATIC_REFUSAL = ("This page is a static export: notes are read-only here. Open 
 # The payload
 
 
-def _note_json(note: Note, sm: Any) -> dict[str, Any]:
+def _note_json(note: Note, sm: ReadableSession) -> dict[str, Any]:
     return {"id": note.id, "entry_id": note.entry_id, "end_entry_id": note.end_entry_id, "scope": note.scope,
             "tag": note.tag, "text": note.text, "author": note.author, "created": note.created,
             "updated": note.updated, "source": note.source, "question": note.question,
             "missing": sm.get_entry(note.entry_id) is None}
 
 
-def notes_payload(store: NoteStore, sm: Any, *, writable: bool | None = None, store_label: str | None = None,
+def notes_payload(store: NoteStore, sm: ReadableSession, *, writable: bool | None = None, store_label: str | None = None,
                   coverage: bool = False) -> dict[str, Any]:
     """The notes of ``sm``'s session in ``store``, oldest first (see the module docstring).
 
@@ -92,7 +93,7 @@ def notes_payload(store: NoteStore, sm: Any, *, writable: bool | None = None, st
 # What a note covers, and the note filter
 
 
-def _path_between(sm: Any, start: str, end: str) -> list[str] | None:
+def _path_between(sm: ReadableSession, start: str, end: str) -> list[str] | None:
     """The ids from ``start`` down to ``end`` when ``start`` is ``end`` or one of its ancestors."""
     ids = [entry.get("id") for entry in sm.get_branch(end)]
     if start not in ids:
@@ -100,7 +101,7 @@ def _path_between(sm: Any, start: str, end: str) -> list[str] | None:
     return [entry_id for entry_id in ids[ids.index(start):] if isinstance(entry_id, str)]
 
 
-def covered_ids(note: Note, sm: Any) -> list[str]:
+def covered_ids(note: Note, sm: ReadableSession) -> list[str]:
     """The entries of ``sm`` that ``note`` covers: its entry; for a range, every entry on the path
     between its two ends (either may be the upper one); for a branch, every entry from the root
     down to its entry. None of them when its entry is not in this session."""
@@ -108,7 +109,8 @@ def covered_ids(note: Note, sm: Any) -> list[str]:
     if sm.get_entry(entry_id) is None:
         return []
     if note.scope == "branch":
-        return [e.get("id") for e in sm.get_branch(entry_id) if isinstance(e.get("id"), str)]
+        ids = [e.get("id") for e in sm.get_branch(entry_id)]
+        return [i for i in ids if isinstance(i, str)]
     end = note.end_entry_id
     if note.scope == "range" and isinstance(end, str) and sm.get_entry(end) is not None:
         path = _path_between(sm, entry_id, end) or _path_between(sm, end, entry_id)
@@ -132,7 +134,7 @@ def note_filter_arg(value: Any, name: str = "note_filter") -> str:
     raise RequestError(f'{name} must be "", "noted" or "tag:<tag>", not a string starting {value[:20]!r}')
 
 
-def kept_entry_ids(store: NoteStore, sm: Any, note_filter: str) -> frozenset[str] | None:
+def kept_entry_ids(store: NoteStore, sm: ReadableSession, note_filter: str) -> frozenset[str] | None:
     """The entries a note filter keeps (``None`` when the filter is off): those covered by any
     note of the session (``"noted"``) or by a note with the tag (``"tag:<tag>"``)."""
     if not note_filter:
@@ -171,7 +173,7 @@ def _tag(value: str, name: str = "tag") -> str:
     return value.strip()
 
 
-def _session_entry(sm: Any, args: Mapping[str, Any], name: str, *, optional: bool = False) -> str | None:
+def _session_entry(sm: ReadableSession, args: Mapping[str, Any], name: str, *, optional: bool = False) -> str | None:
     value = args.get(name)
     if value is None and optional:
         return None
@@ -182,7 +184,7 @@ def _session_entry(sm: Any, args: Mapping[str, Any], name: str, *, optional: boo
     return value
 
 
-def _own_note(store: NoteStore, sm: Any, args: Mapping[str, Any]) -> Note:
+def _own_note(store: NoteStore, sm: ReadableSession, args: Mapping[str, Any]) -> Note:
     note_id = args.get("id")
     if not isinstance(note_id, str):
         raise RequestError(f"id must be a note id (a string), not {kind_of(note_id)}")
@@ -195,7 +197,7 @@ def _own_note(store: NoteStore, sm: Any, args: Mapping[str, Any]) -> Note:
     return note
 
 
-def _add(store: NoteStore, sm: Any, args: Mapping[str, Any]) -> None:
+def _add(store: NoteStore, sm: ReadableSession, args: Mapping[str, Any]) -> None:
     entry_id = _session_entry(sm, args, "entry_id")
     assert entry_id is not None
     text = _text(args, "text", MAX_NOTE_TEXT_CHARS) or ""
@@ -215,7 +217,7 @@ def _add(store: NoteStore, sm: Any, args: Mapping[str, Any]) -> None:
     store.add(sm, entry_id, text, tag=tag, scope=scope, end_entry_id=end)
 
 
-def _edit(store: NoteStore, sm: Any, args: Mapping[str, Any]) -> None:
+def _edit(store: NoteStore, sm: ReadableSession, args: Mapping[str, Any]) -> None:
     note = _own_note(store, sm, args)
     text = _text(args, "text", MAX_NOTE_TEXT_CHARS)
     raw_tag = _text(args, "tag", MAX_NOTE_TAG_CHARS)
@@ -228,14 +230,14 @@ def _edit(store: NoteStore, sm: Any, args: Mapping[str, Any]) -> None:
     store.edit(note.id, **changes)
 
 
-def _remove(store: NoteStore, sm: Any, args: Mapping[str, Any]) -> None:
+def _remove(store: NoteStore, sm: ReadableSession, args: Mapping[str, Any]) -> None:
     store.remove(_own_note(store, sm, args).id)
 
 
 _WRITES = {"note_add": _add, "note_edit": _edit, "note_remove": _remove}
 
 
-def note_request(store: NoteStore, sm: Any, op: str, args: Any = None, *, writable: bool | None = None,
+def note_request(store: NoteStore, sm: ReadableSession, op: str, args: Any = None, *, writable: bool | None = None,
                  store_label: str | None = None) -> dict[str, Any]:
     """Answer one note request for session ``sm`` (any :class:`ReadableSession`: a note never
     writes the session). A bad request raises :class:`RequestError` with a one-line reason; a

@@ -15,7 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_lab.session.flatten import FactTable
 from pi_lab.session.ids import parse_iso_ms
+from pi_lab.session.projection import SessionProjection
+from pi_lab.session.protocol import ReadableSession
 from pi_lab.compaction import CompactionSettings
 from pi_lab.view.contract import MAX_PREFIX_MATCHES, MAX_ROWS_PER_REQUEST, MAX_WHOLE
 from pi_lab.view.compare_requests import OPS as COMPARE_OPS
@@ -82,18 +85,18 @@ class ViewSettings:
 class SessionView:
     """One session seen through one viewer: its rows, its settings, its current gauge."""
 
-    sm: Any
+    sm: ReadableSession
     rows: RowState
     settings: ViewSettings = field(default_factory=ViewSettings)
     gauge: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, sm: Any, settings: ViewSettings | None = None, **view: Any) -> SessionView:
+    def open(cls, sm: ReadableSession, settings: ViewSettings | None = None, **view: Any) -> SessionView:
         result = cls(sm, RowState(sm, **view), settings or ViewSettings())
         result.refresh_gauge()
         return result
 
-    def rebind(self, sm: Any) -> None:
+    def rebind(self, sm: ReadableSession) -> None:
         """Show another session (the agent forked to a new file): the rows are laid out
         from it with the same filter, search and folds, and the gauge recomputed."""
         self.sm = self.rows.sm = sm
@@ -117,7 +120,7 @@ def structure_payload(view: SessionView, selected_id: str | None = None) -> byte
         selected_id=rows.ids[selected] if 0 <= selected < len(rows.ids) else None,
         session_id=sm.session_id,
         session_file=sm.session_file,
-        session_name=sm.session_name,
+        session_name=sm.get_session_name(),
     )
 
 
@@ -157,7 +160,8 @@ def _timestamp_key(entry: Mapping[str, Any]) -> float:
     return float("-inf") if ms != ms else ms  # unparsable first, as the tree orders them
 
 
-def gauge_payload(sm: Any, settings: ViewSettings, projection: Any = None, facts: Any = None) -> dict[str, Any]:
+def gauge_payload(sm: ReadableSession, settings: ViewSettings, projection: SessionProjection | None = None,
+                  facts: FactTable | None = None) -> dict[str, Any]:
     """The gauge of the current branch; ``facts`` is the view's per-entry fact table (the rows'
     token estimates, reused instead of estimating the branch again)."""
     return gauge(sm.get_branch(), context_window=settings.context_window, settings=settings.compaction(),
@@ -173,7 +177,7 @@ def gauge_request(view: SessionView, args: Mapping[str, Any]) -> dict[str, Any]:
     return gauge_at_leaf(view.sm, view.settings, leaf, facts=view.rows.facts)
 
 
-def gauge_at_leaf(sm: Any, settings: ViewSettings, leaf_id: str, facts: Any = None) -> dict[str, Any]:
+def gauge_at_leaf(sm: ReadableSession, settings: ViewSettings, leaf_id: str, facts: FactTable | None = None) -> dict[str, Any]:
     """The gauge of the branch from the root to ``leaf_id`` (an unknown id is a RequestError)."""
     known_entry(sm, leaf_id)
     return gauge(sm.get_branch(leaf_id), context_window=settings.context_window, settings=settings.compaction(),
@@ -211,7 +215,7 @@ def _locate(view: SessionView, args: Mapping[str, Any]) -> dict[str, Any]:
             "id": view.rows.ids[row] if row >= 0 else None, **result}
 
 
-def id_prefix_matches(sm: Any, prefix: str) -> list[str]:
+def id_prefix_matches(sm: ReadableSession, prefix: str) -> list[str]:
     """The entry ids that start with ``prefix`` (the id itself when it is one), at most
     ``MAX_PREFIX_MATCHES``, in file order."""
     if not prefix:
@@ -241,7 +245,7 @@ register_read_ops(TIMELINE_OPS)
 register_read_ops(COMPARE_OPS)
 
 
-def read_request(view: SessionView, op: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def read_request(view: SessionView, op: object, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Answer a read-only request; raises :class:`RequestError` for an unknown op or bad id."""
     handler = READ_OPS.get(op) if isinstance(op, str) else None
     if handler is None:

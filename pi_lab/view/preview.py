@@ -20,12 +20,12 @@ ALREADY_COMPACTED = "Already compacted"
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
 SAMPLE = 4  # messages shown at each end of a part
 
-from pi_lab.session.entries import EntryView as Entry  # noqa: E402  (one alias for every module)
+from pi_lab.session.entries import Entry  # noqa: E402  (a branch as the session holds it)
 
 
-def _part(messages: Sequence[Mapping[str, Any]], source_of: Mapping[int, str]) -> dict[str, Any]:
+def _part(messages: Sequence[Mapping[str, Any]], source_of: Mapping[int, Any]) -> dict[str, Any]:
     items = []
-    ids: list[str] = []
+    ids: list[Any] = []  # entry ids as the file has them (any JSON value)
     tokens = 0
     for message in messages:
         t = int(estimate_tokens(message))
@@ -60,7 +60,7 @@ def compaction_preview(branch: Sequence[Entry], settings: CompactionSettings | N
     if preparation is None:
         return {"ok": False, "reason": NOTHING_TO_COMPACT}
     projection = project_path(path)
-    source_of: dict[int, str] = {}
+    source_of: dict[int, Any] = {}
     for item in projection.entries:
         for message in item.messages:
             source_of[id(message)] = item.source.get("id")

@@ -16,10 +16,13 @@ module but the contract, so every one of them can import it at the top.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from pi_lab.errors import PiLabError
 from pi_lab.view.contract import MAX_WHOLE, READ_OP_NAMES
+
+if TYPE_CHECKING:
+    from pi_lab.session.protocol import ReadableSession
 
 __all__ = [
     "RequestError",
@@ -112,6 +115,14 @@ def _number_or_kind(value: Any) -> str:
     return repr(value)
 
 
+@overload
+def entry_id_arg(args: Mapping[str, Any], name: str = "id", *, optional: Literal[False] = False) -> str: ...
+
+
+@overload
+def entry_id_arg(args: Mapping[str, Any], name: str = "id", *, optional: bool) -> str | None: ...
+
+
 def entry_id_arg(args: Mapping[str, Any], name: str = "id", *, optional: bool = False) -> str | None:
     """The entry id named ``name`` in ``args``: a string (``None`` when absent, if ``optional``)."""
     value = args.get(name)
@@ -140,7 +151,7 @@ def flag_arg(args: Mapping[str, Any], name: str, default: bool = False) -> bool:
     return value
 
 
-def known_entry(sm: Any, entry_id: Any) -> Mapping[str, Any]:
+def known_entry(sm: ReadableSession, entry_id: Any) -> Mapping[str, Any]:
     """The entry of the session named ``entry_id``, or a :class:`RequestError`."""
     if not isinstance(entry_id, str):
         # Named by its type: the text of a deep value would recurse and say nothing useful.
@@ -151,7 +162,7 @@ def known_entry(sm: Any, entry_id: Any) -> Mapping[str, Any]:
     return entry
 
 
-def picked_entry(sm: Any, args: Mapping[str, Any], key: str, name: str) -> str:
+def picked_entry(sm: ReadableSession, args: Mapping[str, Any], key: str, name: str) -> str:
     """The entry id the user picked as ``name`` (argument ``key``), checked: present, a string,
     an entry of the session."""
     value = args.get(key)

@@ -286,9 +286,7 @@ class RowState(LaidOutRows):
         if self.filter_mode == "labeled-only" or self.search:
             return False  # the label decides visibility
         label = self.sm.get_label(target_id) if isinstance(target_id, str) else None
-        # The time a label was set is its label entry's (the manager keeps the same); a later
-        # label entry of the same sync relabels the row again with its own.
-        stamp = entry.get("timestamp") if label else None
+        stamp = self.sm.get_label_timestamp(target_id) if label and isinstance(target_id, str) else None
         row = self._exact_row(target_id)
         if row < 0:
             return True

@@ -31,16 +31,16 @@ from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow
 from pi_lab.session._gc import collector_paused
 from pi_lab.session.projection import entry_to_messages
-from pi_lab.view._common import manager_of, model_id_of, recorded_window_of, require_entry, str_or_none
+from pi_lab.view._common import SessionLike, manager_of, model_id_of, recorded_window_of, require_entry, str_or_none
 
-__all__ = ["context_timeline", "TimelineWalk"]
+__all__ = ["context_timeline", "TimelineWalk", "SharedContextWalk"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 _ERROR_PREVIEW = 300
 _OVERFLOW_STOPS = ("error", "stop", "length")
 
 
-class _ContextWalk:
+class SharedContextWalk:
     """The interface the timeline's walk had before it became :class:`ContextWalk`, kept for
     pi_lab/export/context.py, which walks a flattened tree in pre-order and copies a walk
     (``copy.copy``) at each branch point to resume a sibling branch from it.
@@ -74,7 +74,7 @@ class _ContextWalk:
     def _edit_for(self, entry: Entry) -> Entry | None:
         entry_id = entry.get("id")
         edits = self._resume().context.edits
-        return edits.get(entry_id) if edits and entry_id.__class__ is str else None
+        return edits.get(entry_id) if edits and type(entry_id) is str else None
 
     def add(self, index: int, entry: Entry, call: Any = None) -> None:
         """Extend the walk by ``entry`` at depth ``index``; ``call`` is no longer needed."""
@@ -103,7 +103,7 @@ class _ContextWalk:
         return estimated, (anchor.get("id") if anchor is not None else None)
 
 
-def context_timeline(sm: Any, leaf_id: str | None = None) -> list[dict[str, Any]]:
+def context_timeline(sm: SessionLike, leaf_id: str | None = None) -> list[dict[str, Any]]:
     """Rows in path order root → ``leaf_id`` (default: the session's leaf).
 
     * ``{"kind": "call", "entry_id", "measured", "estimated", "compaction_id", "window",
@@ -130,6 +130,9 @@ def context_timeline(sm: Any, leaf_id: str | None = None) -> list[dict[str, Any]
             return []
     require_entry(sm, leaf_id, "leaf_id")
     return TimelineWalk(sm.get_branch(leaf_id), recorded_window=recorded_window_of(sm)).rows
+
+
+_ContextWalk = SharedContextWalk  # the name pi_lab/export/context.py still imports
 
 
 class TimelineWalk:

@@ -28,7 +28,8 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, Callable
 
-from pi_lab.view._common import manager_of, recorded_window_of, require_entry
+from pi_lab.session.protocol import ReadableSession
+from pi_lab.view._common import ViewOfSession, manager_of, recorded_window_of, require_entry
 from pi_lab.view.composition import context_composition
 from pi_lab.view.errors import UnknownEntry, ViewError, user_text
 from pi_lab.view.requests import RequestError, optional_id, request_args
@@ -121,7 +122,7 @@ _CACHE: weakref.WeakKeyDictionary[Any, _Cached] = weakref.WeakKeyDictionary()
 _LOCK = threading.RLock()
 
 
-def _columns_for(sm: Any, leaf_id: Any) -> tuple[_Columns, int | None]:
+def _columns_for(sm: ReadableSession, leaf_id: Any) -> tuple[_Columns, int | None]:
     sm = manager_of(sm)
     if leaf_id is None:
         leaf_id = sm.leaf_id
@@ -147,13 +148,13 @@ def _since(args: Mapping[str, Any]) -> tuple[int, int, int] | None:
     since = args.get("since")
     if not isinstance(since, Mapping):
         return None
-    values = tuple(since.get(key) for key in ("serial", "calls", "markers"))
-    if all(v.__class__ is int and v >= 0 for v in values):
-        return values  # type: ignore[return-value]
+    serial, calls, markers = (since.get(key) for key in ("serial", "calls", "markers"))
+    if type(serial) is int and type(calls) is int and type(markers) is int and min(serial, calls, markers) >= 0:
+        return serial, calls, markers
     return None
 
 
-def timeline_payload(view: Any, args: Any = None) -> dict[str, Any]:
+def timeline_payload(view: ViewOfSession, args: Any = None) -> dict[str, Any]:
     """The timeline of one branch as columns, plus the settings its lines are drawn from.
 
     The same rows as :func:`~pi_lab.view.context_timeline` (tests/view/test_timeline_requests.py
@@ -171,7 +172,7 @@ def timeline_payload(view: Any, args: Any = None) -> dict[str, Any]:
         return _answer(view, sm, leaf_id, columns, serial, _since(args))
 
 
-def _answer(view: Any, sm: Any, leaf_id: Any, columns: _Columns, serial: int | None,
+def _answer(view: ViewOfSession, sm: ReadableSession, leaf_id: Any, columns: _Columns, serial: int | None,
             since: tuple[int, int, int] | None) -> dict[str, Any]:
     settings = view.settings
     # With ``since`` naming the walk in use and counts within it, only what came after is sent
@@ -213,7 +214,7 @@ def _is_call(entry: Mapping[str, Any]) -> bool:
     return isinstance(message, dict) and message.get("role") == "assistant"
 
 
-def timeline_at_payload(view: Any, args: Any = None) -> dict[str, Any]:
+def timeline_at_payload(view: ViewOfSession, args: Any = None) -> dict[str, Any]:
     """``{"id", "on_branch", "call_id"}``: the point entry ``id`` highlights on the branch.
 
     ``on_branch`` says whether ``id`` lies on the branch root → ``leaf_id``; ``call_id`` is the
@@ -251,7 +252,7 @@ def timeline_at_payload(view: Any, args: Any = None) -> dict[str, Any]:
     return {"id": entry_id, "on_branch": on_branch, "call_id": call_id}
 
 
-def composition_payload(view: Any, args: Any = None) -> dict[str, Any]:
+def composition_payload(view: ViewOfSession, args: Any = None) -> dict[str, Any]:
     """``{"at", "parts", "total"}``: the context at entry ``id`` split by part."""
     args = request_args(args)
     entry_id = args.get("id")

@@ -30,11 +30,12 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pi_lab.compaction.replay import Replay, ReplayError, replay
-from pi_lab.view._common import manager_of, require_entry
+from pi_lab.session.protocol import ReadableSession
+from pi_lab.view._common import ViewOfSession, manager_of, require_entry
 from pi_lab.view.compare_requests import row_text
 from pi_lab.view.context import context_at, context_payload
 from pi_lab.view.errors import ViewError, user_text
@@ -63,7 +64,7 @@ _LAST: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], Replay]] = weakref.
 _LOCK = threading.Lock()
 
 
-def _settings(view: Any, args: Mapping[str, Any]) -> dict[str, int]:
+def _settings(view: ViewOfSession, args: Mapping[str, Any]) -> dict[str, int]:
     values = {}
     for name in _SETTINGS:
         # An absent setting is the viewer's own (the gauge's), as the panel is prefilled.
@@ -74,7 +75,7 @@ def _settings(view: Any, args: Mapping[str, Any]) -> dict[str, int]:
     return values
 
 
-def _leaf(view: Any, args: Mapping[str, Any]) -> str | None:
+def _leaf(view: ViewOfSession, args: Mapping[str, Any]) -> str | None:
     leaf = args.get("leaf_id")
     if leaf is None or leaf == "":
         return view.sm.leaf_id
@@ -85,7 +86,7 @@ def _leaf(view: Any, args: Mapping[str, Any]) -> str | None:
     return leaf
 
 
-def _count_calls(path: list[Mapping[str, Any]]) -> int:
+def _count_calls(path: Sequence[Mapping[str, Any]]) -> int:
     count = 0
     for entry in path:
         message = entry.get("message") if entry.get("type") == "message" else None
@@ -94,7 +95,7 @@ def _count_calls(path: list[Mapping[str, Any]]) -> int:
     return count
 
 
-def replay_for(view: Any, args: Mapping[str, Any]) -> Replay:
+def replay_for(view: ViewOfSession, args: Mapping[str, Any]) -> Replay:
     """The replay the request names: the cached one when the session, leaf and settings are
     unchanged; refused past :data:`MAX_CALLS` calls or with settings pi would reject."""
     settings = _settings(view, args)
@@ -122,7 +123,7 @@ def replay_for(view: Any, args: Mapping[str, Any]) -> Replay:
         return result
 
 
-def what_if_payload(view: Any, args: Any = None) -> dict[str, Any]:
+def what_if_payload(view: ViewOfSession, args: Any = None) -> dict[str, Any]:
     """The hypothetical sawtooth and its compactions (see the module docstring)."""
     result = replay_for(view, request_args(args))
     position = {record["id"]: k for k, record in enumerate(result.compactions)}
@@ -165,7 +166,7 @@ def _facts(record: Mapping[str, Any]) -> dict[str, Any]:
             "kept_count": len(record["kept_entry_ids"])}
 
 
-def _listed(sm: Any, ids: list[str]) -> list[dict[str, Any]]:
+def _listed(sm: ReadableSession, ids: list[str]) -> list[dict[str, Any]]:
 
     listed = []
     for entry_id in ids[:MAX_LISTED]:
@@ -174,7 +175,7 @@ def _listed(sm: Any, ids: list[str]) -> list[dict[str, Any]]:
     return listed
 
 
-def what_if_compaction_payload(view: Any, args: Any = None) -> dict[str, Any]:
+def what_if_compaction_payload(view: ViewOfSession, args: Any = None) -> dict[str, Any]:
     """One hypothetical compaction: what it would summarize and keep, and its summary."""
     args = request_args(args)
     result = replay_for(view, args)
@@ -220,7 +221,7 @@ def _in_force(result: Replay, entry_id: str) -> str | None:
     raise RequestError(f"no hypothetical compaction {entry_id!r}, and no entry of that id on the replayed branch")
 
 
-def what_if_context_payload(view: Any, args: Any = None) -> dict[str, Any]:
+def what_if_context_payload(view: ViewOfSession, args: Any = None) -> dict[str, Any]:
     """What the model would see at entry ``id`` under the settings, beside what it did see."""
     args = request_args(args)
     result = replay_for(view, args)

@@ -49,7 +49,7 @@ def partial_text(message: Any) -> dict[str, str]:
 class LiveFeed:
     """Subscribes to an agent and forwards what a viewer needs; call :meth:`close` to stop."""
 
-    def __init__(self, agent: Any, *, sync: Callable[[], None], stream: Callable[[dict[str, Any]], None],
+    def __init__(self, agent: Any, *, sync: Callable[[], object], stream: Callable[[dict[str, Any]], None],
                  status: Callable[[str, str], None]):
         self.agent = agent
         self._sync = sync
@@ -142,7 +142,7 @@ class LiveFeed:
         self.request_sync()
 
 
-async def follow_file(sm: Any, on_change: Callable[[], None], *, interval: float = 1.0,
+async def follow_file(sm: Any, on_change: Callable[[], object], *, interval: float = 1.0,
                       stopped: Callable[[], bool] = lambda: False,
                       on_error: Callable[[str], None] = lambda message: None,
                       refresh: Callable[[], Awaitable[list[Any]]] | None = None) -> None:
@@ -211,13 +211,14 @@ def guard_kernel_parent(kernel: Any = None) -> bool:
     except (OSError, TypeError):
         source = ""
     # Only the ipykernel code that restores a captured parent after a concurrent comm needs it.
-    if "concurrent=True" not in source or "set_parent(shell_ident, shell_parent" not in source:
+    if shell_main is None or "concurrent=True" not in source or "set_parent(shell_ident, shell_parent" not in source:
         return False
+    main_code = shell_main.__code__
     original = kernel.set_parent
 
     def set_parent(ident: Any, parent: Any, channel: str = "shell") -> None:
         caller = sys._getframe(1)
-        if channel == "shell" and caller.f_code is shell_main.__code__:
+        if channel == "shell" and caller.f_code is main_code:
             # shell_main restoring the parent it captured before a concurrent comm: the shared
             # context already holds the right one (possibly a newer request's).
             kernel._shell_context = contextvars.copy_context()

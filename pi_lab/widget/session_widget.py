@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets as t
@@ -57,6 +57,9 @@ from pi_lab.view.notes import NOTE_OPS, store_of
 from pi_lab.widget.sendable import keep_logs_sendable, sendable
 from pi_lab.view.header import session_header
 from pi_lab.view.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
+
+if TYPE_CHECKING:
+    from pi_lab.agent import AgentSession
 
 __all__ = ["SessionWidget", "open_session"]
 
@@ -87,7 +90,9 @@ def _open_path(path: str | os.PathLike[str], writable: bool) -> Any:
     from pi_lab.formats import open_session
 
     session = open_session(path)
-    if writable:
+    # Every adapter is a read-only SessionManager (pi_lab.formats): make_writable raises its
+    # agent's ReadOnlySession.
+    if writable and isinstance(session, SessionManager):
         session.make_writable()  # raises the agent's ReadOnlySession: its files are never written
     return session
 
@@ -151,7 +156,8 @@ class SessionWidget(SnapshotDisplay, anywidget.AnyWidget):
         # client=); a recorded session's stand-in offline model answers only once writing is on.
         self._brought_model = not recorded or model is not None or client is not None
         sm, agent = _session_manager_and_agent(source, writable, model=model, client=client, settings=settings)
-        self.agent = agent
+        # What the viewer's actions drive (an AgentSession; view.actions.ActingAgent is what they need of it).
+        self.agent: AgentSession = agent
         # A recorded session is drawn against the window of the model that answered it (when
         # known); a session this kernel drives, against its own model's window.
         window = (context_window or (recorded_context_window(sm) if recorded and model is None else None)
@@ -571,10 +577,13 @@ class SessionWidget(SnapshotDisplay, anywidget.AnyWidget):
             self._unsubscribe_switch()
         if getattr(self, "_jobs", None) is not None:
             self._jobs.close()
-        if getattr(self, "_follow_task", None) is not None:
-            self._follow_task.cancel()
-        if getattr(self, "_snapshot_timer", None) is not None:
-            self._snapshot_timer.cancel()
+        # close() may run from a failed __init__, before these were set.
+        follow_task = getattr(self, "_follow_task", None)
+        if follow_task is not None:
+            follow_task.cancel()
+        snapshot_timer = getattr(self, "_snapshot_timer", None)
+        if snapshot_timer is not None:
+            snapshot_timer.cancel()
         if getattr(self, "_notes", None) is not None:
             self._notes.close()
         super().close()
