@@ -49,6 +49,7 @@ from pi_lab.formats.claude_code_lines import (
     _user_blocks,
     pi_usage,
     read_lines,
+    unique_id,
 )
 from pi_lab.formats.claude_code_subagents import agent_links, load_subagents, sidechains
 from pi_lab.session._gc import collector_paused
@@ -105,13 +106,7 @@ class _Converter:
         candidate = wanted if wanted is not None else fallback
         if self._prefix and wanted is not None and candidate in self._taken:
             candidate = f"{self._prefix}{wanted}"
-        n = 1
-        base = candidate
-        while candidate in self._taken:
-            n += 1
-            candidate = f"{base}#{n}"
-        self._taken.add(candidate)
-        return candidate
+        return unique_id(candidate, self._taken)
 
     def _add(self, entry: Entry, raw_parent: Any, uuid: str | None) -> Entry:
         self.entries.append(entry)

@@ -52,6 +52,17 @@ def read_lines(data: bytes) -> tuple[list[tuple[int, dict[str, Any]]], list[int]
     return parsed, skipped
 
 
+def unique_id(wanted: str, taken: set[str]) -> str:
+    """``wanted``, or the first of ``wanted#2``, ``wanted#3``... not in ``taken``; it is added to
+    ``taken``. An id written twice in a file (a copied line, a hand edit) stays two entries."""
+    candidate, n = wanted, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{wanted}#{n}"
+    taken.add(candidate)
+    return candidate
+
+
 def _read_file(path: str) -> bytes:
     # O_RDONLY and nothing else: reading never changes the file (not even its atime on noatime
     # mounts; the tests compare bytes and mtime).

@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from pi_lab.formats._foreign import ForeignReadOnly, ForeignSession, check_open_options
-from pi_lab.formats.claude_code_lines import _ms, _read_file, _s, read_lines
+from pi_lab.formats.claude_code_lines import _ms, _read_file, _s, read_lines, unique_id
 from pi_lab.formats.codex_forks import copied_lines, find_rollout, mark_copies, parent_id_of
 from pi_lab.session.storage import check_regular_file
 
@@ -230,12 +230,7 @@ class _Converter:
     # -- chain
 
     def _id(self, wanted: str) -> str:
-        candidate, n = wanted, 1
-        while candidate in self._taken:
-            n += 1
-            candidate = f"{wanted}#{n}"
-        self._taken.add(candidate)
-        return candidate
+        return unique_id(wanted, self._taken)
 
     def _add(self, entry: Entry) -> Entry:
         entry["parentId"] = self.entries[-1]["id"] if self.entries else None
