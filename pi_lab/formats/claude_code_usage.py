@@ -31,13 +31,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from pi_lab.formats.usage_totals import CallTotals, totals_by
 
 __all__ = ["UsageCall", "claude_config_dirs", "usage_files", "calls_of_file", "usage_calls", "usage_totals"]
 
@@ -73,8 +75,8 @@ class UsageCall:
 def claude_config_dirs(env: dict[str, str] | None = None) -> list[Path]:
     """The config folders ccusage reads: ``CLAUDE_CONFIG_DIR`` (comma-separated; a folder or its
     ``projects/``), else ``~/.config/claude`` and ``~/.claude``; those with a ``projects/``."""
-    env = os.environ if env is None else env
-    raw = env.get("CLAUDE_CONFIG_DIR")
+    environ: Mapping[str, str] = os.environ if env is None else env
+    raw = environ.get("CLAUDE_CONFIG_DIR")
     candidates = [p.strip() for p in raw.split(",") if p.strip()] if raw else ["~/.config/claude", "~/.claude"]
     out: list[Path] = []
     for item in candidates:
@@ -248,49 +250,31 @@ def usage_calls(files: Iterable[Path]) -> list[UsageCall]:
     return kept
 
 
-@dataclass
-class Totals:
-    input: int = 0
-    output: int = 0
-    cache_write: int = 0
-    cache_read: int = 0
-    calls: int = 0
-    models: dict[str, dict[str, int]] = field(default_factory=dict)
+class Totals(CallTotals):
+    """One group's calls: the four counters summed, and per model."""
 
-    def add(self, call: UsageCall) -> None:
-        self.input += call.input
-        self.output += call.output
-        self.cache_write += call.cache_write
-        self.cache_read += call.cache_read
-        self.calls += 1
-        if call.model is not None:
-            per = self.models.setdefault(call.model, dict.fromkeys(_COUNTERS, 0))
-            for key in _COUNTERS:
-                per[key] += getattr(call, key)
+    COUNTERS = _COUNTERS
+    input: int
+    output: int
+    cache_write: int
+    cache_read: int
 
     @property
     def total(self) -> int:
         return self.input + self.output + self.cache_write + self.cache_read
 
 
+_KEYS: dict[str, Callable[[UsageCall], str]] = {
+    "session": lambda call: call.session,
+    "model": lambda call: call.model or "<none>",
+    "project": lambda call: call.project,
+}
+
+
 def usage_totals(calls: Iterable[UsageCall], by: str = "day", tz: tzinfo | None = None) -> dict[str, Totals]:
     """Totals per ``by``: ``"day"`` (``YYYY-MM-DD`` in ``tz``; None: the local zone, as ccusage),
     ``"session"``, ``"model"`` or ``"project"``, keys sorted."""
-    out: dict[str, Totals] = {}
-    for call in calls:
-        if by == "day":
-            when = call.timestamp.astimezone(tz) if tz is not None else call.timestamp.astimezone()
-            key = when.strftime("%Y-%m-%d")
-        elif by == "session":
-            key = call.session
-        elif by == "model":
-            key = call.model or "<none>"
-        elif by == "project":
-            key = call.project
-        else:
-            raise ValueError(f"usage_totals: by must be day, session, model or project, not {by!r}")
-        out.setdefault(key, Totals()).add(call)
-    return dict(sorted(out.items()))
+    return totals_by(calls, by, tz, _KEYS, Totals)
 
 
 def folder_usage(folder: str | os.PathLike[str], by: str = "day", tz: tzinfo | None = timezone.utc) -> dict[str, Totals]:

@@ -30,14 +30,16 @@ rule does not catch them); ``count_copies=True`` gives ccusage's totals.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import Any
 
-from pi_lab.formats.claude_code import _read_file, read_lines
-from pi_lab.formats.codex import copied_lines, find_rollout, parent_id_of, token_usage
+from pi_lab.formats.claude_code_lines import _read_file, read_lines
+from pi_lab.formats.codex import token_usage
+from pi_lab.formats.codex_forks import copied_lines, find_rollout, parent_id_of
+from pi_lab.formats.usage_totals import CallTotals, totals_by
 from pi_lab.session.ids import parse_iso_ms
 
 __all__ = ["CodexCall", "codex_sessions_dirs", "usage_files", "calls_of_file", "usage_calls", "usage_totals",
@@ -70,8 +72,8 @@ class CodexCall:
 
 def codex_sessions_dirs(env: dict[str, str] | None = None) -> list[Path]:
     """``$CODEX_HOME/sessions`` (``~/.codex`` without it), when it exists."""
-    env = os.environ if env is None else env
-    home = (env.get("CODEX_HOME") or "").strip() or os.path.expanduser("~/.codex")
+    environ: Mapping[str, str] = os.environ if env is None else env
+    home = (environ.get("CODEX_HOME") or "").strip() or os.path.expanduser("~/.codex")
     folder = Path(home) / "sessions"
     return [folder] if folder.is_dir() else []
 
@@ -84,16 +86,22 @@ def usage_files(folders: Iterable[Path]) -> list[tuple[Path, Path]]:
     return out
 
 
+def _named(value: Any) -> str | None:
+    """A model name: a string with something besides spaces, stripped."""
+    return value.strip() or None if type(value) is str else None
+
+
 def _model_of(payload: dict[str, Any]) -> str | None:
-    info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
-    for holder in (payload, info):
+    info = payload.get("info")
+    for holder in (payload, info if isinstance(info, dict) else {}):
         for key in ("model", "model_name"):
-            value = holder.get(key)
-            if value.__class__ is str and value.strip():
-                return value.strip()
+            named = _named(holder.get(key))
+            if named:
+                return named
         meta = holder.get("metadata")
-        if isinstance(meta, dict) and meta.get("model").__class__ is str and meta["model"].strip():
-            return meta["model"].strip()
+        named = _named(meta.get("model")) if isinstance(meta, dict) else None
+        if named:
+            return named
     return None
 
 
@@ -132,8 +140,9 @@ def calls_of_file(folder: Path, path: Path, *, count_copies: bool = False) -> li
             continue
         if kind != "event_msg" or payload.get("type") != "token_count":
             continue
-        stamp = line.get("timestamp")
-        if stamp.__class__ is not str or not stamp.strip():
+        written = line.get("timestamp")
+        stamp = written.strip() if type(written) is str else ""
+        if not stamp:
             continue
         info = payload.get("info") if isinstance(payload.get("info"), dict) else None
         total = token_usage(info.get("total_token_usage")) if info else None
@@ -153,11 +162,11 @@ def calls_of_file(folder: Path, path: Path, *, count_copies: bool = False) -> li
             model, fallback = named, False
         elif model is None:
             model, fallback = FALLBACK_MODEL, True
-        ms = parse_iso_ms(stamp.strip())
+        ms = parse_iso_ms(stamp)
         if ms != ms:
             continue
         cached = min(last["cached_input_tokens"], last["input_tokens"])
-        out.append(CodexCall(datetime.fromtimestamp(ms / 1000, timezone.utc), stamp.strip(), model, fallback,
+        out.append(CodexCall(datetime.fromtimestamp(ms / 1000, timezone.utc), stamp, model, fallback,
                              last["input_tokens"] - cached, cached, last["output_tokens"],
                              last["reasoning_output_tokens"],
                              last["total_tokens"] or last["input_tokens"] + last["output_tokens"],
@@ -181,39 +190,24 @@ def usage_calls(files: Iterable[tuple[Path, Path]], *, count_copies: bool = Fals
     return kept
 
 
-@dataclass
-class Totals:
-    input: int = 0
-    cache_read: int = 0
-    output: int = 0
-    reasoning: int = 0
-    total: int = 0
-    calls: int = 0
-    models: dict[str, dict[str, int]] = field(default_factory=dict)
+class Totals(CallTotals):
+    """One group's calls: the counters summed, and per model."""
 
-    def add(self, call: CodexCall) -> None:
-        per = self.models.setdefault(call.model, dict.fromkeys(_COUNTERS, 0))
-        for key in _COUNTERS:
-            setattr(self, key, getattr(self, key) + getattr(call, key))
-            per[key] += getattr(call, key)
-        self.calls += 1
+    COUNTERS = _COUNTERS
+    input: int
+    cache_read: int
+    output: int
+    reasoning: int
+    total: int
+
+
+_KEYS: dict[str, Callable[[CodexCall], str]] = {"session": lambda call: call.session, "model": lambda call: call.model}
 
 
 def usage_totals(calls: Iterable[CodexCall], by: str = "day", tz: tzinfo | None = None) -> dict[str, Totals]:
     """Totals per ``by``: ``"day"`` (``YYYY-MM-DD`` in ``tz``; None: the local zone, as
     ccusage), ``"session"`` or ``"model"``, keys sorted."""
-    out: dict[str, Totals] = {}
-    for call in calls:
-        if by == "day":
-            key = (call.timestamp.astimezone(tz) if tz is not None else call.timestamp.astimezone()).strftime("%Y-%m-%d")
-        elif by == "session":
-            key = call.session
-        elif by == "model":
-            key = call.model
-        else:
-            raise ValueError(f"usage_totals: by must be day, session or model, not {by!r}")
-        out.setdefault(key, Totals()).add(call)
-    return dict(sorted(out.items()))
+    return totals_by(calls, by, tz, _KEYS, Totals)
 
 
 def folder_usage(home: str | os.PathLike[str], by: str = "day", tz: tzinfo | None = timezone.utc, *,
