@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -94,23 +95,33 @@ def _load() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+_CPU: list[float] = []  # CPU seconds (user + system) of each process _run waited for
+
+
 def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # (the children's times: a pooled pi-lab usage counts its workers too)
+    _CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr[-2000:]}")
     return elapsed, done.stdout
 
 
 def _median(repeat: int, cmd: list[str], env: dict[str, str], before=None) -> tuple[float, str, list[float]]:
-    """Median wall seconds over ``repeat`` fresh processes (the machine may be shared)."""
-    times, out = [], ""
+    """Median wall seconds over ``repeat`` fresh processes (the machine may be shared); their
+    median CPU seconds are left in ``_median.cpu``."""
+    times, cpu, out = [], [], ""
     for _ in range(repeat):
         if before is not None:
             before()
         t, out = _run(cmd, env)
         times.append(t)
+        cpu.append(_CPU[-1])
+    _median.cpu = statistics.median(cpu)  # type: ignore[attr-defined]  # (a bench script's side value)
     return statistics.median(times), out, times
 
 
@@ -176,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--codex-turns", type=int, default=150, help="100 x 150 turns: ~50 MB")
     ap.add_argument("--no-ccusage", action="store_true", help="measure pi_lab only")
     ap.add_argument("--profile", action="store_true", help="print a cProfile of one cold usage run")
+    ap.add_argument("--usage-only", action="store_true",
+                    help="only the usage rows beside ccusage (no large session, no Corpus.scan)")
     args = ap.parse_args(argv)
     load_before = _load()
     started = time.perf_counter()
@@ -201,17 +214,19 @@ def main(argv: list[str] | None = None) -> int:
     fmt_runs = lambda med, runs: f"{med:.2f} ({', '.join(f'{t:.2f}' for t in runs)})"
 
     # (a) the large session: open + first screen, each in a fresh process
-    open_cmd = [python, "-c", OPEN_SCRIPT, str(big_file)]
-    _run(open_cmd, env)  # untimed
-    results = [json.loads(_run(open_cmd, env)[1]) for _ in range(args.repeat)]
-    med = lambda key: statistics.median(r[key] for r in results)
-    info = results[0]
-    note = f"{big_file.stat().st_size / 1e6:.0f} MB, {info['entries']:,} entries, {info['rows']:,} rows; agent {info['agent']}"
-    rows.append(("`pi_lab.open_session` (large Claude Code session)", fmt_runs(med("open"), [r["open"] for r in results]),
-                 f"{med('peak_mb'):.0f}", note))
-    rows.append(("`SessionView.open` + `structure_payload` + `rows_payload(0, 50)` after it",
-                 fmt_runs(med("view"), [r["view"] for r in results]), "(same process)", "the viewer's first screen"))
-    first_screen = med("open") + med("view")
+    first_screen = 0.0
+    if not args.usage_only:
+        open_cmd = [python, "-c", OPEN_SCRIPT, str(big_file)]
+        _run(open_cmd, env)  # untimed
+        results = [json.loads(_run(open_cmd, env)[1]) for _ in range(args.repeat)]
+        med = lambda key: statistics.median(r[key] for r in results)
+        info = results[0]
+        note = f"{big_file.stat().st_size / 1e6:.0f} MB, {info['entries']:,} entries, {info['rows']:,} rows; agent {info['agent']}"
+        rows.append(("`pi_lab.open_session` (large Claude Code session)", fmt_runs(med("open"), [r["open"] for r in results]),
+                     f"{med('peak_mb'):.0f}", note))
+        rows.append(("`SessionView.open` + `structure_payload` + `rows_payload(0, 50)` after it",
+                     fmt_runs(med("view"), [r["view"] for r in results]), "(same process)", "the viewer's first screen"))
+        first_screen = med("open") + med("view")
 
     # (b) the folders: pi-lab usage cold/cached, Corpus.scan, ccusage
     summary: list[str] = []
@@ -223,33 +238,40 @@ def main(argv: list[str] | None = None) -> int:
         warm_cmd = [python, "-m", "pi_lab.cli", "usage", str(folder), "--by", "day", "--json"]
         _run(cold_cmd, env)  # untimed: page cache, bytecode
         cold, cold_out, cold_runs = _median(args.repeat, cold_cmd, env)
-        rows.append((f"{label}: `pi-lab usage --no-cache --by day --json`", fmt_runs(cold, cold_runs), "", size))
+        cold_cpu = _median.cpu  # type: ignore[attr-defined]
+        rows.append((f"{label}: `pi-lab usage --no-cache --by day --json`", fmt_runs(cold, cold_runs), "",
+                     f"{size}; CPU {cold_cpu:.2f} s"))
         shutil.rmtree(cache, ignore_errors=True)
         _run(warm_cmd, env)  # fills the cache
         cached, cached_out, cached_runs = _median(args.repeat, warm_cmd, env)
         assert json.loads(cached_out) == json.loads(cold_out), "the cached report must be the cold one"
-        rows.append((f"{label}: the same with its cache filled", fmt_runs(cached, cached_runs), "", ""))
-        scan_cmd = [python, "-c", SCAN_SCRIPT, str(folder)]
-        scans = [json.loads(_run(scan_cmd, env)[1]) for _ in range(args.repeat)]
-        scan_s = statistics.median(s["s"] for s in scans)
-        rows.append((f"{label}: `Corpus.scan([DIR], cache=False)`, the call alone",
-                     fmt_runs(scan_s, [s["s"] for s in scans]), f"{statistics.median(s['peak_mb'] for s in scans):.0f}",
-                     f"{scans[0]['sessions']} sessions, {scans[0]['calls']:,} model calls, {scans[0]['errors']} errors"))
+        rows.append((f"{label}: the same with its cache filled", fmt_runs(cached, cached_runs), "",
+                     f"CPU {_median.cpu:.2f} s"))  # type: ignore[attr-defined]
         pi_days = _pi_lab_days(cold_out)
         if binary is not None:
             cc_env = {**env, ("CLAUDE_CONFIG_DIR" if kind == "claude" else "CODEX_HOME"): str(folder)}
             cc_cmd = [str(binary), kind, "daily", "--json", "--offline"]
             _run(cc_cmd, cc_env)  # untimed
             cc, cc_out, cc_runs = _median(args.repeat, cc_cmd, cc_env)
+            cc_cpu = _median.cpu  # type: ignore[attr-defined]
             agree = _compare(pi_days, _ccusage_days(cc_out))
             rows.append((f"{label}: `ccusage {kind} daily --json --offline` ({CCUSAGE_VERSION}, native)",
-                         fmt_runs(cc, cc_runs), "", f"tokens per day vs pi_lab: {agree}"))
-            summary.append(f"{label}: pi_lab cold takes **{cold / cc:.1f}x** ccusage's time; cached, **{cached / cc:.2f}x** "
+                         fmt_runs(cc, cc_runs), "", f"CPU {cc_cpu:.2f} s; tokens per day vs pi_lab: {agree}"))
+            summary.append(f"{label}: pi_lab cold takes **{cold / cc:.1f}x** ccusage's time (CPU **{cold_cpu / cc_cpu:.1f}x**); "
+                           f"cached, **{cached / cc:.2f}x** "
                            f"({'faster' if cached < cc else 'slower'} by {max(cc, cached) / min(cc, cached):.1f}x); "
                            f"cold / cached = {cold / cached:.0f}x.")
         else:
             rows.append((f"{label}: `ccusage {kind} daily`", "–", "", f"skipped: {why}"))
             summary.append(f"{label}: cold / cached = {cold / cached:.1f}x.")
+        if args.usage_only:
+            continue
+        scan_cmd = [python, "-c", SCAN_SCRIPT, str(folder)]
+        scans = [json.loads(_run(scan_cmd, env)[1]) for _ in range(args.repeat)]
+        scan_s = statistics.median(s["s"] for s in scans)
+        rows.append((f"{label}: `Corpus.scan([DIR], cache=False)`, the call alone",
+                     fmt_runs(scan_s, [s["s"] for s in scans]), f"{statistics.median(s['peak_mb'] for s in scans):.0f}",
+                     f"{scans[0]['sessions']} sessions, {scans[0]['calls']:,} model calls, {scans[0]['errors']} errors"))
 
     load_after = _load()
     lines = [
@@ -260,7 +282,9 @@ def main(argv: list[str] | None = None) -> int:
         "| --- | ---: | ---: | --- |",
     ]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
-    lines += ["", f"Large session, open + first screen: {first_screen:.2f} s (interpreter start and imports not counted).", ""]
+    if not args.usage_only:
+        lines += ["", f"Large session, open + first screen: {first_screen:.2f} s (interpreter start and imports not counted)."]
+    lines += [""]
     lines += [f"- {s}" for s in summary]
     text = "\n".join(lines)
     print(text)
