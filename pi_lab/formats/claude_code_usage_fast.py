@@ -14,8 +14,8 @@ matter: every ``uuid`` of the session's files is a non-empty string used once, n
 the ids the adapter makes (``line-N``, ``subagent-...``, with ``:`` or ``#``), every response has
 a uuid, no progress line lacks ``parentUuid``, no line names an entry of another file as its
 parent, and there is no sub-agent file in the older layout beside the session. Anything else
-gives None and the caller reads the file with the adapter. ``tests/formats/
-test_claude_code_usage_fast.py`` proves the calls equal the adapter's.
+gives None and the caller reads the file with the adapter. ``tests/corpus/
+test_corpus_usage_fast_agents.py`` proves the calls equal the adapter's.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ by line with the same rules, keeping only that: which line starts each call, the
 provider at the moment the call ends, the usage the next counted ``token_count`` gives the last
 unpriced call, and the first timestamp an entry carries (the header's, when ``session_meta``
 names none). Every line is still parsed (its kind decides where a call ends), but no entry,
-content block or tree is made. ``tests/formats/test_codex_usage_fast.py`` proves its calls equal
+content block or tree is made. ``tests/corpus/test_corpus_usage_fast_agents.py`` proves its calls equal
 the adapter's on generated, forked, compacted, torn and hostile rollouts.
 """
 
