@@ -41,6 +41,7 @@ from pi_lab.errors import PiLabError
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .keys import InvalidApiKey, clean_api_key, hold_key
 from .protocol import (
+    ABORTED_TEXT,
     Cancel,
     Cancelled,
     CompleteFromStream,
@@ -366,7 +367,7 @@ async def stream_reply(
                 if reader.done:
                     break
     except Cancelled:
-        failure = {"error_message": "Request was aborted", "aborted": True}
+        failure = {"error_message": ABORTED_TEXT, "aborted": True}
     except HttpStatusFailure as exc:
         # The body is redacted before anything cuts it (error_text truncates).
         text = reader.error_text(exc.status, redact(exc.body, secret))

@@ -36,7 +36,7 @@ from pi_lab.session._text import content_text
 from ._assistant import AssistantBuilder, Clock, now_ms
 from .model import Model, make_usage
 from .offline_summary import summarise_request
-from .protocol import Cancelled, CompleteFromStream, Context, StreamEvent, StreamOptions
+from .protocol import ABORTED_TEXT, Cancel, Cancelled, CompleteFromStream, Context, StreamEvent, StreamOptions
 from .request import build_request
 from .tokens import compact_json, estimate_request_tokens, estimate_text_tokens, utf16_len
 
@@ -156,9 +156,7 @@ class OfflineModel(CompleteFromStream):
                 return
             index = builder.begin_text()
             for piece in _pieces(text):
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled
-                await asyncio.sleep(0)
+                await _pause(cancel)
                 yield builder.append_text(index, piece)
 
         try:
@@ -179,16 +177,14 @@ class OfflineModel(CompleteFromStream):
                 call_id = reply.id or f"offline_call_{self._tool_calls_made}"
                 index = builder.begin_tool_call(call_id, reply.name)
                 builder.append_tool_arguments(index, compact_json(reply.arguments))
-                if cancel is not None and cancel.is_set():
-                    raise Cancelled
-                await asyncio.sleep(0)
+                await _pause(cancel)
                 yield builder.end_tool_call(index)
                 output += math.ceil((utf16_len(reply.name) + utf16_len(compact_json(reply.arguments))) / 4)
                 stop = "toolUse"
             builder.set_usage(make_usage(model, input=input_tokens, output=output))
             yield builder.finish(stop)
         except Cancelled:
-            yield builder.fail("Request was aborted", aborted=True)
+            yield builder.fail(ABORTED_TEXT, aborted=True)
 
     def _next_reply(self, messages: list[dict[str, Any]]) -> ScriptedReply:
         last = messages[-1] if messages else {}
@@ -210,7 +206,7 @@ class OfflineModel(CompleteFromStream):
         async for event in emit_text(reply.text or ""):
             yield event
         if kind == "aborted":
-            yield builder.fail(reply.message or "Request was aborted", aborted=True)
+            yield builder.fail(reply.message or ABORTED_TEXT, aborted=True)
             return
         if kind == "overflow":
             window = model.context_window
@@ -224,6 +220,14 @@ class OfflineModel(CompleteFromStream):
         else:
             default = "500 Internal server error (scripted)"
         yield builder.fail(reply.message or default)
+
+
+async def _pause(cancel: Cancel | None) -> None:
+    """Before each event: `Cancelled` when the caller has cancelled, else let other tasks run
+    (as a real stream would between its events)."""
+    if cancel is not None and cancel.is_set():
+        raise Cancelled
+    await asyncio.sleep(0)
 
 
 def _pieces(text: str, parts: int = 3) -> list[str]:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # annotations only (PEP 692 keyword types); typing has Unpack
     from typing_extensions import Unpack
 
 __all__ = [
+    "ABORTED_TEXT",
     "Cancel",
     "Cancelled",
     "CompleteFromStream",
@@ -132,6 +133,10 @@ class Cancel(Protocol):
     def is_set(self) -> bool: ...
 
 
+# pi's errorMessage of a request stopped by its caller.
+ABORTED_TEXT = "Request was aborted"
+
+
 class Cancelled(PiLabError):
     """A model call stopped because its cancel flag was set.
 
@@ -140,7 +145,7 @@ class Cancelled(PiLabError):
     """
 
     def __init__(self) -> None:
-        super().__init__("Request was aborted")
+        super().__init__(ABORTED_TEXT)
 
 
 # --- the client interface ---------------------------------------------------------------------
