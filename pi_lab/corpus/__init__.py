@@ -51,10 +51,13 @@ report it printed beside the cached tables it came from, and prints it again, wi
 loading the tables, while no file changed.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_lab.corpus.corpus import Corpus, default_cache_dir, default_session_paths, list_session_files
 from pi_lab.corpus.schema import TABLE_NAMES
+
+if TYPE_CHECKING:
+    from pi_lab.corpus.extract import extract_file
 
 
 def __getattr__(name: str) -> Any:

@@ -3,19 +3,22 @@
 One folder per list of scanned paths, ``<cache>/<key>``, made by pi_lab with mode 0700 and
 used only while it is a real folder (not a symbolic link) owned by this user and closed to
 others. Inside it, a generation folder holds one Arrow IPC file (Feather v2) per table,
-``manifest.json`` (path -> size, mtime_ns, inode of every cached file, and the SHA-256 of
-every table) and, once asked for, the usage reports of those tables (``usage-<by>.json``,
+``manifest.json`` (path -> size, mtime_ns, inode of every cached file, and the SHA-256 and
+size of every table) and, once asked for, the usage reports of those tables (``usage-<by>.json``,
 each starting with the SHA-256 of its JSON; a report is a function of the tables, so it is
 valid exactly as long as its generation). ``current`` names the live generation and the
 SHA-256 of its manifest, and is replaced atomically, so a reader never sees half a write.
 
 Every file is opened relative to the folder's descriptor with ``O_NOFOLLOW`` (a link planted
 inside is never followed) and ``O_NONBLOCK`` (a FIFO planted inside never blocks), and read
-only when it is a regular file of this user. A table is checked against its checksum when a
-process first maps it (and again whenever its inode, size or times change). Anything else
-(a link, a FIFO, someone else's file, a checksum that does not match, a table that does not
-read) is treated as no cache: the sessions are read again and a warning is logged (logger
-``pi_lab.corpus``; ``pi-lab`` prints it as one line). A folder that is not ours is never
+only when it is a regular file of this user. A scan maps the tables; each table's bytes are
+hashed and checked against the manifest before pyarrow reads any of them, when the table is
+first used in the process (and again whenever its inode, size or times change): a corpus
+asked only for its usage hashes only ``model_calls``. Anything else (a link, a FIFO, someone
+else's file, a checksum that does not match, a table that does not read) is treated as no
+cache: the sessions are read again and a warning is logged (logger ``pi_lab.corpus``;
+``pi-lab`` prints it as one line); found at a table's first use, the corpus reads the
+sessions again then and replaces all its tables. A folder that is not ours is never
 written to or deleted from.
 
 Arrow IPC rather than Parquet: it is memory-mapped back without decoding, so an unchanged
@@ -36,11 +39,11 @@ from typing import Any
 
 from pi_lab.corpus.schema import TABLE_NAMES
 
-__all__ = ["CACHE_FORMAT", "Cache", "CacheUnusable"]
+__all__ = ["CACHE_FORMAT", "Cache", "CacheUnusable", "MappedTable", "read_all"]
 
 # Bump when the extractor's rows or the cache's files change, so old caches are rebuilt
 # (6: private folders, checksums, manifest.json instead of files.json).
-CACHE_FORMAT = "7"  # 7: the agent column
+CACHE_FORMAT = "8"  # 7: the agent column; 8: each table's size in the manifest
 
 _log = logging.getLogger("pi_lab.corpus")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -193,7 +196,8 @@ class Cache:
             raise CacheUnusable(f"{self.dir} is {whose}")
         return fd
 
-    def _warn(self, problem: CacheUnusable, what: str) -> None:
+    def warn(self, problem: CacheUnusable, what: str) -> None:
+        """Log that the cache is not used (``problem``) and what is done instead."""
         _log.warning("corpus cache %s not used: %s; %s", self.dir, problem, what)
 
     # ------------------------------------------------------------------ reading
@@ -222,7 +226,7 @@ class Cache:
         try:
             data = json.loads(manifest)
             data["files"] = {f: (s, m, i) for f, (s, m, i) in data["files"].items()}
-            if set(data["tables"]) != set(TABLE_NAMES):
+            if set(data["tables"]) != set(TABLE_NAMES) or set(data["sizes"]) != set(TABLE_NAMES):
                 raise ValueError
         except (ValueError, TypeError, KeyError, AttributeError):
             raise CacheUnusable(f"{generation}/{_MANIFEST} is not pi_lab's") from None
@@ -250,13 +254,14 @@ class Cache:
             return None
         return None if live is None else (live[0], live[1]["files"])
 
-    def load(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, Any] | None, str | None]:
+    def load(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, MappedTable] | None, str | None]:
         """(stamps, tables, generation) of the live generation; ({}, None, None) when there is
-        none or it cannot be trusted (then a warning says why)."""
+        none or it cannot be trusted (then a warning says why). The tables are mapped, each
+        read and checked when first used (:class:`MappedTable`)."""
         try:
             fd = self._open_dir(create=False)
         except CacheUnusable as problem:
-            self._warn(problem, "the sessions are read again and nothing is written there (remove it to cache again)")
+            self.warn(problem, "the sessions are read again and nothing is written there (remove it to cache again)")
             return {}, None, None
         if fd is None:
             return {}, None, None
@@ -267,15 +272,15 @@ class Cache:
             generation, manifest = live
             gen_fd = self._open_generation(fd, generation)
             try:
-                tables = _read_tables(gen_fd, manifest["tables"])
+                tables = _read_tables(gen_fd, manifest["tables"], manifest["sizes"])
             finally:
                 os.close(gen_fd)
             return manifest["files"], tables, generation
         except CacheUnusable as problem:
-            self._warn(problem, "the sessions are read again")
+            self.warn(problem, "the sessions are read again")
             return {}, None, None
         except OSError as error:
-            self._warn(CacheUnusable(error.strerror or str(error)), "the sessions are read again")
+            self.warn(CacheUnusable(error.strerror or str(error)), "the sessions are read again")
             return {}, None, None
         finally:
             os.close(fd)
@@ -295,9 +300,11 @@ class Cache:
             os.mkdir(generation, 0o700, dir_fd=fd)
             gen_fd = os.open(generation, _DIR_FLAGS, dir_fd=fd)
             try:
-                digests = {name: _write_table(gen_fd, name, tables[name].combine_chunks()) for name in TABLE_NAMES}
+                written = {name: _write_table(gen_fd, name, tables[name].combine_chunks()) for name in TABLE_NAMES}
+                digests = {name: digest for name, (digest, _size) in written.items()}
+                sizes = {name: size for name, (_digest, size) in written.items()}
                 files = {f: list(stamps[f]) for f in sorted(stamps)}
-                manifest = {"files": files, "tables": digests}
+                manifest = {"files": files, "tables": digests, "sizes": sizes}
                 try:
                     data = json.dumps(manifest, ensure_ascii=False).encode("utf-8")
                 except UnicodeEncodeError:  # a name that is not UTF-8: its surrogates as JSON escapes
@@ -338,7 +345,7 @@ class Cache:
         except FileNotFoundError:
             return None
         except (CacheUnusable, ValueError) as problem:
-            self._warn(problem if isinstance(problem, CacheUnusable) else CacheUnusable(str(problem)),
+            self.warn(problem if isinstance(problem, CacheUnusable) else CacheUnusable(str(problem)),
                        "the report is computed again")
             return None
         except OSError:
@@ -368,47 +375,84 @@ class Cache:
             os.close(gen_fd)
 
 
-def _read_tables(gen_fd: int, digests: dict[str, str]) -> dict[str, Any]:
-    """Every table of a generation; hashed on threads (hashlib lets go of the GIL), which
-    halves the first load's checksum time on two cores."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=min(len(TABLE_NAMES), os.cpu_count() or 1)) as pool:
-        read = pool.map(lambda name: _read_table(gen_fd, name, digests[name]), TABLE_NAMES)
-        return dict(zip(TABLE_NAMES, read))
+def _read_tables(gen_fd: int, digests: dict[str, str], sizes: dict[str, int]) -> dict[str, MappedTable]:
+    """Every table of a generation, mapped (each file checked to be a regular file of this
+    user now), its bytes checked and read when it is first used (:meth:`MappedTable.read`)."""
+    return {name: _map_table(gen_fd, name, digests[name], sizes[name]) for name in TABLE_NAMES}
 
 
-def _read_table(gen_fd: int, name: str, digest: str) -> Any:
-    """The table ``name`` mapped from its file, checked against ``digest`` (and its schema)."""
+def _map_table(gen_fd: int, name: str, digest: str, size: int) -> MappedTable:
     import mmap
-
-    import pyarrow as pa
-
-    from pi_lab.corpus.schema import schema_of
 
     fd, st = _open_file(gen_fd, f"{name}.arrow")
     try:
+        if st.st_size != size:  # (a table cut short or replaced is found before any hashing)
+            raise CacheUnusable(f"{name}.arrow is {st.st_size} bytes, not the {size} written")
         if st.st_size == 0:
             raise CacheUnusable(f"{name}.arrow is empty")
         mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     finally:
         os.close(fd)
-    seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest)
-    if _checked_tables.get((st.st_dev, st.st_ino)) != seen:
-        if _digest(mapped) != digest:
-            raise CacheUnusable(f"{name}.arrow does not match its checksum")
-        _checked_tables[(st.st_dev, st.st_ino)] = seen
+    return MappedTable(name, mapped, digest, (st.st_dev, st.st_ino), (st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest))
+
+
+class MappedTable:
+    """One cached table's file, mapped but not read yet.
+
+    :meth:`read` checks the mapped bytes against the manifest's SHA-256 before pyarrow reads
+    any of them (once per process and version of the file: ``_checked_tables``), then its
+    schema. A scan maps the tables; the checks run when a table is first used, so a corpus
+    that is only asked for its model calls hashes only those (hashing every table of a 3 GB
+    corpus took seconds)."""
+
+    __slots__ = ("name", "mapped", "digest", "key", "seen", "_table")
+
+    def __init__(self, name: str, mapped: Any, digest: str, key: tuple[int, int], seen: tuple[int, int, int, str]):
+        self.name, self.mapped, self.digest, self.key, self.seen = name, mapped, digest, key, seen
+        self._table: Any = None
+
+    def read(self) -> Any:
+        """The table; :class:`CacheUnusable` when its bytes are not the ones written."""
+        if self._table is not None:
+            return self._table
+        import pyarrow as pa
+
+        from pi_lab.corpus.schema import schema_of
+
+        name = self.name
+        if _checked_tables.get(self.key) != self.seen:
+            if _digest(self.mapped) != self.digest:
+                raise CacheUnusable(f"{name}.arrow does not match its checksum")
+            _checked_tables[self.key] = self.seen
+        try:
+            table = pa.ipc.open_file(pa.py_buffer(self.mapped)).read_all()
+            table.validate()
+        except (pa.ArrowException, ValueError) as error:
+            raise CacheUnusable(f"{name}.arrow does not read ({error})") from None
+        if table.schema != schema_of(name):
+            raise CacheUnusable(f"{name}.arrow has another schema")
+        self._table = table
+        return table
+
+
+def read_all(store: Cache, tables: dict[str, Any]) -> dict[str, Any] | None:
+    """Every table of ``tables`` read (a :class:`MappedTable` checked and read, on threads:
+    hashlib lets go of the GIL); None, with the warning, when one is not what was written."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def read(item: Any) -> Any:
+        return item.read() if isinstance(item, MappedTable) else item
+
     try:
-        table = pa.ipc.open_file(pa.py_buffer(mapped)).read_all()
-        table.validate()
-    except (pa.ArrowException, ValueError) as error:
-        raise CacheUnusable(f"{name}.arrow does not read ({error})") from None
-    if table.schema != schema_of(name):
-        raise CacheUnusable(f"{name}.arrow has another schema")
-    return table
+        with ThreadPoolExecutor(max_workers=min(len(tables), os.cpu_count() or 1)) as pool:
+            return dict(zip(tables, pool.map(read, tables.values())))
+    except CacheUnusable as problem:
+        store.warn(problem, "the sessions are read again")
+        return None
 
 
-def _write_table(gen_fd: int, name: str, table: Any) -> str:
+def _write_table(gen_fd: int, name: str, table: Any) -> tuple[str, int]:
+    """Write ``table`` as ``name.arrow``; its (SHA-256, size)."""
     import pyarrow as pa
 
     fd = os.open(f"{name}.arrow", _NEW_FLAGS, 0o600, dir_fd=gen_fd)
@@ -416,7 +460,7 @@ def _write_table(gen_fd: int, name: str, table: Any) -> str:
         sink = _HashingSink(fd)
         with pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
-        return sink.hash.hexdigest()
+        return sink.hash.hexdigest(), sink.position
     finally:
         os.close(fd)
 

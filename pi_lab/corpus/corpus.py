@@ -8,11 +8,22 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 # The extractor (and the engine it imports) loads only when a file has to be read.
-from pi_lab.corpus.cache import Cache
-from pi_lab.corpus.schema import TABLE_NAMES
+from pi_lab.corpus.cache import Cache, CacheUnusable, MappedTable, read_all
+from pi_lab.corpus.files import (
+    _fingerprint,
+    _listing,
+    claude_code_session_paths,
+    codex_session_paths,
+    default_cache_dir,
+    default_session_paths,
+    is_claude_subagent_file,
+    list_session_files,
+)
+from pi_lab.corpus.progress import Progress as _Progress
+from pi_lab.corpus.schema import TABLE_NAMES, arrow_compute
 from pi_lab.corpus.tables import clear_copies, concat_tables, finish_tables
 from pi_lab.errors import PiLabError
 
@@ -30,97 +41,6 @@ POOL_MIN_BYTES = 2_000_000
 # A file this large has its tables built in batches of rows (extract_tables), not whole columns.
 LARGE_FILE_BYTES = 64_000_000
 SPAWNED_POOL_MIN_BYTES = 100_000_000
-
-
-def default_session_paths() -> list[str]:
-    """Every agent's sessions folder pi_lab reads: pi's (``$PI_CODING_AGENT_DIR/sessions`` or
-    ``~/.pi/agent/sessions``, always listed, so a missing one is said in ``errors``), and those
-    of Claude Code and Codex that exist (:func:`claude_code_session_paths`,
-    :func:`codex_session_paths`)."""
-    from pi_lab.session.paths import sessions_root
-
-    out = [sessions_root()]
-    for path in (*claude_code_session_paths(), *codex_session_paths()):
-        if path not in out:
-            out.append(path)
-    return out
-
-
-def claude_code_session_paths(env: dict[str, str] | None = None) -> list[str]:
-    """Claude Code's ``projects`` folders as ccusage finds them: each folder of
-    ``$CLAUDE_CONFIG_DIR`` (comma-separated), else ``~/.config/claude`` and ``~/.claude``."""
-    from pi_lab.formats.claude_code_usage import claude_config_dirs
-
-    return [str(d / "projects") for d in claude_config_dirs(env)]
-
-
-def codex_session_paths(env: dict[str, str] | None = None) -> list[str]:
-    """Codex's ``sessions`` and ``archived_sessions`` under ``$CODEX_HOME`` (``~/.codex``),
-    those that exist."""
-    env = os.environ if env is None else env
-    home = os.path.expanduser(env.get("CODEX_HOME") or "~/.codex")
-    return [p for p in (os.path.join(home, "sessions"), os.path.join(home, "archived_sessions")) if os.path.isdir(p)]
-
-
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pi_lab" / "corpus"
-
-
-def is_claude_subagent_file(path: str) -> bool:
-    """A Claude Code sub-agent's file (``agent-*.jsonl`` holding Claude Code lines): not a
-    session of its own, its parent session's adapter folds it in (its calls are the parent's)."""
-    if not (os.path.basename(path).startswith("agent-") and path.endswith(".jsonl")):
-        return False
-    from pi_lab.formats.detect import UnknownSessionFormat, detect_format
-
-    try:
-        return detect_format(path) == "claude-code"
-    except (UnknownSessionFormat, OSError):
-        return False
-
-
-def list_session_files(paths: Iterable[str | os.PathLike[str]], errors: list[tuple[str, str]]) -> list[str]:
-    """Every ``*.jsonl`` under the folders (recursively, sorted) and every file named, except
-    Claude Code sub-agent files (:func:`is_claude_subagent_file`)."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for raw in paths:
-        path = os.path.abspath(os.path.expanduser(os.fspath(raw)))
-        if os.path.isdir(path):
-            found: list[str] = []
-            for folder, dirs, files in os.walk(path, onerror=lambda e, top=path: errors.append((e.filename or top, e.strerror or str(e)))):
-                dirs.sort()
-                found.extend(os.path.join(folder, f) for f in files if f.endswith(".jsonl"))
-            candidates = sorted(found)
-        elif os.path.lexists(path):
-            candidates = [path]
-        else:
-            errors.append((path, "no such file or directory"))
-            continue
-        for c in candidates:
-            if c not in seen and not is_claude_subagent_file(c):
-                seen.add(c)
-                out.append(c)
-    return out
-
-
-def _listing(paths: Any) -> tuple[list[Any], list[tuple[str, str]], list[str], dict[str, tuple[int, int, int]]]:
-    """(the scanned paths, listing errors, the session files found, their fingerprints)."""
-    if paths is None:
-        paths = default_session_paths()
-    elif isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    paths = list(paths)
-    errors: list[tuple[str, str]] = []
-    files = list_session_files(paths, errors)
-    stamps: dict[str, tuple[int, int, int]] = {}
-    for f in files:
-        try:
-            stamps[f] = _fingerprint(f)
-        except OSError as error:
-            errors.append((f, error.strerror or str(error)))
-    return paths, errors, [f for f in files if f in stamps], stamps
 
 
 def cached_report(paths: Any, cache: Any, name: str) -> Any:
@@ -145,26 +65,6 @@ def cached_report(paths: Any, cache: Any, name: str) -> Any:
     if len(cached) != len(files) or any(cached.get(f) != stamps[f] for f in files):
         return None
     return store.read_report(generation, name)
-
-
-def _fingerprint(path: str) -> tuple[int, int, int]:
-    st = os.stat(path)
-    size, mtime = st.st_size, st.st_mtime_ns
-    # A Claude Code session's sub-agent files are read with it: one that grows changes the
-    # session's fingerprint, so its cached rows are read again.
-    folder = os.path.join(os.path.dirname(path), os.path.basename(path)[:-6], "subagents") if path.endswith(".jsonl") else None
-    if folder is not None and os.path.isdir(folder):
-        for root, dirs, names in os.walk(folder):
-            dirs.sort()
-            for name in names:
-                if name.startswith("agent-") and name.endswith(".jsonl"):
-                    try:
-                        sub = os.stat(os.path.join(root, name))
-                    except OSError:
-                        continue
-                    size += sub.st_size
-                    mtime = max(mtime, sub.st_mtime_ns)
-    return (size, mtime, st.st_ino)
 
 
 def _extract_batch(paths: Sequence[str]) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, tuple[int, int, int]]]]:
@@ -284,53 +184,16 @@ def usage_query(by: str) -> str:
     return query
 
 
+class _MovableLeaf(Protocol):
+    def branch(self, branch_from_id: str) -> None: ...
+
+
 class SessionNotInCorpus(PiLabError):
     """``Corpus.open`` was given a session that the corpus does not hold (or holds twice)."""
 
 
 class EntryNotInCorpus(PiLabError):
     """``Corpus.open`` was given an entry that the session's file does not hold."""
-
-
-class _Progress:
-    """A one-line bar on stderr (no dependency): files and bytes read, and the time left
-    estimated from the bytes; silent when not asked for (the CLI asks on a terminal)."""
-
-    def __init__(self, total: int, enabled: bool, total_bytes: int = 0):
-        self.total, self.enabled, self.done = total, enabled and total > 0, 0
-        self.total_bytes, self.done_bytes = total_bytes, 0
-        self.last = 0.0
-        self.started = time.monotonic()
-
-    def advance(self, n: int, nbytes: int = 0) -> None:
-        self.done += n
-        self.done_bytes += nbytes
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if self.done < self.total and now - self.last < 0.1:
-            return
-        self.last = now
-        sys.stderr.write("\r" + self.line(now))
-        if self.done >= self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    def line(self, now: float) -> str:
-        width = 30
-        share = self.done_bytes / self.total_bytes if self.total_bytes else self.done / self.total
-        filled = int(width * min(share, 1.0))
-        text = f"reading sessions [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files"
-        if self.total_bytes:
-            text += f", {_mb(self.done_bytes)}/{_mb(self.total_bytes)}"
-        if 0 < share < 1:
-            left = (now - self.started) * (1 - share) / share
-            text += f", {int(left) // 60}:{int(left) % 60:02d} left"
-        return text + "   "  # (clears what a longer line left)
-
-
-def _mb(n: int) -> str:
-    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
 
 
 def _resolve_cache(cache: Any) -> Path | None:
@@ -341,25 +204,45 @@ def _resolve_cache(cache: Any) -> Path | None:
     return Path(os.fspath(cache)).expanduser()
 
 
+class _Table:
+    """A table attribute of :class:`Corpus`: a cached table is read (its bytes checked) when
+    it is first asked for (:class:`pi_lab.corpus.cache.MappedTable`)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, corpus: Corpus | None, owner: type | None = None) -> Any:
+        if corpus is None:
+            return self
+        return corpus._table(self.name)
+
+    def __set__(self, corpus: Corpus, table: Any) -> None:
+        corpus._tables[self.name] = table
+
+
 class Corpus:
     """Session files as Arrow tables; see :mod:`pi_lab.corpus` for the counting rules."""
 
-    sessions: Any
-    entries: Any
-    messages: Any
-    model_calls: Any
-    tool_calls: Any
-    compactions: Any
-    branch_summaries: Any
+    sessions = _Table()
+    entries = _Table()
+    messages = _Table()
+    model_calls = _Table()
+    tool_calls = _Table()
+    compactions = _Table()
+    branch_summaries = _Table()
 
     def __init__(self, tables: dict[str, Any], errors: list[tuple[str, str]] | None = None, files: list[str] | None = None):
-        for name in TABLE_NAMES:
-            setattr(self, name, tables[name])
+        self._tables: dict[str, Any] = {name: tables[name] for name in TABLE_NAMES}
+        # How this corpus was scanned (paths, workers, cache folder): to read the sessions
+        # again when a cached table turns out not to be what was written.
+        self._scanned: tuple[Any, int | None, Path] | None = None
         self.errors: list[tuple[str, str]] = list(errors or [])
         self.files: list[str] = list(files if files is not None else tables["sessions"].column("file").to_pylist())
         self.stats: dict[str, Any] = {}
         self._duck: Any = None
-        self._duck_lock = threading.Lock()
+        self._registered: set[str] = set()  # the tables registered with _duck
+        # (re-entrant: a table first read under it may read the sessions again, which resets _duck)
+        self._duck_lock = threading.RLock()
         self._generation: tuple[Cache, str] | None = None
         self.notes_path: str | None = None
         """The notes file (``pi_lab.research.NoteStore``); None: ``pi-lab-notes.jsonl`` in the
@@ -368,6 +251,29 @@ class Corpus:
     @property
     def tables(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in TABLE_NAMES}
+
+    def _table(self, name: str) -> Any:
+        table = self._tables[name]
+        if not isinstance(table, MappedTable):
+            return table
+        try:
+            table = self._tables[name] = table.read()
+        except CacheUnusable as problem:
+            self._read_again(problem)
+            table = self._tables[name]
+        return table
+
+    def _read_again(self, problem: CacheUnusable) -> None:
+        """A cached table is not what was written: the sessions are read again (and cached
+        anew), and every table of this corpus is replaced by theirs."""
+        assert self._scanned is not None and self._generation is not None  # (only a cached scan maps tables)
+        paths, workers, root = self._scanned
+        self._generation[0].warn(problem, "the sessions are read again")
+        again = type(self)._scan(paths, workers, root, False, trust_cache=False)
+        with self._duck_lock:
+            self._tables = again._tables
+            self._duck = None  # (it holds the tables it was given)
+        self.errors, self.files, self.stats, self._generation = again.errors, again.files, again.stats, again._generation
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{n}={getattr(self, n).num_rows}" for n in TABLE_NAMES)
@@ -397,16 +303,27 @@ class Corpus:
         checked on every read (:mod:`pi_lab.corpus.cache`); one that cannot be trusted is
         read again, with a warning. Session files are only read.
         """
+        return cls._scan(paths, workers, _resolve_cache(cache), progress, trust_cache=True)
+
+    @classmethod
+    def _scan(cls, paths: Any, workers: int | None, root: Path | None, progress: bool, *, trust_cache: bool) -> Corpus:
+        """:meth:`scan` into ``root`` (None: no cache); ``trust_cache=False`` reads every file
+        again (a cached table failed its check) and caches the tables anew."""
         started = time.perf_counter()
         paths, errors, files, stamps = _listing(paths)
-        root = _resolve_cache(cache)
         store = None
         generation: str | None = None
         cached_stamps: dict[str, tuple[int, int, int]] = {}
         cached_tables: dict[str, Any] | None = None
         if root is not None:
             store = Cache.for_paths(root, paths)
-            cached_stamps, cached_tables, generation = store.load()
+            if trust_cache:
+                cached_stamps, cached_tables, generation = store.load()
+            fresh = {f for f in files if cached_stamps.get(f) == stamps[f]}
+            if cached_tables is not None and fresh and (set(cached_stamps) != fresh or len(fresh) < len(files)):
+                # Files changed, went or came: the cached rows of the others are taken from
+                # every table (each checked now).
+                cached_tables = read_all(store, cached_tables)
             if cached_tables is None:
                 cached_stamps = {}
         fresh = {f for f in files if cached_stamps.get(f) == stamps[f]}
@@ -416,7 +333,7 @@ class Corpus:
         everything_cached = cached_tables is not None and set(cached_stamps) == fresh
         if cached_tables is not None and fresh:
             import pyarrow as pa
-            import pyarrow.compute as pc
+            pc = arrow_compute()
 
             if everything_cached:
                 parts.append(cached_tables)
@@ -434,7 +351,7 @@ class Corpus:
             read_stamps.update(batch_stamps)
         ok = set(fresh) | set(read_stamps)
         order = [f for f in files if f in ok]
-        if everything_cached and not read_stamps:
+        if everything_cached and not read_stamps and cached_tables is not None:
             # The cache holds the finished tables of exactly these files (same listing, same
             # order): nothing to recompute.
             finished = cached_tables
@@ -450,12 +367,14 @@ class Corpus:
             generation = None
             if store is not None:
                 try:
-                    generation = store.save({f: (cached_stamps.get(f) if f in fresh else read_stamps[f]) for f in order}, finished)
+                    generation = store.save({f: (cached_stamps[f] if f in fresh else read_stamps[f]) for f in order}, finished)
                 except OSError as error:
                     errors.append((str(store.dir), f"cache not written: {error.strerror or error}"))
         corpus = cls(finished, errors, order)
         # The cache generation holding exactly these tables, if any (for keep_report).
         corpus._generation = (store, generation) if store is not None and generation is not None else None
+        if root is not None:
+            corpus._scanned = (paths, workers, root)
         corpus.stats = {"files": len(files), "read": len(todo), "cached": len(fresh), "seconds": time.perf_counter() - started}
         return corpus
 
@@ -464,6 +383,13 @@ class Corpus:
     def sql(self, query: str) -> Any:
         """Run ``query`` on DuckDB over the tables (by their names); returns a pyarrow.Table."""
         with self._duck_lock:
+            # Only the tables the query names are registered (a cached table is checked when
+            # first read: usage reads model_calls alone); one found wrong reads the sessions
+            # again (_read_again), and every table is then taken from the new ones.
+            named = [name for name in TABLE_NAMES if name in query]
+            tables = {name: self._table(name) for name in named}
+            if any(self._tables[name] is not table for name, table in tables.items()):
+                tables = {name: self._table(name) for name in named}
             if self._duck is None:
                 import duckdb
 
@@ -472,9 +398,12 @@ class Corpus:
                     con.execute("SET TimeZone = 'UTC'")
                 except duckdb.Error:
                     pass
-                for name in TABLE_NAMES:
-                    con.register(name, getattr(self, name))
                 self._duck = con
+                self._registered = set()
+            for name, table in tables.items():
+                if name not in self._registered:
+                    self._duck.register(name, table)
+                    self._registered.add(name)
             if "annotations" in query:
                 # the notes change while a researcher works: read them at each query that names them
                 self._duck.register("annotations", self.annotations)
@@ -523,7 +452,9 @@ class Corpus:
             if sm.get_entry(entry_id) is None:
                 raise EntryNotInCorpus(f"no entry {entry_id!r} in {path} (it may have changed since the scan)")
             if leaf:
-                sm.branch(entry_id)
+                # Every reader open_session returns moves its leaf in memory; the protocol
+                # (ReadableSession) does not declare it yet.
+                cast(_MovableLeaf, sm).branch(entry_id)
         options.setdefault("notes", self.notes)
         widget = SessionWidget(sm, selected_id=entry_id, **options)
         if entry_id is not None and widget.selected_id != entry_id and "filter_mode" not in options:
@@ -537,7 +468,7 @@ class Corpus:
         wanted = os.path.abspath(os.path.expanduser(os.fspath(session)))
         if wanted in self.files:
             return wanted
-        import pyarrow.compute as pc
+        pc = arrow_compute()
 
         rows = self.sessions.filter(pc.equal(self.sessions.column("session_id"), session))
         files = rows.column("file").to_pylist()

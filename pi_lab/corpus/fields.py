@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from pi_lab.llm.catalog import context_window_for
 from pi_lab.session._js import js_double
@@ -66,7 +66,8 @@ def _num(value: Any) -> float:
 
 # ``float(value)``; an integer past the float range (a hand-edited 400-digit counter, which
 # Python's JSON reader keeps exact) is the infinity JavaScript reads it as: the engine's rule.
-_float = js_double
+# (js_double is float() for any number; it is annotated for the integers, where it differs)
+_float = cast("Callable[[float], float]", js_double)
 
 
 def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
@@ -77,7 +78,7 @@ def _usage_row(usage: Any) -> tuple[float, float, float, float, float, float]:
     cr, cw = _num(usage.get("cacheRead")), _num(usage.get("cacheWrite"))
     total = _num(usage.get("totalTokens")) or (inp + out + cr + cw)
     cost = usage.get("cost")
-    cost_total = _float(_num(cost.get("total"))) if cost.__class__ is dict or isinstance(cost, Mapping) else 0.0
+    cost_total = _float(_num(cost.get("total"))) if isinstance(cost, Mapping) else 0.0
     return (inp, out, cr, cw, total, cost_total)
 
 

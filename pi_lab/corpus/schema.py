@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["AGENTS", "TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table"]
+__all__ = ["AGENTS", "TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table", "arrow_compute"]
 
 TABLE_NAMES = ("sessions", "entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
 
@@ -161,3 +161,11 @@ def _as_float(value: int) -> float:
 
 def empty_table(name: str) -> Any:
     return schema_of(name).empty_table()
+
+
+def arrow_compute() -> Any:
+    """``pyarrow.compute``, typed ``Any``: its kernels (``is_in``, ``if_else``, ...) are made at
+    import from Arrow's function registry, so no type checker can see them."""
+    import pyarrow.compute as pc
+
+    return pc

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pi_lab.corpus.schema import TABLE_NAMES, empty_table, schema_of, to_table, utf8_safe
+from pi_lab.corpus.schema import TABLE_NAMES, arrow_compute, empty_table, schema_of, to_table, utf8_safe
 
 __all__ = [
     "resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files",
@@ -112,7 +112,8 @@ def copy_map(
         parent_keys = keys_of.get(parent, set())
         for key in keys_of.get(child, ()):
             if key in parent_keys:
-                copied_key[(child, key[0])] = copied_key.get((parent, key[0]), session_of[parent])
+                first = copied_key.get((parent, key[0]))
+                copied_key[(child, key[0])] = first if first is not None else session_of[parent]
     return links, copied_key, parent_ids
 
 
@@ -124,7 +125,7 @@ def involved_files(sessions: Any, links: dict[str, str] | None = None) -> list[s
 def apply_copies(table: Any, links: dict[str, str], copied_key: dict[tuple[str, str], str]) -> Any:
     """``table`` with ``copied``/``copied_from`` set for the rows that are copies."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    pc = arrow_compute()
 
     if not copied_key or not table.num_rows:
         return table
@@ -160,7 +161,7 @@ def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
     (chains of forks are followed). Nothing else is merged.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+    pc = arrow_compute()
 
     sessions = tables["sessions"]
     links = parent_files(sessions)
@@ -193,7 +194,7 @@ def claude_code_copies(sessions: Any, entries: Any) -> tuple[dict[str, str], dic
     uuid) and timestamp; sessions in order of creation, then of the corpus's files. ccusage
     counts such a response once too (one call per message id and request id)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    pc = arrow_compute()
 
     agents = sessions.column("agent").to_pylist()
     if agents.count("claude-code") < 2:
@@ -238,7 +239,7 @@ def session_totals(sessions: Any, model_calls: Any, entries: Any) -> Any:
     ``model_calls`` needs ``file``, ``copied`` and the usage columns; ``entries`` ``file``,
     ``entry_id`` and ``copied`` (only copied rows matter)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    pc = arrow_compute()
 
     calls = model_calls.select(["file", *_USAGE]).filter(pc.invert(model_calls.column("copied")))
     sums: dict[str, dict[str, float]] = {}
@@ -266,7 +267,7 @@ def clear_copies(tables: dict[str, Any]) -> dict[str, Any]:
     """The per-file rows back as the extractor made them: no copy marks, no parent id on pi's
     and Claude Code's rows (a Codex fork's marks and parent id are its extractor's and stay)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    pc = arrow_compute()
 
     def cleared(table: Any, column: str, empty: Any) -> Any:
         at = table.schema.get_field_index(column)
@@ -289,7 +290,7 @@ def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, An
     them over, so that at most one table is held twice at a time (batches and combined copy),
     not every table."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    pc = arrow_compute()
 
     # The file column holds each name as valid UTF-8 (schema.utf8_safe): so must the order.
     order = pa.array([utf8_safe(f) for f in file_order], pa.string())

@@ -205,3 +205,38 @@ def test_a_cache_folder_open_to_others_is_not_used(tmp_path, caplog):
         again = Corpus.scan(tmp_path / "s", cache=cache, workers=1)
     assert again.stats["read"] == 5 and _snapshot(folder) == before
     assert "open to others" in caplog.text
+
+
+def test_a_cached_table_is_checked_when_first_used(tmp_path, caplog):
+    """Issue 28: a cached scan hashed every table (seconds on 3 GB) before returning. Now the
+    tables are mapped at the scan and each is hashed, before pyarrow reads it, when first used:
+    an edited table is still never believed. The corpus then reads the sessions again, caches
+    them anew and replaces every table."""
+    import pyarrow as pa
+
+    build_corpus(tmp_path / "s")
+    cache = tmp_path / "cache"
+    Corpus.scan(tmp_path / "s", cache=cache, workers=1)
+    table_file = generation(cache) / "entries.arrow"
+    data = bytearray(table_file.read_bytes())
+    data[len(data) // 2] ^= 1  # one bit of the body
+    table_file.chmod(table_file.stat().st_mode | 0o200)
+    table_file.write_bytes(bytes(data))
+    right = Corpus.scan(tmp_path / "s", cache=False, workers=1)
+    with caplog.at_level(logging.WARNING, logger="pi_lab.corpus"):
+        c = Corpus.scan(tmp_path / "s", cache=cache, workers=1)
+        assert c.stats["read"] == 0 and "checksum" not in caplog.text  # nothing hashed yet
+        assert c.usage(by="day").to_pylist() == right.usage(by="day").to_pylist()  # model_calls: intact
+        assert "checksum" not in caplog.text
+        assert c.entries.equals(right.entries)  # first use: the edit is found, the sessions read again
+    assert "entries.arrow does not match its checksum" in caplog.text
+    assert c.stats["read"] == 5
+    for name in ("sessions", "model_calls", "messages"):
+        assert isinstance(getattr(c, name), pa.Table) and getattr(c, name).equals(getattr(right, name))
+    assert c.sql("SELECT count(*) AS n FROM entries").column("n").to_pylist() == [right.entries.num_rows]
+    # The cache was written anew: the next scan is quiet and reads nothing.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="pi_lab.corpus"):
+        again = Corpus.scan(tmp_path / "s", cache=cache, workers=1)
+        assert again.entries.equals(right.entries) and again.stats["read"] == 0
+    assert caplog.text == ""
