@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from pi_lab.session.appends import is_user_or_assistant
 from pi_lab.session.bodies import LazyEntry
 from pi_lab.session.entries import Entry
-from pi_lab.session.tree import UNSET, TreeNode, finish_one_pass, get_branch
+from pi_lab.session.tree import UNSET, TreeNode, finish_one_pass, get_branch, hang_node
 
 
 def apply_label(labels: dict[str, str], stamps: dict[str, Any], entry: Entry) -> None:
@@ -136,14 +136,8 @@ def index_and_tree(file_entries: list[Entry]) -> IndexedLines | None:
                 continue
             parent = nodes.get(parent_id) if type(parent_id) is str else None
         previous, previous_node = entry_id, node
-        if parent is None:
-            orphans = True  # an unknown parent, or one written later (checked below)
-            roots.append(node)
-            continue
-        children = parent.children
-        children.append(node)
-        if len(children) == 2:
-            branching.append(parent)
+        if hang_node(node, parent, roots, branching):
+            orphans = True
     if not finish_one_pass(roots, nodes, orphans, branching):
         return None  # a parent written after its child: the general build orders that case
     labels: dict[str, str] = {}

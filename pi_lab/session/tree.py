@@ -312,15 +312,24 @@ def _build_tree_in_file_order(
             roots.append(node)
             continue
         parent = nodes.get(parent_id) if type(parent_id) is str else None
-        if parent is None:
-            orphans = True  # an unknown parent, or one written later (checked below)
-            roots.append(node)
-            continue
-        children = parent.children
-        children.append(node)
-        if len(children) == 2:
-            branching.append(parent)
+        if hang_node(node, parent, roots, branching):
+            orphans = True
     return (roots, nodes) if finish_one_pass(roots, nodes, orphans, branching) else None
+
+
+def hang_node(node: TreeNode, parent: TreeNode | None, roots: list[TreeNode], branching: list[TreeNode]) -> bool:
+    """Place one node of a one-pass tree build (lines in file order) under its parent, or
+    among the roots when no parent was found; ``True`` in that case: an orphan, whose parent
+    is unknown or written later (:func:`finish_one_pass` tells). A parent's second child
+    puts it in ``branching`` (its children are sorted at the end)."""
+    if parent is None:
+        roots.append(node)
+        return True
+    children = parent.children
+    children.append(node)
+    if len(children) == 2:
+        branching.append(parent)
+    return False
 
 
 def finish_one_pass(roots: list[TreeNode], nodes: Mapping[str, TreeNode], orphans: bool,
