@@ -385,8 +385,10 @@ class Corpus:
         with self._duck_lock:
             # Only the tables the query names are registered (a cached table is checked when
             # first read: usage reads model_calls alone); one found wrong reads the sessions
-            # again (_read_again), and every table is then taken from the new ones.
-            named = [name for name in TABLE_NAMES if name in query]
+            # again (_read_again), and every table is then taken from the new ones. A query
+            # naming none of them (SHOW TABLES, information_schema) gets them all.
+            lowered = query.lower()  # (DuckDB's names are case-insensitive)
+            named = [name for name in TABLE_NAMES if name in lowered] or list(TABLE_NAMES)
             tables = {name: self._table(name) for name in named}
             if any(self._tables[name] is not table for name, table in tables.items()):
                 tables = {name: self._table(name) for name in named}

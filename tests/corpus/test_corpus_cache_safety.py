@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from corpus_builders import build_corpus
+
 from pi_lab.cli import main
 from pi_lab.corpus import Corpus
 
@@ -240,3 +240,16 @@ def test_a_cached_table_is_checked_when_first_used(tmp_path, caplog):
         again = Corpus.scan(tmp_path / "s", cache=cache, workers=1)
         assert again.entries.equals(right.entries) and again.stats["read"] == 0
     assert caplog.text == ""
+
+
+def test_a_query_finds_every_table_whatever_the_case_of_its_name(tmp_path):
+    """Tables are registered with DuckDB as a query names them (a cached one is checked when
+    first used): as case-insensitively as DuckDB reads names, and all of them for a query
+    that names none (SHOW TABLES)."""
+    build_corpus(tmp_path / "s")
+    cache = tmp_path / "cache"
+    Corpus.scan(tmp_path / "s", cache=cache, workers=1)
+    c = Corpus.scan(tmp_path / "s", cache=cache, workers=1)
+    assert c.sql("SELECT count(*) AS n FROM Model_Calls").column("n").to_pylist() == [c.model_calls.num_rows]
+    shown = set(c.sql("SHOW TABLES").column("name").to_pylist())
+    assert {"sessions", "entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries"} <= shown
