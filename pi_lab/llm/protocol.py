@@ -81,20 +81,24 @@ class StreamStart(_MessageEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class TextDelta:
-    """More text for the content block at `index`."""
+class _Delta:
+    """More of the text of the content block at `index`."""
 
     index: int
     delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(_Delta):
+    """More text for the content block at `index`."""
+
     kind = "text_delta"
 
 
 @dataclass(frozen=True, slots=True)
-class ThinkingDelta:
+class ThinkingDelta(_Delta):
     """More reasoning text for the thinking block at `index`."""
 
-    index: int
-    delta: str
     kind = "thinking_delta"
 
 
