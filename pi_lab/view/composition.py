@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pi_lab.compaction.tokens import _assistant_chars, estimate_tokens
+from pi_lab.compaction.tokens import assistant_chars, estimate_tokens
 from pi_lab.view._common import SessionLike, branch_to, manager_of, projection_at
 from pi_lab.view.contract import PART_ORDER
 
@@ -50,7 +50,7 @@ def _assistant_shares(message: dict[str, Any]) -> list[tuple[str, int]]:
     start = 0
     for block in content:
         # The engine's own per-block character count, so the split cannot drift from it.
-        chars = _assistant_chars([block])
+        chars = assistant_chars([block])
         if not chars:
             continue
         kind = block.get("type")

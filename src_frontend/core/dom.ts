@@ -33,6 +33,14 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/** ``node`` with ``attributes`` set (ARIA roles and labels, mostly); returns it. */
+export function withAttributes<T extends HTMLElement>(node: T, attributes: Record<string, string>): T {
+  for (const [name, value] of Object.entries(attributes)) {
+    node.setAttribute(name, value);
+  }
+  return node;
+}
+
 export function button(label: string, className: string, parent: HTMLElement, onClick: () => void, title?: string): HTMLButtonElement {
   const b = el('button', `pi-btn ${className}`, parent, label);
   b.type = 'button';

@@ -10,7 +10,7 @@
 // Two canvases: the base (lines, markers) is redrawn only when the data, the settings or the
 // size change; the overlay (hover and focus cursors) on every pointer move.
 
-import { button, el, formatTokens, rowSafe, shortId, tokensBeforeText } from './dom';
+import { button, el, formatTokens, rowSafe, shortId, tokensBeforeText, withAttributes } from './dom';
 import { Columns, columnsOf } from './timelineColumns';
 import type { Transport } from './transport';
 import { Hypothesis, WhatIfPanel } from './whatif';
@@ -187,15 +187,11 @@ export class TimelineStrip {
     this.overlay.setAttribute('aria-hidden', 'true');
     this.tip = el('div', 'pi-timeline-tip', this.plot);
     this.tip.hidden = true;
-    this.noteLane = el('div', 'pi-tl-notes', this.body);
-    this.noteLane.setAttribute('role', 'group');
-    this.noteLane.setAttribute('aria-label', 'notes on this branch');
+    this.noteLane = withAttributes(el('div', 'pi-tl-notes', this.body), { role: 'group', 'aria-label': 'notes on this branch' });
     this.noteLane.hidden = true;
     this.message = el('p', 'pi-timeline-message pi-muted', this.body);
     this.message.hidden = true;
-    this.caption = el('div', 'pi-timeline-caption', this.body);
-    this.caption.setAttribute('role', 'status');
-    this.caption.setAttribute('aria-live', 'polite');
+    this.caption = withAttributes(el('div', 'pi-timeline-caption', this.body), { role: 'status', 'aria-live': 'polite' });
     this.whatIf = new WhatIfPanel(head, this.body, transport, {
       leaf: () => this.data?.leaf_id ?? this.leaf,
       settings: () => this.settings(),

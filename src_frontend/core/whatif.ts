@@ -9,7 +9,7 @@
 // settings beside what it did see. A host with no kernel (a static export page) refuses the
 // requests as unknown: the panel says it needs a kernel.
 
-import { button, clear, el, formatTokens, rowSafe, shortId } from './dom';
+import { button, clear, el, formatTokens, rowSafe, shortId, withAttributes } from './dom';
 import { Projection, renderProjection } from './projection';
 import type { Transport } from './transport';
 
@@ -149,12 +149,8 @@ export class WhatIfPanel {
     });
     // The viewer's own keys (arrows, Enter on rows) must not fire while typing here.
     this.el.addEventListener('keydown', event => event.stopPropagation());
-    this.status = el('p', 'pi-whatif-status pi-muted', this.el);
-    this.status.setAttribute('role', 'status');
-    this.status.setAttribute('aria-live', 'polite');
-    this.list = el('div', 'pi-whatif-list', this.el);
-    this.list.setAttribute('role', 'group');
-    this.list.setAttribute('aria-label', 'hypothetical compactions');
+    this.status = withAttributes(el('p', 'pi-whatif-status pi-muted', this.el), { role: 'status', 'aria-live': 'polite' });
+    this.list = withAttributes(el('div', 'pi-whatif-list', this.el), { role: 'group', 'aria-label': 'hypothetical compactions' });
     this.detail = el('div', 'pi-whatif-detail', this.el);
     this.detail.hidden = true;
     this.compare = el('div', 'pi-whatif-compare', this.el);
