@@ -154,8 +154,9 @@ class KeyedClient(CompleteFromStream):
         release = hold_key(key)
         try:
             async for event in stream_reply(
-                builder, self._reader(builder, model), url, headers=headers, body=body, cancel=options.get("cancel"),
-                timeout=self.timeout, secret=key, limits=(self.idle_timeout, self.deadline), clock=self._clock,
+                builder, self._reader(builder, model), url, headers=headers, body=body,
+                cancel=options.get("cancel"), timeout=self.timeout, secret=key,
+                limits=(self.idle_timeout, self.deadline), clock=self._clock,
             ):
                 yield event
         finally:

@@ -139,7 +139,9 @@ class OfflineModel(CompleteFromStream):
         """Append replies for summarisation requests."""
         self.summary_script.extend(replies)
 
-    async def _stream(self, model: Model | None, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
+    async def _stream(
+        self, model: Model | None, context: Context, options: StreamOptions
+    ) -> AsyncIterator[StreamEvent]:
         model = model or self.model
         tools, cancel, max_tokens = options.get("tools"), options.get("cancel"), options.get("max_tokens")
         self.calls.append(OfflineCall(model, context, tools, options.get("reasoning"), max_tokens,
