@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,7 +195,10 @@ class OfflineModel(CompleteFromStream):
             return self.summary_script.pop(0) if self.summary_script else summary
         return self.script.pop(0) if self.script else _unscripted_reply(messages)
 
-    async def _fault(self, builder, reply: FaultReply, model: Model, input_tokens: int, cap: int, emit_text):
+    async def _fault(
+        self, builder: AssistantBuilder, reply: FaultReply, model: Model, input_tokens: int, cap: int,
+        emit_text: Callable[[str], AsyncIterator[StreamEvent]],
+    ) -> AsyncIterator[StreamEvent]:
         kind = reply.kind
         if kind == "length":
             text = reply.text if reply.text is not None else "This answer was cut off before it"
