@@ -385,12 +385,13 @@ def _size(path: str) -> int:
 def usage_rows(paths: Any, *, workers: int | None = None, progress: bool = False) -> tuple[list[dict[str, Any]], list[str], list[tuple[str, str]]]:
     """(every file's session facts with its calls, marked copies included, the files read in
     listing order, the errors), for :func:`usage_report`."""
-    from pi_lab.corpus.corpus import _listing, _Progress
+    from pi_lab.corpus.files import _listing
+    from pi_lab.corpus.progress import Progress
     from pi_lab.corpus.tables import parent_links, resumed_copies
 
     _paths, errors, files, _stamps = _listing(paths)
     readers = _Readers(files, workers)
-    bar = _Progress(len(files), progress, sum(readers.sizes.values())) if progress else None
+    bar = Progress(len(files), progress, sum(readers.sizes.values())) if progress else None
     if bar is not None:
         bar.advance(0)
     try:
