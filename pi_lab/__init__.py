@@ -53,9 +53,15 @@ def open_session(path: str, **options: Any) -> ReadableSession:
 
 
 def replay(session: Any, **settings: Any) -> Any:
-    """Replay a session's path under other compaction settings (see :mod:`pi_lab.compaction.replay`)."""
+    """Replay a session's path under other compaction settings (see :mod:`pi_lab.compaction.replay`).
+
+    ``session`` is a session file's path (any agent's, opened read-only) or an open session."""
+    import os
+
     from pi_lab.compaction.replay import replay as _replay
 
+    if isinstance(session, (str, os.PathLike)):
+        session = open_session(os.fspath(session))
     return _replay(session, **settings)
 
 

@@ -125,8 +125,8 @@ class ReplaySettings(TypedDict):
 def replay(session: Any, **settings: Unpack[ReplaySettings]) -> Replay:
     """Replay ``session``'s path to ``leaf`` under other compaction settings; writes nothing.
 
-    ``session`` is a path, a :class:`~pi_lab.session.SessionManager` or what
-    :func:`pi_lab.open_session` returns. ``summarizer`` writes the summaries of compactions
+    ``session`` is a :class:`~pi_lab.session.SessionManager` or what :func:`pi_lab.open_session`
+    returns (:func:`pi_lab.replay` also takes a path). ``summarizer`` writes the summaries of compactions
     the session never had: a model client with a ``model`` attribute (``OfflineModel()``, the
     default) or a ``(client, model)`` pair."""
     from pi_lab.llm.protocol import run_sync
@@ -161,10 +161,10 @@ async def replay_async(
 
 
 def _as_session(session: Any) -> Any:
+    # Opening a path needs the format adapters, a layer above this one: pi_lab.replay opens it.
     if isinstance(session, (str, os.PathLike)):
-        from pi_lab.formats import open_session
-
-        return open_session(session)
+        raise ReplayError("pi_lab.compaction.replay takes an open session; pi_lab.replay takes a "
+                          "session file's path or an open session")
     if not hasattr(session, "get_branch") or not hasattr(session, "leaf_id"):
         raise ReplayError(f"replay needs a session file's path or an open session, not {type(session).__name__}")
     return session

@@ -21,7 +21,7 @@ import pi_lab
 from pi_lab import AgentSession, SessionManager
 from pi_lab.agent import demo_tools
 from pi_lab.compaction import CompactionSettings, estimate_tokens, should_compact
-from pi_lab.compaction.replay import ReplayError
+from pi_lab.compaction.replay import ReplayError, replay as replay_open_session
 from pi_lab.compaction.tokens import calculate_context_tokens, estimate_context_tokens, usage_anchor
 from pi_lab.data import recorded_session
 from pi_lab.llm import OfflineModel, ToolCallReply
@@ -187,6 +187,9 @@ def test_bad_arguments_are_clear_errors(tmp_path):
         pi_lab.replay(path, context_window=4000, reserve_tokens=10, keep_recent_tokens=10, leaf="nope")
     with pytest.raises(ReplayError, match="path or an open session"):
         pi_lab.replay(42, context_window=4000, reserve_tokens=10, keep_recent_tokens=10)
+    # The compaction layer opens no files (the adapters sit above it): only pi_lab.replay does.
+    with pytest.raises(ReplayError, match="takes an open session"):
+        replay_open_session(path, context_window=4000, reserve_tokens=10, keep_recent_tokens=10)
 
 
 def test_replay_to_an_earlier_leaf_stops_there(tmp_path):
