@@ -28,7 +28,7 @@ from typing import Any
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, whole_tokens
 from pi_lab.session._json import dumps
 from pi_lab.session.projection import entry_to_messages
-from pi_lab.export.views import projected_pairs, row_extras
+from pi_lab.export.views import FlatNames, projected_pairs, row_extras
 from pi_lab.view.timeline import _ContextWalk
 from pi_lab.view.context import context_at
 
@@ -162,22 +162,22 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
         if p >= 0:
             left[p] += 1
     path: list[Entry] = []
+    path_flat = array("l")  # the flat index of each entry of ``path``
     depth = array("l", bytes(array("l").itemsize * count))
     saved: dict[int, _ContextWalk] = {}
     scalars: dict[int, list[Any]] = {}
     walk = _ContextWalk(path)
-    # The flat index of each entry object, and the one the page finds for an id (the last).
-    flat_of = {id(entry): i for i, entry in enumerate(entries)}
-    index_of: dict[str, int] = {}
-    for i, entry in enumerate(entries):
-        entry_id = entry.get("id")
-        if isinstance(entry_id, str):
-            index_of[entry_id] = i
+    # Which flat entry the page finds for an id (the last with it), a bit per entry: the
+    # maps of every entry's object and id to its flat index held 0.15 KB an entry to the end.
+    names = FlatNames([entry.get("id") for entry in entries])
 
-    def rows_at(branch: list[Entry]) -> list[dict[str, Any]]:
-        """context_at's rows at the end of ``branch``, with what the context views read."""
-        rows = context_at(branch)["messages"]
-        return row_extras(rows, projected_pairs(branch), flat_of, index_of, embedded, texts)
+    def rows_of(rows: list[dict[str, Any]], branch: list[Entry], flat: Sequence[int]) -> list[dict[str, Any]]:
+        """``rows`` (context_at's at the end of ``branch``, whose entries are at ``flat``) with
+        what the context views read."""
+        pairs = projected_pairs(branch)
+        sources = {id(source) for source, _k, _message in pairs}
+        flat_of = {id(entry): at for entry, at in zip(branch, flat) if id(entry) in sources}
+        return row_extras(rows, pairs, flat_of, names, embedded, texts)
 
     for i in range(count):
         entry = entries[i]
@@ -187,13 +187,16 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
             if p < 0:  # another root: an empty path
                 walk = _ContextWalk(path)
                 del path[:]
+                del path_flat[:]
             else:
                 walk = _snapshot(saved[p])
                 del path[depth[p] + 1:]
+                del path_flat[depth[p] + 1:]
             walk.path = path
         depth[i] = depth[p] + 1 if p >= 0 else 0
         index = len(path)
         path.append(entry)
+        path_flat.append(i)
         edited = walk._edit_for(entry) if isinstance(entry.get("id"), str) else None
         own_messages = entry_to_messages(entry)
         kind = entry.get("type")
@@ -205,15 +208,16 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
         record: ContextRecord
         if full:
             result = context_at(path)
-            rows = row_extras(result["messages"], projected_pairs(path), flat_of, index_of, embedded, texts)
+            rows = rows_of(result["messages"], path, path_flat)
             values = [result[k] for k in SCALARS]
             if p < 0:
                 record = {"b": -1, "m": rows, "s": values}
             else:
-                record = {"b": p, "d": _diff(rows_at(path[:-1]), rows), "s": values}
+                before = path[:-1]
+                record = {"b": p, "d": _diff(rows_of(context_at(before)["messages"], before, path_flat), rows), "s": values}
         else:
             own = context_at([entry])
-            own["messages"] = row_extras(own["messages"], projected_pairs([entry]), flat_of, index_of, embedded, texts)
+            own["messages"] = rows_of(own["messages"], [entry], (i,))
             base = scalars[p]
             anchored = walk.anchor_tokens is not None
             tokens, _ = walk.estimate()

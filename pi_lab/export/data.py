@@ -13,7 +13,7 @@ a port of ``navigation._visible_rows`` (src_frontend/export/layout.ts). What tra
 * ``chunks``: for each run of ``CHUNK`` flattened entries, a JSON list of
   ``{"f": full entry detail, "p": how the preview detail differs, "e": the entry when the page
   can rebuild the detail's raw JSON from it, "c": context record, "v": the entry's share of
-  the context views (views.py)}``, with long strings shared (``_encode_chunk``).
+  the context views (views.py)}``, with long strings shared (records.py ``encode_chunk``).
 
 A record leaves to the page what the page already has: the detail fields copied from the
 entry (``x``), the kind, tokens and children that the columns give (``k``), the entry's own and
@@ -25,30 +25,31 @@ character by ``html.py`` (``pack7``; a notebook snapshot uses base85, ``pack``).
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import struct
 import sys
 from array import array
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
 
 import orjson
 
 from pi_lab.export.context import iter_context_records
+from pi_lab.export.records import PARENT, SELF, encode_chunk, mark_cuts, own_rows, printable_entry, short_patch
 from pi_lab.export.views import entry_facts, fact_bits, shared_texts, views_header
 from pi_lab.view.branches import entry_stats
 from pi_lab.view._common import str_or_none
 from pi_lab.view.compare_requests import cut_summary, with_children
-from pi_lab.server.listing import title_fields
 from pi_lab.session._json import dumps
-from pi_lab.view.gauge import recorded_context_window, recorded_model
+from pi_lab.session.display import search_text
+from pi_lab.session.protocol import ReadableSession
+from pi_lab.view.gauge import recorded_context_window
+from pi_lab.view.header import session_header
 from pi_lab.view.detail import RAW_LIMIT, TEXT_LIMIT
-from pi_lab.view.columns import TOKENS_MAX
+from pi_lab.view.columns import TOKENS_MAX, pack_blob
 from pi_lab.view.rows import entry_flags
 from pi_lab.view.kinds import FLAG_BITS, KIND_NAMES, entry_kind
 from pi_lab.view.payload import SessionView, ViewSettings, entry_payload
-from pi_lab.view.rows import RowState
+from pi_lab.session.flatten import string_positions
 
 __all__ = ["CHUNK", "MAGIC", "ExportChunks", "export_data", "export_parts"]
 
@@ -69,12 +70,8 @@ _COLUMNS = (("parent", "i", "i32"), ("category", "B", "u8"), ("kind", "B", "u8")
 
 
 def _pack(header: dict[str, Any], columns: dict[str, Sequence[int]]) -> bytes:
-    """``pack_blob(MAGIC, header, blocks, ensure_ascii=False)``, byte for byte, written a key
-    at a time: the engine's writer copies the whole header to normalise its floats (a digit
-    before a dot anywhere, as in "step 1.", is enough), three times while the column offsets
-    settle, which cost about 1 GB for a moment on a million entries. JSON.stringify of an
-    object is the keys' texts joined, so each value is written once, by the same writer,
-    and only the short ``columns`` list again."""
+    """The main part: ``header`` and the little-endian ``columns`` (view.columns.pack_blob,
+    with the header's text as UTF-8)."""
     blocks = []
     for name, code, dtype in _COLUMNS:
         arr = array(code, columns[name])
@@ -82,236 +79,12 @@ def _pack(header: dict[str, Any], columns: dict[str, Sequence[int]]) -> bytes:
             arr.byteswap()
         data = arr.tobytes()
         blocks.append((name, dtype, len(columns[name]), data + b"\0" * ((-len(data)) % 4)))
-    # (each member as the writer writes a one-key object: the same rules for the value)
-    members = [dumps({key: value})[1:-1] for key, value in header.items()]
-    body = sum(map(len, members)) + len(members)  # each member and the comma or brace after it
-    described: list[dict[str, Any]] = []
-    while True:
-        tail = b'"columns":' + dumps(described) + b"}"
-        length = 1 + body + len(tail)
-        padded = length + (-length) % 4
-        offset = 8 + padded
-        new = []
-        for name, dtype, count, data in blocks:
-            new.append({"name": name, "dtype": dtype, "offset": offset, "count": count})
-            offset += len(data)
-        if new == described:
-            break
-        described = new
-    pieces = [MAGIC, struct.pack("<I", padded), b"{"]
-    for member in members:
-        pieces += (member, b",")
-    pieces += (tail, b" " * (padded - length))
-    pieces += (data for *_, data in blocks)
-    return b"".join(pieces)
+    return pack_blob(MAGIC, header, blocks, ensure_ascii=False)
 
 
-def _is_cut(value: Any) -> bool:
-    return isinstance(value, dict) and set(value) == {"text", "length", "truncated"}
-
-
-def _short_patch(short: Any, full: Any) -> list[list[Any]]:
-    """How the preview detail differs from the full one, as ``[path, value]`` patches.
-
-    A piece the preview cuts (detail._cut: the first ``n`` code points) travels as
-    ``[path, None, n]`` instead of its text, so long bodies are embedded once. Iterative walk.
-    """
-    patch: list[list[Any]] = []
-    stack: list[tuple[list[Any], Any, Any]] = [([], short, full)]
-    while stack:
-        path, a, b = stack.pop()
-        if a == b:
-            continue
-        if _is_cut(a) and _is_cut(b) and a["truncated"] and b["text"][: len(a["text"])] == a["text"]:
-            patch.append([path, None, len(a["text"])])
-        elif isinstance(a, str) and isinstance(b, str) and len(a) < len(b) and b.startswith(a):
-            patch.append([path, None, len(a)])  # a preview cut by another rule (a tool result's)
-        elif isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
-            stack.extend((path + [k], a[k], b[k]) for k in a)
-        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-            stack.extend((path + [k], a[k], b[k]) for k in range(len(a)))
-        else:
-            patch.append([path, a])
-    return patch
-
-
-_MAX_SAFE = 2**53
-# Deeper entries keep their raw JSON text: the chunk is written with json.dumps, which recurses.
-_MAX_DEPTH = 200
-
-
-class _Float:
-    """A float of an entry, travelling as its Python JSON text (``{"$f": text}``) so the page
-    can print the raw JSON exactly as ``json.dumps`` does (``1.0``, ``1e-05``)."""
-
-    __slots__ = ("text", "value")
-
-    def __init__(self, value: float):
-        self.text = json.dumps(value)
-        self.value = value
-
-
-def _printable_entry(entry: Any) -> Any:
-    """``entry`` with its floats marked, or None when the page's printer (data.ts
-    ``pythonJson``) cannot reproduce ``detail._pretty(entry)``: integers past 2**53, lone
-    surrogates, keys that are array indexes (JavaScript puts them first whatever their order),
-    values that are not JSON, nesting deeper than ``_MAX_DEPTH``. Iterative walk."""
-    root: list[Any] = []
-    stack: list[tuple[Any, Any, Any, int]] = [(entry, root, None, 0)]
-    while stack:
-        value, holder, key, depth = stack.pop()
-        if depth > _MAX_DEPTH:
-            return None
-        if value is None or isinstance(value, bool):
-            out: Any = value
-        elif isinstance(value, str):
-            if not value.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in value):
-                return None
-            out = value
-        elif isinstance(value, int):
-            if abs(value) > _MAX_SAFE:
-                return None
-            out = value
-        elif isinstance(value, float):
-            out = _Float(value)
-        elif isinstance(value, dict):
-            out = {}
-            for k, item in value.items():
-                if not isinstance(k, str) or (k.isdigit() and k.isascii()) or (
-                        not k.isascii() and any(0xD800 <= ord(c) <= 0xDFFF for c in k)):
-                    return None
-                out[k] = None  # keeps the key order; filled in when popped
-                stack.append((item, out, k, depth + 1))
-        elif isinstance(value, list):
-            out = [None] * len(value)
-            stack.extend((item, out, k, depth + 1) for k, item in enumerate(value))
-        else:
-            return None
-        if key is None:
-            root.append(out)
-        else:
-            holder[key] = out
-    return root[0]
-
-
-_SHARED_MIN = 48  # strings at least this long are stored once per chunk
-
-
-class _Cut(dict):  # type: ignore[type-arg]
-    """A piece of a detail as detail._cut leaves a whole text: ``{"text", "length": its length
-    in code points, "truncated": False}``. Travels without the two derivable keys, marked
-    ``"$c"`` (data.ts puts them back)."""
-
-
-class _Own:
-    """A context row's ``source_id`` that is the record's own entry id (data.ts: ids[index])."""
-
-
-_OWN = _Own()
-
-
-class _IdRef:
-    """An entry's own id (0) or its parent's id (1) in the entry's raw JSON: the page has
-    both in its columns (data.ts puts them back in place, so the key order is kept)."""
-
-    __slots__ = ("which",)
-
-    def __init__(self, which: int):
-        self.which = which
-
-
-_SELF, _PARENT = _IdRef(0), _IdRef(1)
 # Record bits ``k``: the detail's kind, its tokens and its children are what the columns say
 # (the kind column's name, the tokens column, the flattened children in flat order).
 K_KIND, K_TOKENS, K_CHILDREN = 1, 2, 4
-
-
-def _mark_cuts(value: Any) -> Any:
-    """A copy of ``value`` with every whole-text piece as a :class:`_Cut`. Iterative walk."""
-    root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
-    while stack:
-        item, holder, key = stack.pop()
-        if isinstance(item, dict):
-            text = item.get("text")
-            if (isinstance(text, str) and item.get("truncated") is False and "length" in item
-                    and type(item["length"]) is int and item["length"] == len(text)):
-                out: Any = _Cut((k, v) for k, v in item.items() if k not in ("length", "truncated"))
-            else:
-                out = dict(item)
-            for k, v in out.items():
-                stack.append((v, out, k))
-        elif isinstance(item, list):
-            out = list(item)
-            stack.extend((v, out, k) for k, v in enumerate(out))
-        else:
-            out = item
-        holder[key] = out
-    return root[0]
-
-
-def _own_rows(record: dict[str, Any], entry_id: Any) -> dict[str, Any]:
-    """The context record with the rows that come from this entry naming it by :data:`_OWN`."""
-    if not isinstance(entry_id, str):
-        return record
-
-    def own(row: Any) -> Any:
-        if isinstance(row, dict) and row.get("source_id") == entry_id:
-            return dict(row, source_id=_OWN)
-        return row
-
-    out = dict(record)
-    if "m" in out:
-        out["m"] = [own(row) for row in out["m"]]
-    if "d" in out:
-        out["d"] = [op if isinstance(op, list) else own(op) for op in out["d"]]
-    return out
-
-
-def _encode_chunk(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """``{"s": strings, "r": records}`` where every long string is ``{"$s": k}`` (an index into
-    ``s``), every marked float ``{"$f": text}``, and every dict key starting with ``$`` gets one
-    more ``$`` (so data can never look like either). The same text in the raw entry, the copy text, the tool result and the
-    context preview is then embedded once. Iterative walk."""
-    strings: list[str] = []
-    index: dict[str, int] = {}
-
-    def ref(text: str) -> dict[str, int]:
-        k = index.get(text)
-        if k is None:
-            k = index[text] = len(strings)
-            strings.append(text)
-        return {"$s": k}
-
-    root: list[Any] = []
-    stack: list[tuple[Any, Any, Any]] = [(records, root, None)]
-    while stack:
-        value, holder, key = stack.pop()
-        if isinstance(value, str) and len(value) >= _SHARED_MIN:
-            out: Any = ref(value)
-        elif isinstance(value, _Float):
-            out = {"$f": value.text}
-        elif isinstance(value, _Own):
-            out = {"$o": 1}
-        elif isinstance(value, _IdRef):
-            out = {"$i": value.which}
-        elif isinstance(value, dict):
-            out = {"$c": 1} if isinstance(value, _Cut) else {}
-            for k, item in value.items():
-                name = "$" + k if k.startswith("$") else k
-                out[name] = None  # keeps the key order; the value is filled in when popped
-                stack.append((item, out, name))
-        elif isinstance(value, list):
-            out = [None] * len(value)
-            for k, item in enumerate(value):
-                stack.append((item, out, k))
-        else:
-            out = value
-        if key is None:
-            root.append(out)
-        else:
-            holder[key] = out
-    return {"s": strings, "r": root[0]}
 
 
 class _IndexedChildren:
@@ -320,29 +93,56 @@ class _IndexedChildren:
     The manager's ``get_children`` scans every entry (as pi's does), and the detail of each
     entry lists its children: an export asked it once per entry, O(n²), which was most of
     the time of exporting a 10k session. The index lists the same entries in the same order
-    (the manager's id lookup: first appearance of an id, its last entry)."""
+    (the manager's id lookup: first appearance of an id, its last entry), as linked lists in
+    arrays over file positions (``positions``: each string id's, RowState.entry_pos); a
+    list per parent in a dict held 0.14 KB an entry for the whole export."""
 
-    def __init__(self, sm: Any):
+    def __init__(self, sm: Any, positions: Mapping[str, int] | None = None):
         self._sm = sm
-        children: dict[Any, list[Any]] = {}
-        seen: set[str] = set()
-        for entry in sm.entries:
-            entry_id = entry.get("id")
-            if not isinstance(entry_id, str) or entry_id in seen:
+        entries = self._entries = sm.entries
+        ids = [entry.get("id") for entry in entries]
+        positions = self._positions = string_positions(ids) if positions is None else positions
+        count = len(entries)
+        self._first = array("l", [-1]) * count  # by the parent's position: its first child's
+        self._next = array("l", [-1]) * count  # by a child's position: its next sibling's
+        last = array("l", [-1]) * count
+        self._other: dict[Any, list[int]] = {}  # parents no string id names (null, missing, odd)
+        # Only a file with a repeated id needs the set of ids seen (its first appearance counts).
+        seen: set[str] | None = None if len(positions) == sum(isinstance(x, str) for x in ids) else set()
+        for at, entry_id in enumerate(ids):
+            if not isinstance(entry_id, str):
                 continue
-            seen.add(entry_id)
-            live = sm.get_entry(entry_id)
-            try:
-                children.setdefault(live.get("parentId"), []).append(live)
-            except TypeError:  # an unhashable parentId is nobody's id
-                pass
-        self._children = children
+            if seen is not None:
+                if entry_id in seen:
+                    continue
+                seen.add(entry_id)
+            parent = sm.get_entry(entry_id).get("parentId")
+            slot = positions.get(parent) if isinstance(parent, str) else None
+            if slot is None:
+                try:
+                    self._other.setdefault(parent, []).append(at)
+                except TypeError:  # an unhashable parentId is nobody's id
+                    pass
+            elif last[slot] < 0:
+                self._first[slot] = last[slot] = at
+            else:
+                self._next[last[slot]] = at
+                last[slot] = at
 
     def get_children(self, parent_id: Any) -> list[Any]:
-        try:
-            return list(self._children.get(parent_id, ()))
-        except TypeError:
-            return []
+        slot = self._positions.get(parent_id) if isinstance(parent_id, str) else None
+        if slot is None:
+            try:
+                places: list[int] = self._other.get(parent_id, [])
+            except TypeError:
+                return []
+        else:
+            places = []
+            at = self._first[slot]
+            while at >= 0:
+                places.append(at)
+                at = self._next[at]
+        return [self._sm.get_entry(self._entries[at].get("id")) for at in places]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sm, name)
@@ -360,18 +160,36 @@ class _Unheld:
         return getattr(self._sm, name)
 
 
-def _timeline(view: Any) -> dict[str, Any] | None:
-    """The context timeline at the export's leaf (the page answers ``timeline`` with it), when
-    this pi_lab's view has that request."""
-    from pi_lab.view.payload import READ_OPS, RequestError, read_request
+def _unheld(sm: ReadableSession) -> ReadableSession:
+    """``sm`` as a :class:`_Unheld`, typed as what it is: it answers every attribute from ``sm``
+    (``__getattr__``), which pyright cannot see of a proxy."""
+    return cast(ReadableSession, _Unheld(sm))
 
-    if "timeline" not in READ_OPS:
+
+@dataclasses.dataclass(frozen=True)
+class _Settled:
+    """What the timeline request reads of a view (``ViewOfSession``): the session and its settings."""
+
+    sm: ReadableSession
+    settings: ViewSettings
+
+
+def _timeline(sm: ReadableSession, settings: ViewSettings) -> dict[str, Any] | None:
+    """The context timeline at the export's leaf (the page answers ``timeline`` with it), when
+    this pi_lab's view has that request.
+
+    Asked before the rows are laid out: its walk (about 0.5 KB per entry for a moment) is then
+    let go before anything else is built, and the rows take its place instead of adding to it."""
+    from pi_lab.view.payload import READ_OPS, RequestError
+
+    handler = READ_OPS.get("timeline")
+    if handler is None:
         return None
     try:
         # Through a session the view's per-session timeline cache cannot hold (it keys
         # sessions weakly): the cached walk of a million-entry branch (about 0.85 KB per
         # entry) would live as long as the session, to the end of the export, which asks once.
-        answer = read_request(dataclasses.replace(view, sm=_Unheld(view.sm)), "timeline", {})
+        answer = handler(_Settled(_unheld(sm), settings), {})
     except RequestError:
         return None
     # ``serial`` names the kernel's walk for a later ``since`` request; it counts walks in this
@@ -501,6 +319,7 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
     if settings is None:
         window = recorded_context_window(sm)
         settings = ViewSettings(context_window=window) if window else ViewSettings()
+    timeline = _timeline(sm, settings)
     view = SessionView.open(sm, settings)
     rows = view.rows
     flat = rows.flat
@@ -511,7 +330,9 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
     columns: dict[str, Any] = {name: array(code) for name, code, _ in _COLUMNS}
     texts: list[str] = []
     search: list[str] = []
-    parents_named = with_children(sm)
+    # Asked through a session the per-manager cache cannot hold: the ids of a million parents
+    # (about 50 MB) would live to the end of the export, which reads them in this loop only.
+    parents_named = with_children(_unheld(sm))
     for i, entry in enumerate(flat.entries):
         entry_id = flat.ids[i]
         columns["parent"].append(flat.parents[i])
@@ -523,20 +344,14 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
         columns["flags"].append(entry_flags(rows.marks, entry, entry_id, label=flat.labels[i],
                                             on_active_path=flat.on_active_path[i]))
         texts.append(flat.display_text(i, home))
-        search.append(flat.search_text(i))
+        # (not through the flat tree's cache: it would keep a million of them to the end)
+        search.append(search_text(entry, flat.labels[i]))
         # (made again for the entry's chunk: a million of them kept until then took 250 MB)
         columns["facts"].append(fact_bits(entry_stats(entry), isinstance(entry_id, str) and entry_id in parents_named))
-    info = {
-        "id": sm.session_id,
-        # The file's name only: a shared page need not tell where it lay on the exporter's disk.
-        "file": os.path.basename(sm.session_file) if sm.session_file else None,
-        "name": sm.session_name,
-        "cwd": sm.cwd,
-        "entries": sm.get_entry_count(),
-        "model": recorded_model(sm),
-        "following": False,
-        **title_fields(sm.session_name, sm.entries),
-    }
+    # The one session header of the widget, the server and the export; a shared page names the
+    # file only, not where it lay on the exporter's disk, and it never follows the file.
+    info = session_header(sm, file=os.path.basename(sm.session_file) if sm.session_file else None,
+                          following=False, read_only=True)
     shared = shared_texts(flat.entries)
     header = {
         "kinds": list(KIND_NAMES),
@@ -556,12 +371,13 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
         # Each row's display text beside its search text: they share most words, and gzip
         # finds the repeats only within its window (data.ts splits them again).
         "text_search": [x for pair in zip(texts, search) for x in pair],
-        "timeline": _timeline(view),
+        "timeline": timeline,
         "views": views_header(_summaries(sm, flat), shared),
         "notes": notes,
     }
     main = _pack(header, columns)
-    return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm)), flat, chunk,
+    del header, search, parents_named, timeline  # (let go before the children's index is built: the peak)
+    return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm, rows.entry_pos)), flat, chunk,
                          columns["kind"], columns["tokens"], texts, shared), count
 
 
@@ -569,7 +385,8 @@ def _summaries(sm: Any, flat: Any) -> list[list[Any]]:
     """The session's branch summaries in file order (compare_branches reads them all), each
     ``[flat index, id, fromId, parentId]``; one the tree does not hold (a later entry took its
     id) also carries its text as the pane shows it."""
-    flat_of = {id(entry): i for i, entry in enumerate(flat.entries)}
+    # (a map of the summaries alone: one of every entry held 0.1 KB an entry for a moment)
+    flat_of = {id(entry): i for i, entry in enumerate(flat.entries) if entry.get("type") == "branch_summary"}
     out: list[list[Any]] = []
     for entry in sm.entries:
         if entry.get("type") != "branch_summary":
@@ -619,7 +436,7 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: Sequence[int], toke
             entry_id = flat.ids[i]
             copy = None
             if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
-                copy = printed[i] = _printable_entry(flat.entries[i])
+                copy = printed[i] = printable_entry(flat.entries[i])
             found = whole[i] = 2 if copy is not None else 1
         return found == 2
 
@@ -644,7 +461,7 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: Sequence[int], toke
         part = []
         for i in range(start, min(count, start + size)):
             entry_id = flat.ids[i]
-            record: dict[str, Any] = {"c": _own_rows(next(contexts), entry_id)}
+            record: dict[str, Any] = {"c": own_rows(next(contexts), entry_id)}
             if isinstance(entry_id, str) and sm.get_entry(entry_id) is flat.entries[i]:
                 full = entry_payload(view, entry_id, True)
                 # Every part of a detail is cut from this entry's own text, which its raw JSON
@@ -657,7 +474,7 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: Sequence[int], toke
                 else:
                     short = entry_payload(view, entry_id, False)
                 if full != short:
-                    record["p"] = _short_patch(short, full)
+                    record["p"] = short_patch(short, full)
                 derived = 0
                 if full.get("kind") == KIND_NAMES[kinds[i]]:
                     derived |= K_KIND
@@ -670,13 +487,13 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: Sequence[int], toke
                     del full["children"]
                 if derived:
                     record["k"] = derived
-                entry = printed.pop(i) if i in printed else _printable_entry(flat.entries[i])
+                entry = printed.pop(i) if i in printed else printable_entry(flat.entries[i])
                 if isinstance(entry, dict):
                     p = flat.parents[i]
                     if "id" in entry and entry["id"] == entry_id:
-                        entry["id"] = _SELF
+                        entry["id"] = SELF
                     if p >= 0 and flat.ids[p] is not None and entry.get("parentId") == flat.ids[p]:
-                        entry["parentId"] = _PARENT
+                        entry["parentId"] = PARENT
                 if entry is not None:
                     # The page rebuilds the raw JSON text from the entry, whose strings it
                     # shares with the other parts of the detail.
@@ -685,9 +502,9 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: Sequence[int], toke
                     if bits:
                         record["x"] = bits
                     record["e"] = entry
-                record["f"] = _mark_cuts(full)
+                record["f"] = mark_cuts(full)
             facts = entry_facts(flat.entries[i], texts[i], entry_stats(flat.entries[i]), record.get("e"))
             if facts:
                 record["v"] = facts
             part.append(record)
-        yield _dumps(_encode_chunk(part))
+        yield _dumps(encode_chunk(part))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,7 +43,7 @@ from pi_lab.view.composition import _BY_ROLE, OTHER, PART_ORDER, TEXT, TOOL_RESU
 from pi_lab.view.context import message_preview
 from pi_lab.view.diff import SNIPPET_CHARS, searchable_text
 
-__all__ = ["FACT_BITS", "ROLES", "entry_facts", "fact_bits", "row_extras", "views_header"]
+__all__ = ["FACT_BITS", "ROLES", "FlatNames", "entry_facts", "fact_bits", "row_extras", "views_header"]
 
 # The roles and the bits of the ``facts`` column (bits 0-1: the index of the role in ROLES) are
 # shared with the page: pi_lab/view/contract.py, generated into src_frontend/core/contract.ts.
@@ -139,14 +139,36 @@ def _same_json(a: Any, b: Any) -> bool:
         return False
 
 
+class FlatNames:
+    """Which flat entry the page finds for an id (the last one with it), as a bit per flat
+    entry: a map of every id to its index cost about 0.1 KB an entry for the whole export."""
+
+    __slots__ = ("_ids", "_last")
+
+    def __init__(self, ids: Sequence[Any]):
+        self._ids = ids
+        last: dict[str, int] = {}
+        for i, entry_id in enumerate(ids):
+            if isinstance(entry_id, str):
+                last[entry_id] = i
+        self._last = bytearray(len(ids))
+        for i in last.values():
+            self._last[i] = 1
+
+    def finds(self, entry_id: Any, flat: int) -> bool:
+        """Whether the page's lookup of ``entry_id`` gives flat entry ``flat``."""
+        return (isinstance(entry_id, str) and 0 <= flat < len(self._last) and self._last[flat] == 1
+                and self._ids[flat] == entry_id)
+
+
 def row_extras(rows: list[dict[str, Any]], pairs: Sequence[tuple[Entry, int, dict[str, Any]]],
-               flat_of: dict[int, int], index_of: dict[str, int],
+               flat_of: Mapping[int, int], names: FlatNames,
                embedded: Callable[[int], bool] | None = None,
                texts: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """``rows`` (context_at's) with ``"v"`` on the rows that need it. ``pairs`` are the
     projected (source entry, position among its messages, message) in order, one per row that
-    is not an omitted one; ``flat_of`` maps id(entry) to its flat index, ``index_of`` an id to
-    the flat index the page finds for it (the last one); ``embedded(i)`` says whether the page
+    is not an omitted one; ``flat_of`` maps id(entry) to its flat index (for those sources at
+    least), ``names`` says which flat entry the page finds for an id; ``embedded(i)`` says whether the page
     gets flat entry i itself (its record's ``e``), from which it rebuilds the searched text
     and a tool result's part; ``texts`` numbers the long texts the header holds once."""
     out: list[dict[str, Any]] = []
@@ -177,7 +199,7 @@ def row_extras(rows: list[dict[str, Any]], pairs: Sequence[tuple[Entry, int, dic
             if not (k < len(pristine) and _same_json(pristine[k], message)):
                 extras["h"] = _digest(message)
         source_id = row.get("source_id")
-        if not (isinstance(source_id, str) and index_of.get(source_id) == flat):
+        if not names.finds(source_id, flat):
             extras["o"] = flat
         # The text the search reads: rebuilt in the page from the embedded entry when it can
         # be (nothing here), else the row's preview when that is the text (1), else the text.

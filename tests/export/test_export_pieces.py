@@ -62,15 +62,35 @@ def _blocks(columns: dict) -> list:
     return out
 
 
+def _is_whole_header_blob(packed, magic, header, blocks, ensure_ascii):
+    """Whether ``packed`` is what the engine's writer over the whole header gives (pack_blob
+    before it wrote a key at a time): the header, with the ``columns`` it names, written at
+    once and padded, then the blocks at the offsets it names."""
+    from pi_lab.view.columns import _header_json
+
+    length = int.from_bytes(packed[4:8], "little")
+    head = packed[8:8 + length]
+    described = engine_json.loads_object(head)["columns"]
+    whole = _header_json(dict(header, columns=described), ensure_ascii)
+    starts = [8 + length + sum(len(raw) for *_, raw in blocks[:k]) for k in range(len(blocks))]
+    return (packed[:4] == magic and head == whole + b" " * ((-len(whole)) % 4)
+            and [c["offset"] for c in described] == starts
+            and [(c["name"], c["dtype"], c["count"]) for c in described] == [b[:3] for b in blocks]
+            and packed[8 + length:] == b"".join(raw for *_, raw in blocks))
+
+
 def test_the_header_packed_a_key_at_a_time_is_pack_blob(tmp_path, monkeypatch):
-    """The same bytes as the view's pack_blob (the engine's writer over the whole header),
-    with floats, lone surrogates, deep nesting and big integers in what it carries."""
+    """The same bytes as the engine's writer over the whole header (what pack_blob did before
+    it wrote a key at a time, for the widget's structure and the export alike), with floats,
+    lone surrogates, deep nesting and big integers in what it carries, escaped or not."""
     seen = []
     real = data._pack
 
     def both(header, columns):
         packed = real(header, columns)
-        assert packed == pack_blob(data.MAGIC, header, _blocks(columns), ensure_ascii=False)
+        assert _is_whole_header_blob(packed, data.MAGIC, header, _blocks(columns), False)
+        assert _is_whole_header_blob(pack_blob(data.MAGIC, header, _blocks(columns)), data.MAGIC, header,
+                                     _blocks(columns), True)
         seen.append(header["count"])
         return packed
 
@@ -78,6 +98,12 @@ def test_the_header_packed_a_key_at_a_time_is_pack_blob(tmp_path, monkeypatch):
     for name, path in _inputs(tmp_path):
         data.export_data(SessionManager.open(str(path), read_only=True))
     assert len(seen) >= 5 and max(seen) >= 300
+    # a header that names its own columns keeps that place
+    odd = {"a": 1.5, "columns": "x", "z": "\u00e9"}
+    blocks = _blocks({n: [1, 2] for n, *_ in data._COLUMNS})
+    for ascii_only in (True, False):
+        assert _is_whole_header_blob(pack_blob(b"PIR1", odd, blocks, ensure_ascii=ascii_only), b"PIR1", odd, blocks,
+                                     ascii_only)
 
 
 def test_the_whole_header_is_never_normalised(tmp_path, monkeypatch):
@@ -95,6 +121,10 @@ def test_the_whole_header_is_never_normalised(tmp_path, monkeypatch):
     sm = SessionManager.open(str(write_session(generated_session(4, 200), tmp_path / "g.jsonl")), read_only=True)
     header = _header_of(sm)
     assert any("." in text for text in header["text_search"]) or header["gauge"]  # something to normalise
+    assert given and not any(given)
+    # The widget's structure blob goes through the same writer (view.columns.pack_blob).
+    given.clear()
+    pack_blob(data.MAGIC, header, [])
     assert given and not any(given)
 
 

@@ -19,7 +19,7 @@ from helpers import SEED_SECTION_14  # noqa: E402
 import pi_lab.export.data as data  # noqa: E402
 import pi_lab.export.html as html  # noqa: E402
 from pi_lab.export.context import context_records, iter_context_records, messages_of  # noqa: E402
-from pi_lab.export.views import projected_pairs, row_extras  # noqa: E402
+from pi_lab.export.views import FlatNames, projected_pairs, row_extras  # noqa: E402
 from pi_lab.session import SessionManager  # noqa: E402
 from pi_lab.session.flatten import flatten_tree  # noqa: E402
 from pi_lab.view.context import context_at  # noqa: E402
@@ -54,7 +54,7 @@ def test_a_rewriting_record_is_diffed_against_the_rows_the_page_rebuilds(tmp_pat
         flat = flatten_tree(sm.get_tree(), sm.leaf_id)
         records = context_records(flat.entries, flat.parents)
         flat_of = {id(entry): i for i, entry in enumerate(flat.entries)}
-        index_of = {e.get("id"): i for i, e in enumerate(flat.entries) if isinstance(e.get("id"), str)}
+        names = FlatNames(flat.ids)
         for i, record in enumerate(records):
             if "d" not in record:
                 continue
@@ -63,7 +63,7 @@ def test_a_rewriting_record_is_diffed_against_the_rows_the_page_rebuilds(tmp_pat
                 path.append(flat.entries[k])
                 k = flat.parents[k]
             path.reverse()
-            again = row_extras(context_at(path)["messages"], projected_pairs(path), flat_of, index_of)
+            again = row_extras(context_at(path)["messages"], projected_pairs(path), flat_of, names)
             assert messages_of(records, record["b"], extras=True) == again, (sm.session_file, i)
             checked += 1
     assert checked > 10
