@@ -274,9 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pi_lab.export.cli import register as register_export_command
 
     register_export_command(commands)  # export (pi_lab/export/cli.py)
-    from pi_lab.research.cli import register as register_ask_command
+    from pi_lab.corpus.ask_cli import register as register_ask_command
 
-    register_ask_command(commands)  # ask (pi_lab/research/cli.py)
+    register_ask_command(commands)  # ask (pi_lab/corpus/ask_cli.py)
     return _one_line_errors(parser)
 
 

@@ -1,5 +1,8 @@
 """``pi-lab ask``: one question over session folders, answered by a model, with citations.
 
+It lives in the corpus package because it scans its folders with the corpus's own command-line
+helpers; the research package it drives sits below the corpus and never imports it.
+
     pi-lab ask "Did the agent edit a file it had not read?" DIR... --model gpt-4.1-mini \\
         [--api openai|anthropic] [--base-url URL] [--unit session|branch|call] [--where SQL] \\
         [--answer yes/no|label|number|text] [--labels a,b] [--max-cost USD] [--dry-run] [--json]
