@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_lab.agent.run_state import AUTO_COMPACTION, MANUAL_COMPACTION, Operation, RunState
 from pi_lab.compaction import (
@@ -34,9 +34,11 @@ from pi_lab.session.entries import Message
 from pi_lab.session.ids import parse_iso_ms
 
 if TYPE_CHECKING:
-    from pi_lab.agent.session import AgentSession
+    from pi_lab.agent.loop import Agent
     from pi_lab.agent.transcript import Transcript
+    from pi_lab.compaction import CompactionSettings, RetryPolicy
     from pi_lab.llm.model import Model
+    from pi_lab.session import SessionManager
 
 __all__ = [
     "Compactor",
@@ -130,6 +132,20 @@ def _result_event(result: CompactionResult) -> dict[str, Any]:
             "usage": result.usage, "details": result.details}
 
 
+class CompactorOwner(Protocol):
+    """What compaction reads of its AgentSession, each time it runs (so a fork, ``set_model`` or
+    new settings take effect at once)."""
+
+    session_manager: SessionManager
+    agent: Agent
+    client: Any
+    model: Model
+    settings: CompactionSettings
+    retry: RetryPolicy
+    thinking_level: str
+    before_compact: Callable[..., Any] | None
+
+
 class Compactor:
     """Compaction for one :class:`~pi_lab.agent.session.AgentSession`.
 
@@ -138,7 +154,7 @@ class Compactor:
     so a fork, ``set_model`` or a new ``settings`` object take effect at once.
     """
 
-    def __init__(self, owner: AgentSession, run: RunState, transcript: Transcript, emit: Emit):
+    def __init__(self, owner: CompactorOwner, run: RunState, transcript: Transcript, emit: Emit):
         self._owner = owner
         self._run_state = run
         self._transcript = transcript

@@ -8,12 +8,13 @@ projection or persisted from an event is remembered by identity here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_lab.session.entries import Message
 
 if TYPE_CHECKING:
-    from pi_lab.agent.session import AgentSession
+    from pi_lab.agent.loop import Agent
+    from pi_lab.session import SessionManager
 
 __all__ = ["Transcript", "OMISSION_WITHOUT_SOURCE"]
 
@@ -21,8 +22,15 @@ __all__ = ["Transcript", "OMISSION_WITHOUT_SOURCE"]
 OMISSION_WITHOUT_SOURCE = "Cannot persist recovery omission because a projected message has no source entry"
 
 
+class TranscriptOwner(Protocol):
+    """What the transcript reads of its AgentSession: the session file and the loop's messages."""
+
+    session_manager: SessionManager
+    agent: Agent
+
+
 class Transcript:
-    def __init__(self, owner: AgentSession, emit: Callable[[dict[str, Any]], None]):
+    def __init__(self, owner: TranscriptOwner, emit: Callable[[dict[str, Any]], None]):
         self._owner = owner
         self._emit = emit
         self._entry_of: dict[int, tuple[Message, str | None]] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pi_lab.agent.compactor import call_hook, summary_retry_callbacks
 from pi_lab.agent.run_state import BRANCH_SUMMARY, RunState
@@ -16,8 +16,9 @@ from pi_lab.session import SessionManager
 from pi_lab.session._text import content_text
 
 if TYPE_CHECKING:
-    from pi_lab.agent.session import AgentSession
     from pi_lab.agent.transcript import Transcript
+    from pi_lab.compaction import RetryPolicy
+    from pi_lab.llm.model import Model
 
 __all__ = ["TreeNavigator", "NavigateResult", "ForkResult", "InvalidEntry", "NAVIGATE_WHILE_RUNNING",
            "NAVIGATE_WHILE_COMPACTING", "INVALID_FORK_ENTRY"]
@@ -55,10 +56,33 @@ class ForkResult:
     selected_text: str | None = None
 
 
+class NavigatorOwner(Protocol):
+    """What navigation and forking read of their AgentSession."""
+
+    session_manager: SessionManager
+    client: Any
+    model: Model
+    retry: RetryPolicy
+    thinking_level: str
+    branch_summary_reserve_tokens: int
+    before_tree: Callable[..., Any] | None
+
+    @property
+    def is_running(self) -> bool: ...
+
+    @property
+    def is_compacting(self) -> bool: ...
+
+    @property
+    def has_pending_tool_calls(self) -> bool: ...
+
+    async def abort(self) -> None: ...
+
+
 class TreeNavigator:
     """``navigate_tree`` and ``fork`` for one AgentSession (reads its public configuration)."""
 
-    def __init__(self, owner: AgentSession, run: RunState, transcript: Transcript,
+    def __init__(self, owner: NavigatorOwner, run: RunState, transcript: Transcript,
                  emit: Callable[[dict[str, Any]], None]):
         self._owner = owner
         self._run_state = run
