@@ -9,6 +9,14 @@ This module follows the adapter's converter line by line with the same rules and
 that: a small node per entry that a later line can name (its kind, id, timestamp and, for an
 assistant entry, the response key and usage), no content block, no tree.
 
+A file is searched where it can be (:func:`_searchable`): only the lines holding the bytes
+``assistant`` or ``progress`` are parsed (a response or a progress line holds one, unless an
+escape spells a letter, which sends the file to a whole read), and every other line is known
+only by the ``"uuid"`` values it holds: naming one of them ends a response's walk, as the
+adapter's user, compaction or other entry does. The keys of those lines' entries are read (the
+file parsed whole) only when a call somewhere has one of their ids; a compaction the search
+meets, or a first line whose entry a compaction may have absorbed, makes the file parsed whole.
+
 It answers only where the entry ids are plain, so that no id the adapter would make up can
 matter: every ``uuid`` of the session's files is a non-empty string used once, none shaped like
 the ids the adapter makes (``line-N``, ``subagent-...``, with ``:`` or ``#``), every response has
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +111,9 @@ class ClaudeUsage:
     timestamp: Any
     calls: list[ClaudeCall] = field(default_factory=list)
     keys: list[tuple[str, Any]] = field(default_factory=list)
+    #: The uuids of the lines that were not parsed (their entries' keys are not in ``keys``:
+    #: when a call anywhere has one of these ids, read the session again with ``whole=True``).
+    unread: set[str] = field(default_factory=set)
 
 
 # A node is a list (cheaper to make than an object, one per line): [kind, id, timestamp, file,
@@ -117,18 +129,51 @@ class _Plain(Exception):
     """The session is not plain enough for this reader: the adapter reads it."""
 
 
+class _Whole(Exception):
+    """A search cannot answer exactly: every line is parsed instead."""
+
+
+# (a line cut short, as a torn last line, ends its value at the line's end)
+_UUID = re.compile(rb'"uuid":"([^"\\\n]*)(?:"|\n|\Z)')
+_LETTER_ESCAPE = re.compile(rb"\\u00[67]")
+
+
+def _searchable(data: bytes) -> list[bytes] | None:
+    """Every ``"uuid":"..."`` value of ``data`` when its lines may be searched, else None: no
+    escape that could spell a letter of ``assistant`` or ``progress``, every ``"uuid"`` written
+    as ``"uuid":"`` with a plain ASCII value, and no value twice (a line's uuid is among them;
+    one named twice, maybe inside a value, leaves the answer to the adapter)."""
+    if _LETTER_ESCAPE.search(data) is not None:
+        return None
+    found = _UUID.findall(data)
+    if len(found) != data.count(b'"uuid"') or not all(u.isascii() for u in found):
+        return None
+    if len(set(found)) != len(found):
+        raise _Plain
+    return found
+
+
 class _Reader:
     def __init__(self) -> None:
         self.owner: dict[str, Node] = {}
         self.nodes: list[Node] = []  # in the adapter's entry order (one per entry-making line)
         self.file = 0
         self.facts: dict[str, str] = {}  # the main file's first non-empty sessionId and cwd
+        # The uuids of the lines a search did not parse (no response, no progress line: a name
+        # of one resolves to an entry that ends the walk, as an unknown name does).
+        self.unread: set[str] = set()
+        self.read: set[str] = set()  # the uuids of the lines a search parsed
+        self.searched = False  # (a file was searched)
+        self.searching = False  # (this file is)
+        self.starts: dict[int, Node] = {}  # main file, searched: line start -> the response entry it began
 
     def _resolve(self, raw: Any) -> Node | None:
         if raw.__class__ is not str:
             return None
         node = self.owner.get(raw)
         if node is None:
+            if raw in self.unread:
+                return None
             if made_up_id(raw):
                 raise _Plain  # (it may name an entry by an id the adapter made up)
             return None
@@ -141,6 +186,45 @@ class _Reader:
         line = self.line
         for _number, parsed in parsed_lines(data):
             line(parsed)
+
+    def search(self, data: bytes, uuids: list[bytes]) -> None:
+        """Parse only the lines holding ``assistant`` or ``progress`` (a response or a progress
+        line holds one: the file has no escape of a letter, :func:`_searchable`); ``uuids``
+        are every ``"uuid":"..."`` of the file, each once."""
+        self.searched = True
+        names = [u.decode() for u in uuids]
+        if not self.unread.isdisjoint(names) or any(name in self.owner for name in names):
+            raise _Plain  # (a uuid of an earlier file again: the adapter makes up an id for it)
+        self.unread.update(names)
+        loads, error, line = orjson.loads, orjson.JSONDecodeError, self.line
+        find, rfind, size = data.find, data.rfind, len(data)
+        first_file = self.file == 0
+        at = {b"assistant": find(b"assistant"), b"progress": find(b"progress")}
+        while True:
+            found = [v for v in at.values() if v != -1]
+            if not found:
+                break
+            hit = min(found)
+            start = rfind(b"\n", 0, hit) + 1
+            end = find(b"\n", hit)
+            if end == -1:
+                end = size
+            raw = data[start:end]
+            try:
+                parsed = loads(raw)
+            except error:
+                parsed = loads_object(raw)
+            if type(parsed) is dict:
+                uuid = parsed.get("uuid")
+                if type(uuid) is str:
+                    self.read.add(uuid)
+                before = len(self.nodes)
+                line(parsed)
+                if first_file and len(self.nodes) > before and self.nodes[-1][_KIND] == "assistant":
+                    self.starts[start] = self.nodes[-1]
+            for needle, where in at.items():
+                if where != -1 and where <= end:
+                    at[needle] = find(needle, end + 1)
 
     def first(self, key: str) -> str | None:
         return self.facts.get(key)
@@ -159,8 +243,10 @@ class _Reader:
         uuid = get("uuid")
         if uuid.__class__ is not str:
             uuid = None
-        elif uuid in self.owner:
+        elif uuid in self.owner or (uuid in self.unread and not self.searching):
             raise _Plain  # (a uuid used twice: the adapter makes up an id for the second)
+        if self.searched and (get("subtype") == "compact_boundary" or get("isCompactSummary") is True):
+            raise _Whole  # (a compaction joins lines the search may not have parsed)
         message = get("message")
         if message.__class__ is not dict and not isinstance(message, dict):
             message = None
@@ -246,6 +332,48 @@ class _Reader:
             self.owner[uuid] = node
 
 
+def _scan_head(data: bytes, starts: dict[int, Node]) -> tuple[Any, str | None, str | None]:
+    """(the first entry's truthy string timestamp, or None; the first non-empty ``sessionId``
+    and ``cwd``) of a searched main file, read from its first lines as the adapter's entries
+    stand (``starts``: a response's entry by the start of its first line; the lines merged into
+    it make no entry)."""
+    facts: dict[str, str] = {}
+    first: Any = None
+    start, size = 0, len(data)
+    loads, error = orjson.loads, orjson.JSONDecodeError
+    while start < size and (first is None or len(facts) < 2):
+        end = data.find(b"\n", start)
+        if end == -1:
+            end = size
+        raw = data[start:end]
+        try:
+            line = loads(raw)
+        except error:
+            line = loads_object(raw)
+        if type(line) is dict:
+            for key in ("sessionId", "cwd"):
+                value = line.get(key)
+                if key not in facts and type(value) is str and value:
+                    facts[key] = value
+            if first is None:
+                kind, message = line.get("type"), line.get("message")
+                if kind == "assistant" and isinstance(message, dict):
+                    node = starts.get(start)
+                    stamp = node[_TIME] if node is not None else None
+                elif (kind == "user" and isinstance(message, dict)) or (kind == "system" and line.get("subtype") == "compact_boundary"):
+                    if line.get("isCompactSummary") is True:
+                        raise _Whole  # (it may have joined a compaction)
+                    stamp = line.get("timestamp")
+                else:
+                    stamp = line.get("timestamp")
+                    if stamp is None and isinstance(line.get("snapshot"), dict):
+                        stamp = line["snapshot"].get("timestamp")
+                if _s(stamp):
+                    first = stamp
+        start = end + 1
+    return first, facts.get("sessionId"), facts.get("cwd")
+
+
 _OLD_LAYOUT: dict[str, bool] = {}
 
 
@@ -270,34 +398,57 @@ def _subagent_files(path: str) -> list[str]:
     return sorted(f for f in found if os.path.isfile(f))
 
 
-def claude_code_usage(path: str, data: bytes | None = None) -> ClaudeUsage | None:
+def claude_code_usage(path: str, data: bytes | None = None, *, whole: bool = False) -> ClaudeUsage | None:
     """The calls, keys and header facts of the Claude Code session at ``path`` (``data``: its
     bytes, if read), equal to ``ClaudeCodeSession.from_file(path)``'s; None when the session is
-    not plain enough (see the module's doc)."""
+    not plain enough (see the module's doc). ``whole``: parse every line, so that ``keys``
+    holds every entry's (``unread`` is empty)."""
     resolved = os.path.abspath(path)
     if not os.path.basename(resolved).startswith("agent-") and _older_layout(os.path.dirname(resolved)):
         return None
     if data is None:
         data = _read_file(resolved)
-    reader = _Reader()
     try:
-        reader.data(data)
-        # (the header's facts are the main file's first lines that have them)
-        session_id = reader.first("sessionId") or os.path.splitext(os.path.basename(resolved))[0]
-        cwd = reader.first("cwd") or "."
-        for number, sub in enumerate(_subagent_files(resolved), start=1):
-            try:
-                sub_data = _read_file(sub)
-            except OSError:
-                continue  # (the adapter skips an unreadable sub-agent file)
-            reader.file = number
-            reader.data(sub_data)
+        try:
+            return _usage(resolved, data, whole)
+        except _Whole:
+            return _usage(resolved, data, True)
     except _Plain:
         return None
-    if _made_up_among(reader.owner):
+
+
+def _read(reader: _Reader, data: bytes, whole: bool) -> None:
+    uuids = None if whole else _searchable(data)
+    reader.searching = uuids is not None
+    if uuids is None:
+        reader.data(data)
+    else:
+        reader.search(data, uuids)
+
+
+def _usage(resolved: str, data: bytes, whole: bool) -> ClaudeUsage | None:
+    reader = _Reader()
+    _read(reader, data, whole)
+    searched = reader.searched
+    if searched:
+        first, session_id, cwd = _scan_head(data, reader.starts)
+    else:
+        first, session_id, cwd = None, reader.first("sessionId"), reader.first("cwd")
+    for number, sub in enumerate(_subagent_files(resolved), start=1):
+        try:
+            sub_data = _read_file(sub)
+        except OSError:
+            continue  # (the adapter skips an unreadable sub-agent file)
+        reader.file = number
+        _read(reader, sub_data, whole)
+    if _made_up_among(reader.owner) or _made_up_among(reader.unread):
         return None
-    first = next((n[_TIME] for n in reader.nodes if _s(n[_TIME])), None)
-    found = ClaudeUsage(session_id, cwd, first or "")
+    if first is None:
+        if searched:
+            raise _Whole  # (no entry of the main file has a time: the first may be a sub-agent's)
+        first = next((n[_TIME] for n in reader.nodes if _s(n[_TIME])), None)
+    found = ClaudeUsage(session_id or os.path.splitext(os.path.basename(resolved))[0], cwd or ".", first or "")
+    found.unread = reader.unread - reader.read
     calls, keys = found.calls, found.keys
     for node in reader.nodes:
         if node[_KIND] == "assistant":
