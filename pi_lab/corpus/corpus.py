@@ -332,14 +332,14 @@ class Corpus:
         parts: list[dict[str, Any]] = []
         everything_cached = cached_tables is not None and set(cached_stamps) == fresh
         if cached_tables is not None and fresh:
-            import pyarrow as pa
-            pc = arrow_compute()
-
             if everything_cached:
-                parts.append(cached_tables)
+                parts.append(cached_tables)  # (mapped: pyarrow is imported when one is read)
             else:
+                import pyarrow as pa
+
                 from pi_lab.corpus.schema import utf8_safe
 
+                pc = arrow_compute()
                 keep = pa.array(sorted(utf8_safe(f) for f in fresh), pa.string())  # as the file column holds them
                 parts.append({n: t.filter(pc.is_in(t.column("file"), value_set=keep)) for n, t in cached_tables.items()})
         bar = _Progress(len(todo), progress, sum(_safe_size(f) for f in todo) if progress else 0)
