@@ -96,9 +96,8 @@ class FileIndex:
         end = self.offset - len(self.end_anchor)
         if os.pread(fd, len(self.end_anchor), end) != self.end_anchor:
             return False
-        if self.open_tail and size > self.offset and os.pread(fd, 1, self.offset) != b"\n":
-            return False  # the unterminated last line went on: it is another line now
-        return True
+        # An unterminated last line that went on is another line now.
+        return not (self.open_tail and size > self.offset and os.pread(fd, 1, self.offset) != b"\n")
 
     def _read(self, fd: int, size: int) -> None:
         position = self.offset

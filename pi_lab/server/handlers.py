@@ -40,6 +40,9 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import ensure_async, url_path_join
 from tornado import web
 
+from pi_lab.errors import NotARegularFile, PiLabError, where_it_failed
+from pi_lab.formats.detect import UnknownSessionFormat, detect_format
+from pi_lab.research.notes import NoteStore, NoteStoreError
 from pi_lab.server.config import PiLabConfig
 from pi_lab.server.listing import SessionListing
 from pi_lab.server.locations import Location, PathRefused, resolve_location
@@ -52,9 +55,6 @@ from pi_lab.server.store import (
     SharedView,
     view_key,
 )
-from pi_lab.formats.detect import UnknownSessionFormat, detect_format
-from pi_lab.errors import NotARegularFile, PiLabError, where_it_failed
-from pi_lab.research.notes import NoteStore, NoteStoreError
 from pi_lab.session._json import dumps as json_dumps
 from pi_lab.session.flatten import FILTER_MODES
 from pi_lab.session.storage import check_regular_file, read_session_header
@@ -68,8 +68,8 @@ from pi_lab.view.payload import (
     ViewSettings,
     entry_id_arg,
     gauge_at_leaf,
-    preview_payload,
     kind_of,
+    preview_payload,
     read_request,
     request_args,
     structure_payload,

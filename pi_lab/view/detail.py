@@ -36,9 +36,7 @@ def _key_text(key: Any) -> str:
     """A dict key as ``json.dumps`` writes it (JSON data only has string keys)."""
     if isinstance(key, str):
         text = key
-    elif key is True or key is False or key is None:
-        text = json.dumps(key)
-    elif isinstance(key, (int, float)):
+    elif key is True or key is False or key is None or isinstance(key, (int, float)):
         text = json.dumps(key)
     else:
         text = str(key)

@@ -10,10 +10,9 @@ the projection right after the checkpoint).
 
 from __future__ import annotations
 
-
 from bisect import bisect_left
-from operator import is_
 from collections.abc import Mapping, Sequence
+from operator import is_
 from typing import Any
 
 from pi_lab.compaction import CompactionSettings, estimate_tokens
@@ -21,8 +20,6 @@ from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, who
 from pi_lab.compaction.usage import context_usage
 from pi_lab.session._js import js_string
 from pi_lab.session.flatten import FactTable
-from pi_lab.view._common import recorded_window_of
-from pi_lab.view.context import facts_tokens, shared_facts
 from pi_lab.session.projection import (
     SessionProjection,
     entry_to_messages,
@@ -30,6 +27,8 @@ from pi_lab.session.projection import (
     project_with_edit,
     replay_system_state,
 )
+from pi_lab.view._common import recorded_window_of
+from pi_lab.view.context import facts_tokens, shared_facts
 
 __all__ = ["gauge", "gauge_after_append", "gauge_after_entries", "compactions_on_branch", "recorded_context_window", "recorded_model"]
 

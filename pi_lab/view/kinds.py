@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 # One answer for every view: the predicates live in the engine's entry model.
-from pi_lab.session.entries import display_kind, has_visible_text, is_error_entry
+from pi_lab.session.entries import display_kind, has_visible_text
 from pi_lab.view.contract import FLAG_BITS, KIND_NAMES
 
 __all__ = ["KIND_NAMES", "KIND", "FLAG_BITS", "FLAG", "entry_kind", "has_visible_text", "unknown_entry_text"]

@@ -15,19 +15,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_lab.compaction import CompactionSettings
 from pi_lab.session.flatten import FactTable
 from pi_lab.session.ids import parse_iso_ms
 from pi_lab.session.projection import SessionProjection
 from pi_lab.session.protocol import ReadableSession
-from pi_lab.compaction import CompactionSettings
-from pi_lab.view.contract import MAX_PREFIX_MATCHES, MAX_ROWS_PER_REQUEST, MAX_WHOLE
 from pi_lab.view.compare_requests import OPS as COMPARE_OPS
 from pi_lab.view.context import context_payload
+from pi_lab.view.contract import MAX_PREFIX_MATCHES, MAX_ROWS_PER_REQUEST, MAX_WHOLE
 from pi_lab.view.detail import entry_detail
 from pi_lab.view.gauge import gauge
 from pi_lab.view.preview import compaction_preview
-from pi_lab.view.rows import RowState
-from pi_lab.view.timeline_requests import OPS as TIMELINE_OPS
 from pi_lab.view.requests import (  # the request layer, importable from here as before
     READ_OPS,
     RequestError,
@@ -39,6 +37,8 @@ from pi_lab.view.requests import (  # the request layer, importable from here as
     request_args,
     whole_number,
 )
+from pi_lab.view.rows import RowState
+from pi_lab.view.timeline_requests import OPS as TIMELINE_OPS
 
 __all__ = [
     "ViewSettings",

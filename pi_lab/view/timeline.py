@@ -31,11 +31,19 @@ from pi_lab.llm.catalog import context_window_for
 from pi_lab.llm.errors import is_context_overflow
 from pi_lab.session._gc import collector_paused
 from pi_lab.session.projection import entry_to_messages
-from pi_lab.view._common import SessionLike, manager_of, model_id_of, recorded_window_of, require_entry, str_or_none
+from pi_lab.view._common import (
+    SessionLike,
+    manager_of,
+    model_id_of,
+    recorded_window_of,
+    require_entry,
+    str_or_none,
+)
 
 __all__ = ["context_timeline", "TimelineWalk", "SharedContextWalk"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
+
 _ERROR_PREVIEW = 300
 _OVERFLOW_STOPS = ("error", "stop", "length")
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pi_lab.session.protocol import ReadableSession
 from pi_lab.view._common import ViewOfSession, manager_of, recorded_window_of, require_entry

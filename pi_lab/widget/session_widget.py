@@ -48,15 +48,15 @@ import traitlets as t
 from pi_lab.errors import PiLabError
 from pi_lab.view.actions import WRITE_ACTIONS, ActionRefused, run_action
 from pi_lab.view.gauge import gauge_after_entries, recorded_context_window
-from pi_lab.widget.jobs import JobQueue
+from pi_lab.view.header import session_header
+from pi_lab.view.notes import NOTE_OPS, store_of
+from pi_lab.view.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 from pi_lab.widget.display import FALLBACK_CSS as FALLBACK_CSS  # (tests and the snapshot read it here)
 from pi_lab.widget.display import SnapshotDisplay
+from pi_lab.widget.jobs import JobQueue
 from pi_lab.widget.live import LiveFeed, follow_file, guard_kernel_parent
 from pi_lab.widget.notes import WidgetNotes
-from pi_lab.view.notes import NOTE_OPS, store_of
 from pi_lab.widget.sendable import keep_logs_sendable, sendable
-from pi_lab.view.header import session_header
-from pi_lab.view.payload import RequestError, SessionView, ViewSettings, read_request, structure_payload
 
 if TYPE_CHECKING:
     from pi_lab.agent import AgentSession

@@ -144,7 +144,7 @@ def snapshot_steps(sm: Any, *, text: str, css: str, settings: Any = None, limit:
                 f"and what the model sees for the first {embedded:,} of {entries:,} entries in tree order "
                 f"(size limit {limit:,} characters). For the whole session: {command}")
     info["note"] = note
-    parts.append(f'<div class="pi-lab-fallback" data-pi-lab-snapshot="1">')
+    parts.append('<div class="pi-lab-fallback" data-pi-lab-snapshot="1">')
     parts.append(f"<style>{css}{_NOTE_CSS}</style>")
     parts.append(f'<div class="pi-lab-snapshot-note">{html.escape(note)}</div>')
     parts.append(f'<pre class="pi-lab-snapshot-text">{html.escape(text)}</pre>')
