@@ -90,9 +90,7 @@ def _open_path(path: str | os.PathLike[str], writable: bool) -> Any:
     from pi_lab.formats import open_session
 
     session = open_session(path)
-    # Every adapter is a read-only SessionManager (pi_lab.formats): make_writable raises its
-    # agent's ReadOnlySession.
-    if writable and isinstance(session, SessionManager):
+    if writable and isinstance(session, SessionManager):  # every adapter is a read-only SessionManager
         session.make_writable()  # raises the agent's ReadOnlySession: its files are never written
     return session
 
@@ -577,13 +575,9 @@ class SessionWidget(SnapshotDisplay, anywidget.AnyWidget):
             self._unsubscribe_switch()
         if getattr(self, "_jobs", None) is not None:
             self._jobs.close()
-        # close() may run from a failed __init__, before these were set.
-        follow_task = getattr(self, "_follow_task", None)
-        if follow_task is not None:
-            follow_task.cancel()
-        snapshot_timer = getattr(self, "_snapshot_timer", None)
-        if snapshot_timer is not None:
-            snapshot_timer.cancel()
+        for pending in (getattr(self, "_follow_task", None), getattr(self, "_snapshot_timer", None)):
+            if pending is not None:  # (close may run from a failed __init__, before they were set)
+                pending.cancel()
         if getattr(self, "_notes", None) is not None:
             self._notes.close()
         super().close()
