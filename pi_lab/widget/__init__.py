@@ -8,7 +8,10 @@ server extension serves over REST too. The old module names (``pi_lab.widget.pay
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names __getattr__ resolves, for the type checker (importing them costs anywidget)
+    from pi_lab.widget.session_widget import SessionWidget, open_session
 
 __all__ = ["SessionWidget", "open_session"]
 
