@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["AGENTS", "TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table", "arrow_compute"]
+# The one rule for a lone surrogate in a string cell (also the widget's): see its docstring.
+from pi_lab._text_out import utf8_safe
+
+__all__ = ["AGENTS", "TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table", "arrow_compute", "utf8_safe"]
 
 TABLE_NAMES = ("sessions", "entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
 
@@ -116,24 +119,6 @@ def to_table(name: str, columns: dict[str, list[Any]]) -> Any:
 
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-
-
-def utf8_safe(text: str) -> str:
-    """``text`` as valid UTF-8: each lone surrogate written as its escape (``\\ud800``).
-
-    A hand edit's ``"\\ud800"`` in a JSON string, or a file name that is not UTF-8 (Python
-    decodes its bytes to surrogates ``\\udc80``-``\\udcff``), cannot be stored in an Arrow
-    string. The escape keeps distinct values distinct (U+FFFD would merge every lone
-    surrogate, and any real U+FFFD, into one id: joins on ``session_id``/``entry_id`` would
-    pair rows of different entries); it is the form pi's ``JSON.stringify`` writes in the file,
-    so the cell reads as the file does; and as one pure function of the value it gives the same
-    key in every table. Text without a surrogate is returned as it is.
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 def arrow_safe(values: list[Any], kind: str) -> list[Any]:

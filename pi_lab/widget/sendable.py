@@ -18,14 +18,9 @@ from typing import Any
 
 import orjson
 
+from pi_lab._text_out import utf8_safe
+
 __all__ = ["sendable", "SendableLogRecords", "keep_logs_sendable"]
-
-
-def _utf8_safe(text: str) -> str:
-    # The one rule for a lone surrogate in text that must be UTF-8 (the corpus tables' too).
-    from pi_lab.corpus.schema import utf8_safe
-
-    return utf8_safe(text)
 
 
 def _buffer(value: Any) -> Any:
@@ -49,11 +44,11 @@ def sendable(value: Any) -> Any:
     while stack:
         item, holder, key = stack.pop()
         if isinstance(item, str):
-            out: Any = _utf8_safe(item)
+            out: Any = utf8_safe(item)
         elif isinstance(item, dict):
             out = {}
             for k, v in item.items():
-                name = _utf8_safe(k) if isinstance(k, str) else k
+                name = utf8_safe(k) if isinstance(k, str) else k
                 out[name] = None  # keeps the key order; filled in when popped
                 stack.append((v, out, name))
         elif isinstance(item, (list, tuple)):
@@ -72,14 +67,14 @@ class SendableLogRecords(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        safe = _utf8_safe(message) if _has_surrogate(message) else message
+        safe = utf8_safe(message) if _has_surrogate(message) else message
         if safe is not message:
             record.msg, record.args = safe, None
         if record.exc_info and not record.exc_text:
             text = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = _utf8_safe(text) if _has_surrogate(text) else text
+            record.exc_text = utf8_safe(text) if _has_surrogate(text) else text
         if record.stack_info and _has_surrogate(record.stack_info):
-            record.stack_info = _utf8_safe(record.stack_info)
+            record.stack_info = utf8_safe(record.stack_info)
         return True
 
 
