@@ -27,6 +27,7 @@ __all__ = [
     "compaction_summary_message",
     "project_with_edit",
     "build_context_entries",
+    "context_entries_of_path",
     "build_session_projection",
     "build_session_context",
     "get_context_settings",
@@ -162,10 +163,14 @@ def project_with_edit(entry: Entry, edit: Entry | None) -> list[Message]:
 def build_context_entries(entries: list[Entry], leaf_id: Any = UNSET, by_id: Mapping[str, Entry] | None = None) -> list[Entry]:
     """The path entries that feed the model: latest compaction first, then its kept tail."""
     path = build_session_path(entries, leaf_id, by_id)
-    return _context_entries_of_path(path)
+    return context_entries_of_path(path)
 
 
-def _context_entries_of_path(path: Sequence[Entry], kinds: list[Any] | None = None) -> list[Entry]:
+def context_entries_of_path(path: Sequence[Entry], kinds: list[Any] | None = None) -> list[Entry]:
+    """:func:`build_context_entries` for an already computed root-to-leaf path: its latest
+    compaction, then the kept entries before it (system messages there left out) and every
+    entry after it; the whole path when it holds no compaction. ``kinds``: each entry's
+    ``type`` from the leaf back, when the caller has them (a faster search)."""
     compaction_index = -1
     if kinds is not None:
         compaction_index = _last_index(kinds, "compaction")
@@ -194,6 +199,11 @@ def _context_entries_of_path(path: Sequence[Entry], kinds: list[Any] | None = No
             result.append(entry)
     result.extend(path[compaction_index + 1 :])
     return result
+
+
+# The private name compaction's context walk and older tests import (their owners move to the
+# public one; pi_lab.compaction must not take private names from the engine).
+_context_entries_of_path = context_entries_of_path
 
 
 def get_context_settings(path: Sequence[Entry], kinds: list[Any] | None = None) -> tuple[str, dict[str, Any] | None]:
@@ -278,7 +288,7 @@ def project_path(path: Sequence[Entry], *, sources: bool = True) -> SessionProje
     # each instead of a Python walk of the path (a 1,000,000-entry branch: 0.45 s of walks).
     kinds = _kinds(path)
     thinking_level, model = get_context_settings(path, kinds)
-    context_entries = _context_entries_of_path(path, kinds)
+    context_entries = context_entries_of_path(path, kinds)
     edits = context_edits(context_entries) if kinds is None or "context_edit" in kinds else {}
     # A million projected entries and their lists would set off full collections that rescan
     # every young object; nothing made here forms a cycle.
