@@ -91,10 +91,6 @@ def assistant_chars(content: Any) -> int:
     return _blocks_chars(content, assistant=True) if isinstance(content, list) else 0
 
 
-# The old private name, until pi_lab/view/composition.py imports the public one (issue 23).
-_assistant_chars = assistant_chars
-
-
 def _blocks_chars(blocks: list[Any], *, assistant: bool) -> int:
     # pi counts text in every role, images only outside assistant messages, thinking and tool
     # calls only inside them; one walk serves both so the rules cannot drift apart.

@@ -104,10 +104,10 @@ def plain_pi_header(data: bytes) -> dict[str, Any] | None:
 def other_agent(data: bytes) -> str | None:
     """``"claude-code"`` or ``"codex"`` when ``data`` is another agent's session, else None
     (a pi file never gets here: its first JSON object is the header)."""
-    from pi_lab.formats.detect import _PROBE_BYTES, UnknownSessionFormat, detect_format_of
+    from pi_lab.formats.detect import PROBE_BYTES, UnknownSessionFormat, detect_format_of
 
     try:
-        agent = detect_format_of(data[:_PROBE_BYTES])
+        agent = detect_format_of(data[:PROBE_BYTES])
     except UnknownSessionFormat:
         return None
     return agent if agent in ("claude-code", "codex") else None

@@ -10,7 +10,7 @@ from pi_lab.session._json import loads_object
 
 # How much of the file the decision may read: enough for a first line of pi's header or a
 # Codex session_meta that carries long instructions, and a few Claude Code lines after it.
-_PROBE_BYTES = 1 << 20
+PROBE_BYTES = 1 << 20
 _PROBE_LINES = 64
 
 # Line types Claude Code writes that carry no uuid tree of their own; a file may start with
@@ -43,7 +43,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     if not stat.S_ISREG(st.st_mode):
         raise UnknownSessionFormat(path, "not a regular file")
     with open(path, "rb") as handle:
-        data = handle.read(_PROBE_BYTES)
+        data = handle.read(PROBE_BYTES)
     return detect_format_of(data, path)
 
 
