@@ -93,7 +93,7 @@ def _measure(command: list[str]) -> tuple[float, float, int, int]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--linear", type=int, default=1_000_000, help="entries of the linear session")
     parser.add_argument("--dir", default="/tmp/pi-lab-memory", help="folder for the session and the outputs")
     parser.add_argument("--only", default="", help="comma-separated steps (default: all)")

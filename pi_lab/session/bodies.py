@@ -137,7 +137,7 @@ def resolve_all(entries: Sequence[Any]) -> list[Any]:
         return list(entries)
     lazy = [e for e in entries if e.__class__ is LazyEntry and e.body is None]
     source = lazy[0].source if lazy else None
-    if not lazy or any(e.source is not source for e in lazy):  # (one file per session: not seen)
+    if source is None or any(e.source is not source for e in lazy):  # (one file per session: not seen)
         return [e.resolve() if e.__class__ is LazyEntry else e for e in entries]
     parsed = dict(zip(map(id, lazy), source.parse_many(lazy)))
     return [(e.body or parsed[id(e)]) if e.__class__ is LazyEntry else e for e in entries]
@@ -307,7 +307,7 @@ class BodyFile:
         for place in range(self._where_upto, len(entries)):
             line = entries[place]
             line_id = line.get("id") if line.__class__ is dict or line.__class__ is LazyEntry else None
-            if line_id.__class__ is str:
+            if type(line_id) is str:
                 where[line_id] = place
         self._where_upto = len(entries)
         return where
@@ -323,7 +323,7 @@ class BodyFile:
         message = entry.get("message")
         if message.__class__ is not dict:
             return
-        skeleton = {"type": "message", "id": entry_id}
+        skeleton: dict[str, Any] = {"type": "message", "id": entry_id}
         if "parentId" in entry:
             parent = entry["parentId"]
             if parent is not None and parent.__class__ is not str:
@@ -392,7 +392,7 @@ class BodyFile:
         except orjson.JSONDecodeError:
             entry = None
         skeleton = stub.skeleton
-        if (entry.__class__ is not dict or entry.get("id") != skeleton["id"] or entry.get("type") != "message"
+        if (not isinstance(entry, dict) or entry.get("id") != skeleton["id"] or entry.get("type") != "message"
                 or entry.get("parentId") != skeleton.get("parentId")):
             raise SessionFileChanged(self.path, stub.offset, skeleton["id"])
         return entry

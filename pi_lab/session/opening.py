@@ -88,13 +88,16 @@ def open_read_only(
     header = loaded.entries[0]
     cwd = cwd_override
     if cwd is None:
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
+        named = header.get("cwd")
+        cwd = named if isinstance(named, str) else os.getcwd()
     factory = uuid_factory or (stable_uuid_factory_from_digest(hasher.digest()) if hasher else None)
     sm = cls(cwd, directory_of(resolved, session_dir), None, True, uuid_factory=factory, clock=clock, preloaded=[])
     sm._read_only = True
     sm._session_file = resolved
     sm.skipped_lines = list(loaded.skipped_lines)
-    sm._loaded_version = loaded.entries[0].get("version")
+    # (file_sync reads it back with getattr and a default: SessionManager declares no such
+    # attribute, and manager.py is not this module's to change)
+    sm._loaded_version = loaded.entries[0].get("version")  # pyright: ignore[reportAttributeAccessIssue]
     sm._bodies = loaded.bodies
     sm._pending_rewrite = sm._adopt_checked(loaded.entries, resolved)
     sm._uuid_factory = uuid_factory  # stable ids only for the migration of this read
