@@ -33,8 +33,8 @@ from typing import Any
 from pi_lab.compaction.tokens import calculate_context_tokens, call_usage, estimate_tokens, usage_anchor
 from pi_lab.session.entries import Entry
 from pi_lab.session.projection import (
-    _context_entries_of_path,
     context_edits,
+    context_entries_of_path,
     entry_to_messages,
     project_with_edit,
     replay_system_state,
@@ -454,7 +454,7 @@ class ContextWalk:
             self.invalidated_at = depth
             entry_id = entry.get("id")
             self.compaction_id = entry_id if isinstance(entry_id, str) else None
-            self.context = rebuild(_context_entries_of_path(path), self.cache, self.lazy)
+            self.context = rebuild(context_entries_of_path(path), self.cache, self.lazy)
             return None  # (a compaction's messages hold no assistant message)
         if kind == "context_edit":
             self._undo.append((ctx, self.invalidated_at, self.compaction_id))
@@ -517,7 +517,7 @@ class ContextWalk:
     def restart(self, path: list[Entry]) -> None:
         """Make the context that of ``path`` computed from scratch (entries the walk did not
         enter, e.g. on a parentId cycle); usage in it is trusted only by ``depth_of``."""
-        self.context = rebuild(_context_entries_of_path(path), self.cache, self.lazy)
+        self.context = rebuild(context_entries_of_path(path), self.cache, self.lazy)
         first = self.context.entries[:1]
         entry_id = first[0].get("id") if first and first[0].get("type") == "compaction" else None
         self.compaction_id = entry_id if isinstance(entry_id, str) else None

@@ -79,8 +79,6 @@ __all__ = [
     "flatten_tree",
     "visible_rows",
     "navigation_rows",
-    "render_row",
-    "status_line",
     "ProjectedEntry",
     "SessionProjection",
     "SessionContext",
@@ -111,9 +109,8 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(home), name)
         globals()[name] = value  # later lookups are plain module attributes
         return value
-    # pi's terminal lines live next to the CLI; loaded on first use, never by the engine.
     if name in ("render_row", "status_line"):
-        from pi_lab import cli_render
-
-        return getattr(cli_render, name)
+        # pi's terminal lines are drawn above the engine, by pi_lab.cli_render; the engine
+        # names them no more (that tied the lowest layer to one above it).
+        raise AttributeError(f"{name} is in pi_lab.cli_render: from pi_lab.cli_render import {name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

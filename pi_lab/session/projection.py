@@ -201,11 +201,6 @@ def context_entries_of_path(path: Sequence[Entry], kinds: list[Any] | None = Non
     return result
 
 
-# The private name compaction's context walk and older tests import (their owners move to the
-# public one; pi_lab.compaction must not take private names from the engine).
-_context_entries_of_path = context_entries_of_path
-
-
 def get_context_settings(path: Sequence[Entry], kinds: list[Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     """Thinking level and model restored from the whole path (tree-and-context.md §5).
 

@@ -19,7 +19,7 @@ from pi_lab.compaction.tokens import (
     estimate_tokens,
     usage_anchor,
 )
-from pi_lab.session.projection import _context_entries_of_path, project_path
+from pi_lab.session.projection import context_entries_of_path, project_path
 from pi_lab.session.readonly import session_from_bytes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,7 +81,7 @@ def test_a_context_edit_re_sums_from_its_target_as_a_rebuild_does():
         if entry.get("type") != "context_edit":
             continue
         path = sm.get_branch(entry["parentId"])
-        before = rebuild(_context_entries_of_path(path), cache)
+        before = rebuild(context_entries_of_path(path), cache)
         shortcut = before.with_edit(entry, cache)
         full = rebuild(before.entries + [entry], cache)
         assert shortcut.entries == full.entries
@@ -168,7 +168,7 @@ def test_a_lazy_context_edit_re_sums_as_a_rebuild():
         if entry.get("type") != "context_edit":
             continue
         path = sm.get_branch(entry["parentId"])
-        before = rebuild(_context_entries_of_path(path), cache, lazy=True)
+        before = rebuild(context_entries_of_path(path), cache, lazy=True)
         shortcut = before.with_edit(entry, cache)
         full = rebuild(before.entries + [entry], MeasureCache(), lazy=True)
         eager = rebuild(before.entries + [entry], MeasureCache())
@@ -234,7 +234,7 @@ def test_a_context_edit_finds_its_target_among_entries_that_are_no_dicts():
         if entry.get("type") != "context_edit" or not isinstance(entry.get("targetId"), str):
             continue
         path = sm.get_branch(entry["parentId"])
-        before = rebuild(_context_entries_of_path(path), cache)
+        before = rebuild(context_entries_of_path(path), cache)
         proxies = rebuild([MappingProxyType(e) for e in before.entries], MeasureCache())
         shortcut = before.with_edit(entry, cache)
         proxied = proxies.with_edit(entry, MeasureCache())

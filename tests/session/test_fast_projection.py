@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 def general(path):
     """The projection by the general rules: a walk per question, ``project_with_edit`` per entry."""
     thinking_level, model = _walked_settings(path)
-    context_entries = P._context_entries_of_path(list(path))  # no types: the walk back
+    context_entries = P.context_entries_of_path(list(path))  # no types: the walk back
     edits = P.context_edits(context_entries)
     projected, messages = [], []
     for i, entry in enumerate(context_entries):
