@@ -31,7 +31,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
 
@@ -70,6 +70,85 @@ def _line_entry(data: bytes, view: memoryview, start: int, end: int) -> Any:
 
             entry = decode_and_parse(raw)
     return entry
+
+
+# The typed decode of an assistant line (msgspec, a compiled JSON library, when installed): a
+# Struct names only the fields the report reads, so the message's content is skipped, not built.
+# It answers only when its answer is the one pi's reader gives; every other line raises and goes
+# the orjson way (:func:`_line_entry`):
+# * a kept field of another type than pi writes (an int id, a float counter, a usage without its
+#   cost total, a counter outside int64 where orjson would give a float) fails validation;
+# * a lone surrogate, a raw control character, a BOM, trailing bytes or deep nesting anywhere
+#   fail decoding, as they fail orjson (msgspec's limit is below orjson's: those go on too);
+# * duplicate keys: the last one wins, as in JSON.parse and orjson;
+# * invalid UTF-8 and numbers beyond the float range are checked only in kept fields (they fail
+#   there). In a skipped field pi's reader keeps the line too (U+FFFD, Infinity:
+#   :func:`pi_lab.session.storage.decode_and_parse`), so the kept fields are the same.
+# tests/corpus/test_corpus_usage_decode.py compares both ways on each of these lines.
+
+
+
+_DECODE: Any = None  # (None without msgspec: every line then goes the orjson way, same report)
+_TYPED_ERRORS: tuple[type[BaseException], ...] = ()
+try:
+    import msgspec
+except ImportError:
+    pass
+else:
+    # orjson gives a float past int64 (past uint64 for positive ones): those lines go its way.
+    _BOUNDS = msgspec.Meta(ge=-(2**63), le=2**63 - 1)
+
+    class _Cost(msgspec.Struct, gc=False):
+        total: Annotated[int, _BOUNDS] | float
+
+    class _Usage(msgspec.Struct, gc=False):
+        # The shape _float_usage's fast path reads, all required: a usage missing one goes the
+        # orjson way and _float_usage's general rules.
+        input: Annotated[int, _BOUNDS]
+        output: Annotated[int, _BOUNDS]
+        cacheRead: Annotated[int, _BOUNDS]
+        cacheWrite: Annotated[int, _BOUNDS]
+        totalTokens: Annotated[int, _BOUNDS]
+        cost: _Cost
+
+    class _Message(msgspec.Struct, gc=False):
+        role: str | None = None
+        provider: str | None = None
+        model: str | None = None
+        usage: _Usage | None = None
+
+    class _Entry(msgspec.Struct, gc=False):
+        type: str | None = None
+        id: str | None = None
+        timestamp: str | None = None
+        message: _Message | None = None
+
+    _DECODE = msgspec.json.Decoder(_Entry).decode
+    # (ValidationError is a DecodeError; a deep nesting raises RecursionError)
+    _TYPED_ERRORS = (msgspec.DecodeError, RecursionError)
+
+_NO_USAGE = _float_usage(None)
+
+
+def _typed_call(line: Any) -> tuple[Call | None, tuple[str, Any] | None]:
+    """(the call of one assistant line, or the (id, timestamp) of the other entry it holds),
+    :func:`_call_of` and :func:`_keys` of the typed decode. Raises ``_TYPED_ERRORS`` for a line
+    it cannot answer for."""
+    entry = _DECODE(line)
+    message = entry.message
+    if entry.type == "message" and message is not None and message.role == "assistant":
+        usage = message.usage
+        if usage is None:
+            cells = _NO_USAGE
+        else:
+            # As _float_usage's fast path: a zero total is the four counters' sum.
+            inp, out, cr, cw = usage.input, usage.output, usage.cacheRead, usage.cacheWrite
+            cells = (float(inp), float(out), float(cr), float(cw), float(usage.totalTokens or (inp + out + cr + cw)),
+                     float(usage.cost.total))
+        return (entry.id, _ms(entry.timestamp), message.provider, message.model, *cells, False), None
+    if entry.id is None or entry.type == "session":
+        return None, None
+    return None, (_safe(entry.id), _ms(entry.timestamp))
 
 
 def _tail_entry(tail: bytes) -> Any:
@@ -139,8 +218,10 @@ def _searched_calls(data: bytes) -> tuple[list[Call], list[tuple[str, Any]]]:
     which does not parse them again)."""
     calls: list[Call] = []
     others: list[Any] = []
+    typed_keys: set[tuple[str, Any]] = set()
     view = memoryview(data)
     find, rfind = data.find, data.rfind
+    typed = _typed_call if _DECODE is not None else None
     at = find(_ASSISTANT, find(b"\n") + 1)
     while at != -1:
         start = rfind(b"\n", 0, at) + 1
@@ -148,6 +229,18 @@ def _searched_calls(data: bytes) -> tuple[list[Call], list[tuple[str, Any]]]:
         if end == -1:
             entry = _tail_entry(data[start:])
         else:
+            if typed is not None and data[start] == 0x7B:
+                try:
+                    call, key = typed(view[start:end])
+                except _TYPED_ERRORS:
+                    pass  # (the orjson way, below)
+                else:
+                    if call is not None:
+                        calls.append(call)
+                    elif key is not None:
+                        typed_keys.add(key)
+                    at = find(_ASSISTANT, end + 1)
+                    continue
             entry = _line_entry(data, view, start, end)
         if entry is not None:
             call = _call_of(entry)
@@ -158,7 +251,7 @@ def _searched_calls(data: bytes) -> tuple[list[Call], list[tuple[str, Any]]]:
         if end == -1:
             break
         at = find(_ASSISTANT, end + 1)
-    return calls, list(_keys(others))
+    return calls, list(_keys(others) | typed_keys)
 
 
 def _keys(entries: Iterable[Any], wanted: set[str] | None = None) -> set[tuple[str, Any]]:
