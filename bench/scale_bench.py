@@ -51,6 +51,8 @@ CCUSAGE_VERSION = "20.0.24"
 
 def _module(name: str):
     spec = importlib.util.spec_from_file_location(f"bench_{name}", HERE / f"{name}.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"scale_bench: cannot load bench/{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault(f"bench_{name}", module)
     spec.loader.exec_module(module)
@@ -127,12 +129,7 @@ def measure(command: list[str], env: dict[str, str]) -> dict:
             "rss": field("Maximum resident set size (kbytes)") / 1024, "out": done.stdout}
 
 
-def median_of(repeat: int, command: list[str], env: dict[str, str], before=None) -> dict:
-    runs = []
-    for _ in range(repeat):
-        if before is not None:
-            before()
-        runs.append(measure(command, env))
+def median_of(runs: list[dict]) -> dict:
     best = sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]
     return {**best, "walls": [r["wall"] for r in runs], "rss": max(r["rss"] for r in runs)}
 
@@ -142,7 +139,7 @@ def _load() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--dir", type=Path, default=Path("/tmp/pi-lab-scale"))
     ap.add_argument("--folder", type=Path, help="measure this folder as it is (nothing generated)")
     ap.add_argument("--sessions", type=int, default=240)
@@ -153,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                     "a century later each (see build)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", default="usage,ccusage,scan,corpus,cached,scan-cached",
-                    help="of usage, ccusage, scan, corpus, fill, cached, scan-cached")
+                    help="of usage, usage-orjson, usage-w1, ccusage, scan, corpus, fill, cached, scan-cached")
     ap.add_argument("--no-ccusage", action="store_true")
     ap.add_argument("--warmup", default=None, help="steps run once untimed first (default: every step; the cached "
                     "steps need a filled cache, which the untimed run of a cache-filling step such as 'cached' or "
@@ -183,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     pi_lab = [PYTHON, "-m", "pi_lab.cli"]
     steps = {
         "usage": (pi_lab + ["usage", str(folder), "--no-cache", "--by", "day", "--json"], None),
+        # The same command with msgspec hidden (its typed decode off: every line the orjson way)
+        "usage-orjson": (pi_lab + ["usage", str(folder), "--no-cache", "--by", "day", "--json"], None),
+        # The same command in one process (no forked readers)
+        "usage-w1": (pi_lab + ["usage", str(folder), "--no-cache", "--by", "day", "--json", "--workers", "1"], None),
         "scan": ([PYTHON, "-c", "import sys; from pi_lab.corpus import Corpus; Corpus.scan([sys.argv[1]], cache=False)", str(folder)], None),
         "corpus": (pi_lab + ["corpus", str(folder), "--no-cache", "--out", str(out)], lambda: shutil.rmtree(out, ignore_errors=True)),
         "fill": (pi_lab + ["usage", str(folder), "--by", "day", "--json", "--cache-dir", str(cache)],
@@ -191,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
         "scan-cached": ([PYTHON, "-c", "import sys; from pi_lab.corpus import Corpus; Corpus.scan([sys.argv[1]], cache=sys.argv[2])",
                          str(folder), str(cache)], None),
     }
+    hidden = args.dir / "no-msgspec"
+    hidden.mkdir(exist_ok=True)
+    (hidden / "msgspec.py").write_text("raise ImportError('hidden by scale_bench (step usage-orjson)')\n")
+    envs = {"usage-orjson": {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(hidden), env.get("PYTHONPATH")]))}}
     wanted_steps = [s for s in args.steps.split(",") if s]
     if "ccusage" in wanted_steps and not args.no_ccusage:
         setup = subprocess.run(["bash", str(HERE / "ccusage_setup.sh")], capture_output=True, text=True,
@@ -210,8 +215,17 @@ def main(argv: list[str] | None = None) -> int:
         command, before = steps[name]
         if before is not None:
             before()
-        measure(command, env)
-    results = {name: median_of(args.repeat, *steps[name][:1], env, steps[name][1]) for name in order}
+        measure(command, envs.get(name, env))
+    # Round after round of every step (not every run of one step, then the next): a load that
+    # changes during the run weighs on each step alike.
+    runs: dict[str, list[dict]] = {name: [] for name in order}
+    for _ in range(args.repeat):
+        for name in order:
+            command, before = steps[name]
+            if before is not None:
+                before()
+            runs[name].append(measure(command, envs.get(name, env)))
+    results = {name: median_of(runs[name]) for name in order}
     load_after = _load()
     lines = [f"Folder: {info['files']:,} files, {info['bytes'] / 1e6:,.0f} MB ({folder}); "
              f"{os.cpu_count()} cores; median of {args.repeat}; load average before {load_before}, after {load_after}; "
@@ -222,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {name} | {r['wall']:.2f} ({', '.join(f'{w:.2f}' for w in r['walls'])}) | {r['cpu']:.2f} | {r['rss']:,.0f} |")
     if "ccusage" in results:
         cc = results["ccusage"]
-        for name in ("usage", "scan", "cached"):
+        for name in ("usage", "usage-orjson", "usage-w1", "scan", "cached"):
             if name in results:
                 lines.append(f"\n{name} / ccusage: **{results[name]['wall'] / cc['wall']:.2f}x** wall, "
                              f"{results[name]['cpu'] / cc['cpu']:.2f}x CPU")
