@@ -21,16 +21,31 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from pi_lab.formats.claude_code import SUBAGENT_START
 from pi_lab.compaction.context_walk import ContextWalk, MeasureCache
 from pi_lab.compaction.tokens import estimate_tokens
 from pi_lab.corpus.columns import _NO_USAGE, TableColumns, _str, _str_list
-from pi_lab.corpus.fields import _content_bytes, _float, _float_usage, _ms, _num, _text_chars, _usage_row, _window
+from pi_lab.corpus.fields import (
+    _content_bytes,
+    _float,
+    _float_usage,
+    _ms,
+    _num,
+    _text_chars,
+    _usage_row,
+    _window,
+)
+from pi_lab.corpus.reading import (
+    FileUnreadable,
+    other_agent,
+    plain_pi_header,
+    read_complete_lines,
+    read_pi_entries,
+)
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
-from pi_lab.corpus.reading import FileUnreadable, other_agent, plain_pi_header, read_complete_lines, read_pi_entries
-from pi_lab.session._json import dumps
+from pi_lab.formats.claude_code import SUBAGENT_START
 from pi_lab.session._js import js_json
-from pi_lab.session._text import js_len, js_trim, safe_repr
+from pi_lab.session._json import dumps
+from pi_lab.session._text import js_len, js_trim
 
 __all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "extract_tables", "read_complete_lines", "read_other", "FileUnreadable"]
 
@@ -42,7 +57,6 @@ _DEFAULT_RESERVE = 16384
 _RECORDED_TRIGGERS = {"auto": "threshold", "manual": "manual"}
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
-
 
 # ---------------------------------------------------------------------------------------------
 # The extractor
@@ -59,8 +73,6 @@ def extract_file(path: str | os.PathLike[str]) -> dict[str, dict[str, list[Any]]
 
     Raises :class:`FileUnreadable` (or OSError) for a file that holds no session.
     """
-    from pi_lab.session.storage import check_regular_file
-
     return _read(path).columns()
 
 
@@ -386,7 +398,9 @@ class _Extractor(TableColumns):
         if not isinstance(message, dict):
             return
         role = message.get("role")
-        if role not in _SLIM_ROLES or self.ids[i] in self.edit_targets:
+        entry_id = self.ids[i]
+        # Edit targets are strings; an id of another JSON type (a list: unhashable) never is one.
+        if role not in _SLIM_ROLES or (type(entry_id) is str and entry_id in self.edit_targets):
             return
         row = self._message_row(i, entry, message, role)
         self.message_rows[i] = row  # type: ignore[index]  (set when slimming is on)
