@@ -31,6 +31,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
+from operator import itemgetter
 from typing import Annotated, Any
 
 import orjson
@@ -590,6 +591,7 @@ def _safe(text: Any) -> Any:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_FIRST = itemgetter(0)
 _DAY_MS = 86_400_000
 _LAST_DAY_MS = 253_402_300_800_000  # 10000-01-01
 
@@ -601,24 +603,26 @@ def usage_report(paths: Any, by: str = "day", *, workers: int | None = None, pro
 
     usage_query(by)  # (the same refusal of an unknown grouping)
     sessions, _order, errors = usage_rows(paths, workers=workers, progress=progress)
-    groups: dict[Any, list[Any]] = {}
-    # Cost is summed in (file, entry id) order, as the SQL's ordered sum; the token counts are
-    # whole numbers, exact in any order.
-    flat = []
+    # Cost is summed in (file, entry id) order, as the SQL's ordered sum (the token counts are
+    # whole numbers, exact in any order): the files sorted, then each file's calls by id, no id
+    # last (a stable sort keeps the order of equal ones, as the one sort over every call did).
+    by_file: dict[Any, list[dict[str, Any]]] = {}
     for s in sessions:
-        file = _safe(s["file"])
-        if by == "session":
-            head: Any = (_safe(s["session_id"]), file)
-        elif by == "project":
-            head = (_safe(s["project"]),)
-        elif by == "agent":
-            head = (s["agent"],)
-        else:
-            head = None
-        for c in s["calls"]:
-            if c[10]:
-                continue
-            entry_id = _safe(c[0])
+        by_file.setdefault(_safe(s["file"]), []).append(s)
+    groups: dict[Any, list[Any]] = {}
+    for file in sorted(by_file):
+        named: list[tuple[str, Any, Call]] = []
+        unnamed: list[tuple[str, Any, Call]] = []
+        for s in by_file[file]:
+            for c in s["calls"]:
+                if not c[10]:
+                    entry_id = c[0]
+                    if entry_id is None:
+                        unnamed.append(("", s, c))
+                    else:
+                        named.append((entry_id if entry_id.isascii() else _safe(entry_id), s, c))
+        named.sort(key=_FIRST)
+        for _id, s, c in (*named, *unnamed):
             if by == "day":
                 ms = c[1]
                 if ms is None:
@@ -629,29 +633,26 @@ def usage_report(paths: Any, by: str = "day", *, workers: int | None = None, pro
                     return _sql_report(sessions, by), errors, len(sessions)
             elif by == "model":
                 key = (_safe(c[2]), _safe(c[3]))
+            elif by == "session":
+                key = (_safe(s["session_id"]), file)
+            elif by == "project":
+                key = (_safe(s["project"]),)
             else:
-                key = head
-            flat.append((file, entry_id is None, entry_id or "", key, c))
-    flat.sort(key=lambda r: (r[0], r[1], r[2]))
-    members: dict[Any, list[Call]] = {}
-    for _file, _none, _id, key, c in flat:
-        found = members.get(key)
-        if found is None:
-            members[key] = [c]
-        else:
-            found.append(c)
-    for key, calls in members.items():
-        # One addition after another in row order, as the SQL's sums (not sum(), which
-        # compensates rounding on Python 3.12+).
-        inp = out = cache_read = cache_write = total = cost = 0.0
-        for c in calls:
-            inp += c[4]
-            out += c[5]
-            cache_read += c[6]
-            cache_write += c[7]
-            total += c[8]
-            cost += c[9]
-        groups[key] = [len(calls), inp, out, cache_read, cache_write, total, cost]
+                key = (s["agent"],)
+            # One addition after another in row order, as the SQL's sums (not sum(), which
+            # compensates rounding on Python 3.12+).
+            sums = groups.get(key)
+            if sums is None:
+                # (from 0.0, as the sums start: 0.0 + -0.0 is 0.0)
+                groups[key] = [1, 0.0 + c[4], 0.0 + c[5], 0.0 + c[6], 0.0 + c[7], 0.0 + c[8], 0.0 + c[9]]
+            else:
+                sums[0] += 1
+                sums[1] += c[4]
+                sums[2] += c[5]
+                sums[3] += c[6]
+                sums[4] += c[7]
+                sums[5] += c[8]
+                sums[6] += c[9]
     keyed: dict[tuple[Any, ...], list[Any]]
     if by == "day":
         keyed = {(None if k[0] is None else (_EPOCH + timedelta(days=k[0])).strftime("%Y-%m-%d"),): v for k, v in groups.items()}

@@ -17,7 +17,7 @@ import pytest
 from corpus_builders import a, write_session
 from fuzz import fieldfuzz
 from helpers import header, msg, usage, user_msg
-from test_corpus_usage_fast import _bench_module, assert_same_reports
+from test_corpus_usage_fast import _bench_module, _slow, assert_same_reports
 
 from pi_lab.corpus import usage_fast
 from pi_lab.corpus.reading import read_pi_entries
@@ -209,3 +209,14 @@ def test_without_msgspec_the_module_reads_the_orjson_way(tmp_path):
             "print(report['rows'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == str(usage_fast.usage_report([folder], "day", workers=1)[0]["rows"])
+
+
+def test_a_group_of_minus_zero_costs_sums_to_zero_as_the_sql(tmp_path):
+    # (-0.0 == 0.0: the reports are compared as pi-lab usage --json writes them)
+    entry = msg("a1", None, a("x", usage(1, 1)), 2)
+    entry["message"]["usage"]["cost"]["total"] = -0.0
+    write_session(tmp_path / "c" / "s.jsonl", [header("S"), entry])
+    for by in ("day", "session", "model"):
+        got = usage_fast.usage_report([tmp_path / "c"], by, workers=1)[0]
+        expected = _slow(tmp_path / "c", by)[0]
+        assert json.dumps(got) == json.dumps(expected) and "-0.0" not in json.dumps(got)
