@@ -220,3 +220,24 @@ def test_a_group_of_minus_zero_costs_sums_to_zero_as_the_sql(tmp_path):
         got = usage_fast.usage_report([tmp_path / "c"], by, workers=1)[0]
         expected = _slow(tmp_path / "c", by)[0]
         assert json.dumps(got) == json.dumps(expected) and "-0.0" not in json.dumps(got)
+
+
+@pytest.mark.parametrize(("load", "cores", "pooled"), [(0.2, 2, True), (1.2, 2, False), (7.0, 2, False), (3.0, 8, True)])
+def test_readers_fork_only_onto_free_cores(tmp_path, monkeypatch, load, cores, pooled):
+    for i in range(4):
+        write_session(tmp_path / f"s{i}.jsonl", [header(f"S{i}"), msg("a1", None, a("x", usage(1, 1)), 2)])
+    files = [str(p) for p in sorted(tmp_path.glob("*.jsonl"))]
+    monkeypatch.setattr(usage_fast, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    readers = usage_fast._Readers(files, None)
+    try:
+        assert (readers.pool is not None) is pooled
+    finally:
+        readers.close()
+    # Told how many, it forks that many whatever the load.
+    readers = usage_fast._Readers(files, 2)
+    try:
+        assert readers.pool is not None
+    finally:
+        readers.close()
