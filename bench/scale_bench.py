@@ -12,9 +12,11 @@ given sizes (bench/generate.py), forks whose first entries are copies of their p
 (every sixth a fork of a fork), and the real fixtures when ../shared is there. Then, each step a
 fresh process under ``/usr/bin/time -v`` (wall, CPU = user + system of the process and the
 workers it waited for, peak RSS of the largest one), TZ=UTC, after one untimed run of each
-(page cache, bytecode), median of ``--repeat``:
+(page cache, bytecode), medians of ``--repeat`` runs taken round after round:
 
 * ``usage``: ``pi-lab usage DIR --no-cache --by day --json`` (the model calls only);
+* ``usage-orjson``: the same with msgspec hidden (every assistant line decoded by orjson);
+* ``usage-w1``: the same with ``--workers 1`` (no forked readers, whatever the load);
 * ``ccusage``: ``ccusage pi daily --json --offline --pi-path DIR`` (20.0.24's native binary,
   bench/ccusage_setup.sh; skipped without node/npm or with ``--no-ccusage``);
 * ``scan``: ``Corpus.scan([DIR], cache=False)`` (every table);
@@ -131,7 +133,10 @@ def measure(command: list[str], env: dict[str, str]) -> dict:
 
 def median_of(runs: list[dict]) -> dict:
     best = sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]
-    return {**best, "walls": [r["wall"] for r in runs], "rss": max(r["rss"] for r in runs)}
+    # (the CPU seconds' own median: the run of the median wall time may be an outlier in CPU)
+    cpu = sorted(r["cpu"] for r in runs)[len(runs) // 2]
+    return {**best, "walls": [r["wall"] for r in runs], "cpu": cpu, "cpus": [r["cpu"] for r in runs],
+            "rss": max(r["rss"] for r in runs)}
 
 
 def _load() -> str:
@@ -230,10 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"Folder: {info['files']:,} files, {info['bytes'] / 1e6:,.0f} MB ({folder}); "
              f"{os.cpu_count()} cores; median of {args.repeat}; load average before {load_before}, after {load_after}; "
              f"{time.perf_counter() - started:.0f} s in all.", "",
-             "| step | wall s (runs) | CPU s | peak RSS MB |", "| --- | ---: | ---: | ---: |"]
+             "| step | wall s (runs) | CPU s (runs) | peak RSS MB |", "| --- | ---: | ---: | ---: |"]
     for name in order:
         r = results[name]
-        lines.append(f"| {name} | {r['wall']:.2f} ({', '.join(f'{w:.2f}' for w in r['walls'])}) | {r['cpu']:.2f} | {r['rss']:,.0f} |")
+        lines.append(f"| {name} | {r['wall']:.2f} ({', '.join(f'{w:.2f}' for w in r['walls'])}) | {r['cpu']:.2f} ({', '.join(f'{c:.2f}' for c in r['cpus'])}) | {r['rss']:,.0f} |")
     if "ccusage" in results:
         cc = results["ccusage"]
         for name in ("usage", "usage-orjson", "usage-w1", "scan", "cached"):
