@@ -103,14 +103,15 @@ else:
         total: Annotated[int, _BOUNDS] | float
 
     class _Usage(msgspec.Struct, gc=False):
-        # The shape _float_usage's fast path reads, all required: a usage missing one goes the
-        # orjson way and _float_usage's general rules.
+        # The shape _float_usage's fast path reads, required but for the total (older pi
+        # versions write none: _float_usage's general rules then give the four counters' sum,
+        # as for a null or zero one); a usage missing another goes the orjson way.
         input: Annotated[int, _BOUNDS]
         output: Annotated[int, _BOUNDS]
         cacheRead: Annotated[int, _BOUNDS]
         cacheWrite: Annotated[int, _BOUNDS]
-        totalTokens: Annotated[int, _BOUNDS]
         cost: _Cost
+        totalTokens: Annotated[int, _BOUNDS] | None = None
 
     class _Message(msgspec.Struct, gc=False):
         role: str | None = None
@@ -142,7 +143,7 @@ def _typed_call(line: Any) -> tuple[Call | None, tuple[str, Any] | None]:
         if usage is None:
             cells = _NO_USAGE
         else:
-            # As _float_usage's fast path: a zero total is the four counters' sum.
+            # As _float_usage: a zero, null or missing total is the four counters' sum.
             inp, out, cr, cw = usage.input, usage.output, usage.cacheRead, usage.cacheWrite
             cells = (float(inp), float(out), float(cr), float(cw), float(usage.totalTokens or (inp + out + cr + cw)),
                      float(usage.cost.total))

@@ -89,6 +89,8 @@ ODD_LINES = {
     "counter negative past int64": _line().replace('"input":12', '"input":-9223372036854775809'),
     "counter true": _line().replace('"input":12', '"input":true'),
     "cost total string": _line().replace('"total":', '"total":"1",  "was":'),
+    "usage without a total (older pi)": _line().replace('"totalTokens":', '"was":'),
+    "usage with a null total": _line().replace('"totalTokens":', '"totalTokens":null,"was":'),
     "usage without cost": _line(message={"role": "assistant", "usage": {"input": 1, "output": 2}}),
     "usage a list": _line(message={"role": "assistant", "usage": [1, 2]}),
     "message a string": _line(message="assistant"),
@@ -143,7 +145,8 @@ def test_the_lines_it_cannot_answer_for_go_the_orjson_way():
                  "id an int", "message a string", "deep nesting 3000", "invalid UTF-8 in model", "usage without cost"):
         with pytest.raises(usage_fast._TYPED_ERRORS):
             usage_fast._typed_call(ODD_LINES[name].encode() if isinstance(ODD_LINES[name], str) else ODD_LINES[name])
-    for name in ("plain", "duplicate id, last wins", "invalid UTF-8 in content", "float past range in content"):
+    for name in ("plain", "duplicate id, last wins", "invalid UTF-8 in content", "float past range in content",
+                 "usage without a total (older pi)", "usage with a null total"):
         line = ODD_LINES[name]
         usage_fast._typed_call(line.encode() if isinstance(line, str) else line)
 
