@@ -17,7 +17,9 @@ or the engine's walk:
   timestamp) of every entry (which files those are is known from their first lines);
 * Claude Code and Codex files go through their adapters and the extractor (their calls are
   the extractor's, with their copy rules: a resumed Claude Code session, a Codex fork);
-* files are read by two processes (forked) when there are enough bytes.
+* an assistant line is decoded by msgspec (when installed) into only the fields the report
+  reads, the orjson way when that decode cannot answer exactly for it (:func:`_typed_call`);
+* files are read by forked processes when there are enough bytes, as many as free cores.
 
 A call whose day the report cannot write as the SQL does (a year outside 1970-9999) makes the
 report go through the same SQL on a small Arrow table instead.
