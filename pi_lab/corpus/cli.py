@@ -60,7 +60,7 @@ def command_parser(argv: list[str], prog: str) -> argparse.ArgumentParser | None
 
 def common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="DIR", help="session folders or files (default: every agent's default folders that exist)")
-    parser.add_argument("--workers", type=int, default=None, metavar="N", help="reading processes (default: the cores)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N", help="reading processes (default: the cores; usage --no-cache: the cores the load average leaves free)")
     parser.add_argument("--no-cache", action="store_true", help="read every file again (no cache)")
     parser.add_argument("--cache-dir", metavar="DIR", help="cache folder (default: $XDG_CACHE_HOME/pi_lab/corpus)")
 
