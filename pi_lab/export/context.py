@@ -6,7 +6,7 @@ pre-order walk: each entry's ancestors are the entries on the stack), and for mo
 the context is the parent's plus the entry's own projected messages:
 
 * the token estimate (pi's estimateProjectedContextTokens) comes from the incremental walker
-  of ``pi_lab.view.timeline`` (``_ContextWalk``), snapshotted at branch points so a sibling
+  of ``pi_lab.view.timeline`` (``SharedContextWalk``), snapshotted at branch points so a sibling
   branch resumes from its parent's state;
 * the entry's own message rows are ``context_at([entry])`` — the same function on a one-entry
   path, so there is no second copy of the row format.
@@ -26,11 +26,11 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pi_lab.compaction.tokens import calculate_context_tokens, usage_anchor, whole_tokens
+from pi_lab.export.views import FlatNames, projected_pairs, row_extras
 from pi_lab.session._json import dumps
 from pi_lab.session.projection import entry_to_messages
-from pi_lab.export.views import FlatNames, projected_pairs, row_extras
-from pi_lab.view.timeline import _ContextWalk
 from pi_lab.view.context import context_at
+from pi_lab.view.timeline import SharedContextWalk
 
 __all__ = ["ContextRecord", "context_records", "iter_context_records", "messages_of", "SCALARS"]
 
@@ -120,7 +120,7 @@ def _diff(base: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[Any]:
     return ops
 
 
-def _snapshot(walk: _ContextWalk) -> _ContextWalk:
+def _snapshot(walk: SharedContextWalk) -> SharedContextWalk:
     """A copy of the walker's state that later additions on another branch do not touch."""
     twin = copy.copy(walk)
     twin.position = dict(walk.position)
@@ -164,9 +164,9 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
     path: list[Entry] = []
     path_flat = array("l")  # the flat index of each entry of ``path``
     depth = array("l", bytes(array("l").itemsize * count))
-    saved: dict[int, _ContextWalk] = {}
+    saved: dict[int, SharedContextWalk] = {}
     scalars: dict[int, list[Any]] = {}
-    walk = _ContextWalk(path)
+    walk = SharedContextWalk(path)
     # Which flat entry the page finds for an id (the last with it), a bit per entry: the
     # maps of every entry's object and id to its flat index held 0.15 KB an entry to the end.
     names = FlatNames([entry.get("id") for entry in entries])
@@ -185,7 +185,7 @@ def iter_context_records(entries: Sequence[Entry], parents: Sequence[int],
         if i > 0 and p != i - 1:
             # Back up to the parent (pre-order: the previous entry ended another branch).
             if p < 0:  # another root: an empty path
-                walk = _ContextWalk(path)
+                walk = SharedContextWalk(path)
                 del path[:]
                 del path_flat[:]
             else:

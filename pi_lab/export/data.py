@@ -34,22 +34,30 @@ from typing import Any, cast
 import orjson
 
 from pi_lab.export.context import iter_context_records
-from pi_lab.export.records import PARENT, SELF, encode_chunk, mark_cuts, own_rows, printable_entry, short_patch
+from pi_lab.export.records import (
+    PARENT,
+    SELF,
+    encode_chunk,
+    mark_cuts,
+    own_rows,
+    printable_entry,
+    short_patch,
+)
 from pi_lab.export.views import entry_facts, fact_bits, shared_texts, views_header
-from pi_lab.view.branches import entry_stats
-from pi_lab.view._common import str_or_none
-from pi_lab.view.compare_requests import cut_summary, with_children
 from pi_lab.session._json import dumps
 from pi_lab.session.display import search_text
+from pi_lab.session.flatten import string_positions
 from pi_lab.session.protocol import ReadableSession
+from pi_lab.view._common import str_or_none
+from pi_lab.view.branches import entry_stats
+from pi_lab.view.columns import TOKENS_MAX, pack_blob
+from pi_lab.view.compare_requests import cut_summary, with_children
+from pi_lab.view.detail import RAW_LIMIT, TEXT_LIMIT
 from pi_lab.view.gauge import recorded_context_window
 from pi_lab.view.header import session_header
-from pi_lab.view.detail import RAW_LIMIT, TEXT_LIMIT
-from pi_lab.view.columns import TOKENS_MAX, pack_blob
-from pi_lab.view.rows import entry_flags
 from pi_lab.view.kinds import FLAG_BITS, KIND_NAMES, entry_kind
 from pi_lab.view.payload import SessionView, ViewSettings, entry_payload
-from pi_lab.session.flatten import string_positions
+from pi_lab.view.rows import entry_flags
 
 __all__ = ["CHUNK", "MAGIC", "ExportChunks", "export_data", "export_parts"]
 

@@ -29,18 +29,15 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from collections.abc import Callable, Mapping
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pi_lab.compaction.spend import COUNTERS
 from pi_lab.session._json import dumps
 from pi_lab.session.entries import Entry
 from pi_lab.session.projection import entry_to_messages, project_path
-from pi_lab.compaction.spend import COUNTERS, usage_numbers
-from pi_lab.view.branches import entry_stats
-from pi_lab.view.compare_requests import DEFAULT_LIMIT, MAX_LIMIT, _PREVIEW, cut_summary, row_text
-from pi_lab.view.composition import _BY_ROLE, OTHER, PART_ORDER, TEXT, TOOL_RESULT, message_shares
-from pi_lab.view.context import message_preview
+from pi_lab.view.compare_requests import DEFAULT_LIMIT, MAX_LIMIT, ROW_PREVIEW_CHARS, cut_summary, row_text
+from pi_lab.view.composition import OTHER, PART_OF_ROLE, PART_ORDER, TEXT, TOOL_RESULT, message_shares
 from pi_lab.view.diff import SNIPPET_CHARS, searchable_text
 
 __all__ = ["FACT_BITS", "ROLES", "FlatNames", "entry_facts", "fact_bits", "row_extras", "views_header"]
@@ -48,8 +45,9 @@ __all__ = ["FACT_BITS", "ROLES", "FlatNames", "entry_facts", "fact_bits", "row_e
 # The roles and the bits of the ``facts`` column (bits 0-1: the index of the role in ROLES) are
 # shared with the page: pi_lab/view/contract.py, generated into src_frontend/core/contract.ts.
 from pi_lab.view.contract import FACT_BITS, ROLES  # noqa: E402
+
 # A role's part when a row carries no shares: the composition's table, and assistant text.
-_PART_OF_ROLE = {**_BY_ROLE, "assistant": TEXT}
+_PART_OF_ROLE = {**PART_OF_ROLE, "assistant": TEXT}
 
 
 def _python_text_rules() -> tuple[dict[str, str], str]:
@@ -117,7 +115,7 @@ def views_header(summaries: list[list[Any]], texts: dict[str, int] | None = None
         "usage_keys": [key for key, _ in COUNTERS],
         "default_limit": DEFAULT_LIMIT,
         "max_limit": MAX_LIMIT,
-        "preview": _PREVIEW,
+        "preview": ROW_PREVIEW_CHARS,
         "summaries": summaries,
         "texts": list(texts or ()),
     }
@@ -275,7 +273,7 @@ def projected_pairs(path: list[Entry]) -> list[tuple[Entry, int, dict[str, Any]]
 
 def _cut_like_the_page(text: str) -> str:
     """pyValues.ts ``cutText``: the tree row's text cut as compare_requests.row_text cuts."""
-    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
+    return text if len(text) <= ROW_PREVIEW_CHARS else text[: ROW_PREVIEW_CHARS - 1] + "…"
 
 
 def _page_number(value: Any) -> Any:

@@ -33,7 +33,6 @@ __all__ = ["OPS", "DEFAULT_LIMIT", "MAX_LIMIT", "ROW_PREVIEW_CHARS", "cut_summar
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 20_000
 ROW_PREVIEW_CHARS = 120
-_PREVIEW = ROW_PREVIEW_CHARS  # the name pi_lab/export/views.py still imports
 _SUMMARY_CHARS = 4000
 _NAMES = {"a": "A", "b": "B"}
 

@@ -33,7 +33,6 @@ PART_OF_ROLE = {
     "custom": CUSTOM,
     "bashExecution": BASH,
 }
-_BY_ROLE = PART_OF_ROLE  # the name pi_lab/export/views.py still imports
 _BLOCK_PART = {"text": TEXT, "thinking": THINKING, "toolCall": TOOL_CALLS}
 
 

@@ -140,7 +140,6 @@ def context_timeline(sm: SessionLike, leaf_id: str | None = None) -> list[dict[s
     return TimelineWalk(sm.get_branch(leaf_id), recorded_window=recorded_window_of(sm)).rows
 
 
-_ContextWalk = SharedContextWalk  # the name pi_lab/export/context.py still imports
 
 
 class TimelineWalk:

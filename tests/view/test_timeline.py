@@ -321,17 +321,17 @@ def test_100k_session_timeline_and_diff_stay_interactive():
 
 
 def test_the_walk_copy_export_resumes_is_exact_in_pre_order_and_refuses_other_use():
-    """view.timeline._ContextWalk (what pi_lab/export/context.py copies at branch points) is
+    """view.timeline.SharedContextWalk (what pi_lab/export/context.py copies at branch points) is
     a view of the one ContextWalk: a copy resumed inside its subtree answers for its own path,
     a copy resumed after the walk left it raises instead of answering for another path."""
     import copy
 
-    from pi_lab.view.timeline import _ContextWalk
+    from pi_lab.view.timeline import SharedContextWalk
 
     sm = generated_session(1500, 2)
     path = sm.get_branch()
     mid = len(path) // 2
-    walk = _ContextWalk([])
+    walk = SharedContextWalk([])
     for i, e in enumerate(path[:mid]):
         walk.add(i, e)
     twin = copy.copy(walk)  # a branch point at path[mid - 1]
