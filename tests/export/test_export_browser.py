@@ -278,14 +278,18 @@ def _ending_in_white_space(tmp_path, part: str, monkeypatch) -> Path:
     """An export whose packed ``part`` (pi-main or pi-chunks) ends in a character JavaScript's
     ``trim()`` drops. 7-bit text ends so only when the gzip trailer's length is 16 MiB or more
     (its top byte not 0): the part is padded with bytes the page ignores (zeros after the main
-    blob's columns, white space after the last chunk's JSON), which compress to almost nothing."""
+    blob's columns, white space after the last chunk's JSON), which compress to almost nothing.
+    Which padding works depends on the compressed length modulo 7 (how many bits the last 7-bit
+    character takes from the trailer), and a run of zeros or spaces adds a byte to it only every
+    few kilobytes: the paddings tried are 1,000 bytes apart, so they reach every remainder
+    whatever the part's own size."""
     import re
 
     import pi_lab.export.html as html_module
 
     path = write_session(generated_session(30, 40), tmp_path / "s.jsonl")
     real = html_module.export_data
-    for extra in range(17_000_000, 17_000_200):
+    for extra in range(17_000_000, 17_200_000, 1_000):
         def padded(sm, *args, **kwargs):
             main, chunks = real(sm, *args, **kwargs)
             if part == "pi-main":
