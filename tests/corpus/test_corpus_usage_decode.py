@@ -1,4 +1,4 @@
-"""The typed decode of assistant lines in ``pi_lab.corpus.usage_fast`` (msgspec, when installed)
+"""The typed decode of assistant lines in ``pi_lab.corpus.usage_lines`` (msgspec, when installed)
 against the orjson way it stands in for: the same calls and keys for every line, the lines it
 cannot answer for going the orjson way, the same reports as ``Corpus.scan(cache=False)``, and
 the same results without msgspec."""
@@ -19,12 +19,12 @@ from fuzz import fieldfuzz
 from helpers import header, msg, usage, user_msg
 from test_corpus_usage_fast import _bench_module, _slow, assert_same_reports
 
-from pi_lab.corpus import usage_fast
+from pi_lab.corpus import usage_fast, usage_lines
 from pi_lab.corpus.reading import read_pi_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 MUTATIONS = int(os.environ.get("PI_LAB_FUZZ_EXAMPLES", "300"))
-typed_only = pytest.mark.skipif(usage_fast._DECODE is None, reason="msgspec is not installed")
+typed_only = pytest.mark.skipif(usage_lines._DECODE is None, reason="msgspec is not installed")
 
 
 def _line(**top) -> str:
@@ -40,10 +40,10 @@ def _line(**top) -> str:
 
 def _both_ways(data: bytes, monkeypatch) -> tuple[tuple, tuple]:
     """(_searched_calls typed, _searched_calls the orjson way), keys sorted."""
-    typed = usage_fast._searched_calls(data)
+    typed = usage_lines._searched_calls(data)
     with monkeypatch.context() as m:
-        m.setattr(usage_fast, "_DECODE", None)
-        plain = usage_fast._searched_calls(data)
+        m.setattr(usage_lines, "_DECODE", None)
+        plain = usage_lines._searched_calls(data)
     return (typed[0], sorted(typed[1], key=repr)), (plain[0], sorted(plain[1], key=repr))
 
 
@@ -60,18 +60,18 @@ def test_every_field_the_report_reads_comes_through_the_typed_decode():
     entry["message"]["usage"]["totalTokens"] = 999
     entry["message"]["usage"]["cost"]["total"] = 0.125
     line = json.dumps(entry).encode()
-    call, key = usage_fast._typed_call(line)
+    call, key = usage_lines._typed_call(line)
     assert key is None
-    assert call == usage_fast._call_of(orjson.loads(line))
+    assert call == usage_lines._call_of(orjson.loads(line))
     assert call[0] == "a-id" and call[2:4] == ("prov", "mod") and call[4:10] == (11.0, 22.0, 33.0, 44.0, 999.0, 0.125)
     assert call[1] is not None
     # A zero total is the four counters' sum, as the orjson way's fast path.
     entry["message"]["usage"]["totalTokens"] = 0
-    assert usage_fast._typed_call(json.dumps(entry).encode())[0][8] == 11 + 22 + 33 + 44
+    assert usage_lines._typed_call(json.dumps(entry).encode())[0][8] == 11 + 22 + 33 + 44
     # Another entry holding the bytes: its (id, timestamp) key, as _keys gives it.
     other = msg("u-id", None, user_msg("ask the assistant"), 3)
     line = json.dumps(other).encode()
-    assert usage_fast._typed_call(line) == (None, next(iter(usage_fast._keys([orjson.loads(line)]))))
+    assert usage_lines._typed_call(line) == (None, next(iter(usage_lines._keys([orjson.loads(line)]))))
 
 
 ODD_LINES = {
@@ -135,7 +135,7 @@ def test_an_odd_line_gives_the_orjson_ways_calls_and_keys(name, monkeypatch):
     assert typed == plain
     # and pi's reader of the whole file agrees
     entries = read_pi_entries(data)[1]
-    assert typed[0] == [c for c in map(usage_fast._call_of, entries) if c is not None]
+    assert typed[0] == [c for c in map(usage_lines._call_of, entries) if c is not None]
 
 
 @typed_only
@@ -143,12 +143,12 @@ def test_the_lines_it_cannot_answer_for_go_the_orjson_way():
     # (so the cases above test the fallback, not only an agreeing answer)
     for name in ("lone surrogate in id", "float past range as cost", "counter past int64", "counter as float",
                  "id an int", "message a string", "deep nesting 3000", "invalid UTF-8 in model", "usage without cost"):
-        with pytest.raises(usage_fast._TYPED_ERRORS):
-            usage_fast._typed_call(ODD_LINES[name].encode() if isinstance(ODD_LINES[name], str) else ODD_LINES[name])
+        with pytest.raises(usage_lines._TYPED_ERRORS):
+            usage_lines._typed_call(ODD_LINES[name].encode() if isinstance(ODD_LINES[name], str) else ODD_LINES[name])
     for name in ("plain", "duplicate id, last wins", "invalid UTF-8 in content", "float past range in content",
                  "usage without a total (older pi)", "usage with a null total"):
         line = ODD_LINES[name]
-        usage_fast._typed_call(line.encode() if isinstance(line, str) else line)
+        usage_lines._typed_call(line.encode() if isinstance(line, str) else line)
 
 
 def test_odd_lines_folder_reports_equal_the_scan(tmp_path, monkeypatch):
@@ -163,7 +163,7 @@ def test_odd_lines_folder_reports_equal_the_scan(tmp_path, monkeypatch):
                                        msg("a1", "u1", a("one", usage(7, 1)), 2), msg("a2", "a1", a("two", usage(3, 1)), 3)])
     assert_same_reports(folder, monkeypatch=monkeypatch)
     with monkeypatch.context() as m:
-        m.setattr(usage_fast, "_DECODE", None)
+        m.setattr(usage_lines, "_DECODE", None)
         assert_same_reports(folder)
 
 
@@ -189,7 +189,7 @@ def test_field_fuzz_mutations(monkeypatch):
         data = head + b"\n" + body
         typed, plain = _both_ways(data, monkeypatch)
         assert typed == plain, what
-        assert typed[0] == [c for c in map(usage_fast._call_of, read_pi_entries(data)[1]) if c is not None], what
+        assert typed[0] == [c for c in map(usage_lines._call_of, read_pi_entries(data)[1]) if c is not None], what
         typed_answers += len(typed[0])
     assert typed_answers > MUTATIONS  # (the mutated files still hold calls)
 
@@ -206,8 +206,8 @@ def test_without_msgspec_the_module_reads_the_orjson_way(tmp_path):
     write_session(folder / "s.jsonl", [header("S"), msg("u1", None, user_msg("hi"), 1),
                                        msg("a1", "u1", a("x", usage(5, 2)), 2)])
     code = ("import sys; sys.modules['msgspec'] = None\n"
-            "from pi_lab.corpus import usage_fast\n"
-            "assert usage_fast._DECODE is None\n"
+            "from pi_lab.corpus import usage_fast, usage_lines\n"
+            "assert usage_lines._DECODE is None\n"
             f"report, errors, read = usage_fast.usage_report([{str(folder)!r}], 'day', workers=1)\n"
             "print(report['rows'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)

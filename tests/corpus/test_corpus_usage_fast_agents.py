@@ -17,7 +17,7 @@ import pytest
 from fuzz import fieldfuzz
 from test_corpus_usage_fast import assert_same_reports
 
-from pi_lab.corpus import usage_fast
+from pi_lab.corpus import usage_fast, usage_lines
 from pi_lab.formats.claude_code_usage_fast import claude_code_usage, made_up_id
 from pi_lab.formats.codex_usage_fast import codex_usage
 
@@ -50,12 +50,12 @@ def assert_same_file(path: Path, agent: str, *, fast: bool | None = None) -> Non
         if answered:
             # Every key but those of made-up ids and of the lines a search did not parse
             # (those are read when a call has such an id: test_an_unread_line_with_a_call_id).
-            keys = usage_fast._keys({"id": i, "timestamp": t} for i, t in got["raw_keys"])
+            keys = usage_lines._keys({"id": i, "timestamp": t} for i, t in got["raw_keys"])
             keys |= {(c[0], c[1]) for c in got["calls"]}
             assert keys == {k for k in want["keys"] if not made_up_id(k[0]) and k[0] not in got["unread"]}
             whole = claude_code_usage(str(path), whole=True)
             assert whole is not None and not whole.unread
-            keys = usage_fast._keys({"id": i, "timestamp": t} for i, t in whole.keys)
+            keys = usage_lines._keys({"id": i, "timestamp": t} for i, t in whole.keys)
             keys |= {(c[0], c[1]) for c in got["calls"]}
             assert keys == {k for k in want["keys"] if not made_up_id(k[0])}
         else:
