@@ -194,7 +194,7 @@ def prepare_branch_entries(entries: Sequence[Entry], token_budget: float = 0) ->
 def branch_summary_prompt(
     messages: Sequence[Message], custom_instructions: str | None = None, replace_instructions: bool = False
 ) -> str:
-    from pi_lab.compaction import convert_to_llm
+    from pi_lab.llm.convert import convert_to_llm
 
     if replace_instructions and custom_instructions:
         instructions = custom_instructions

@@ -193,7 +193,7 @@ async def complete_summarization(
 
 
 def _convert(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    from pi_lab.compaction import convert_to_llm
+    from pi_lab.llm.convert import convert_to_llm
 
     return convert_to_llm(list(messages))
 

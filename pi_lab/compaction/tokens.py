@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from pi_lab.compaction.settings import settings_value
-from pi_lab.session._json import dumps
+from pi_lab.session._json import dumps, js_json
 from pi_lab.session._text import js_len
 
 __all__ = [
@@ -35,11 +35,6 @@ __all__ = [
 ]
 
 IMAGE_CHARS = 4800  # an image is estimated as 4800 characters = 1200 tokens
-
-
-def js_json(value: Any) -> str:
-    """``JSON.stringify(value)``: compact, non-ASCII raw, integral numbers without ``.0``."""
-    return dumps(value).decode("utf-8")
 
 
 def _json_len(value: Any) -> int:

@@ -43,8 +43,7 @@ from pi_lab.corpus.reading import (
 )
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
 from pi_lab.formats.claude_code import SUBAGENT_START
-from pi_lab.session._js import js_json
-from pi_lab.session._json import dumps
+from pi_lab.session._json import dumps, js_json
 from pi_lab.session._text import js_len, js_trim
 
 __all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "extract_tables", "read_complete_lines", "read_other", "FileUnreadable"]

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pi_lab.session._js import js_json, js_len
+from pi_lab.session._js import js_len
+from pi_lab.session._json import js_json
 from pi_lab.session._text import content_text
 
 __all__ = [

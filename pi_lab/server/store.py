@@ -37,7 +37,8 @@ from typing import Any
 from pi_lab.errors import PiLabError
 from pi_lab.formats.detect import UnknownSessionFormat, detect_format_of
 from pi_lab.research.notes import NoteStore
-from pi_lab.session.readonly import needs_stable_ids, session_from_loaded, stable_uuid_factory_from_digest
+from pi_lab.session.readonly import session_from_loaded
+from pi_lab.session.stable_ids import needs_stable_ids, stable_uuid_factory_from_digest
 from pi_lab.session.storage import InvalidSessionFile, check_regular_file, parse_lines, read_lines
 from pi_lab.session.tail import FileReplaced, FileTail
 from pi_lab.view.gauge import gauge_after_entries

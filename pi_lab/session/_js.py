@@ -28,7 +28,6 @@ __all__ = [
     "js_truthy",
     "js_to_number",
     "js_round",
-    "js_json",
 ]
 
 # ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim removes. Python's
@@ -215,11 +214,3 @@ def js_round(value: float) -> float:
         return value
     floor = math.floor(value)
     return float(floor + 1 if value - floor >= 0.5 else floor)
-
-
-def js_json(value: Any) -> str:
-    """``JSON.stringify(value)`` as text: compact, non-ASCII kept raw, ``1.0`` written ``1``,
-    lone surrogates escaped, any depth."""
-    from pi_lab.session._json import dumps  # _json formats its numbers with js_number
-
-    return dumps(value).decode("utf-8")

@@ -26,7 +26,7 @@ import orjson
 
 from pi_lab.session._js import js_double, js_number
 
-__all__ = ["dumps", "dumps_line", "loads_object", "js_number", "NonObjectLine"]
+__all__ = ["dumps", "dumps_line", "js_json", "loads_object", "js_number", "NonObjectLine"]
 
 # A float can only appear in orjson output as a digit followed by "." or "e"; when no such
 # sequence appears anywhere, the fast output is already exact.
@@ -324,3 +324,9 @@ def _object_key(text: str, i: int) -> tuple[str, int]:
     if i >= len(text) or text[i] != ":":
         raise ValueError(f"expected ':' at {i}")
     return key, _skip_blanks(text, i + 1)
+
+
+def js_json(value: Any) -> str:
+    """``JSON.stringify(value)`` as text: compact, non-ASCII kept raw, ``1.0`` written ``1``,
+    lone surrogates escaped, any depth."""
+    return dumps(value).decode("utf-8")

@@ -80,7 +80,7 @@ def field_text(value: Any) -> str:
     """A field as text: scalars as Python shows them, a list or object as compact JSON
     (written iteratively: ``str`` of a 3,000-level list would recurse)."""
     if isinstance(value, (list, dict)):
-        from pi_lab.session._js import js_json
+        from pi_lab.session._json import js_json
 
         return js_json(value)
     return str(value)

@@ -16,6 +16,7 @@ from pi_lab.session import paths as _paths
 from pi_lab.session.errors import SessionNotFound
 from pi_lab.session.ids import Clock, UuidFactory, iso_timestamp, utc_now, uuid7, validate_session_id
 from pi_lab.session.migration import CURRENT_VERSION
+from pi_lab.session.stable_ids import needs_stable_ids, stable_uuid_factory_from_digest
 from pi_lab.session.storage import (
     InvalidSessionFile,
     check_regular_file,
@@ -72,8 +73,6 @@ def open_read_only(
 ) -> SessionManager:
     """Read a session without writing it: no repair, no migration rewrite (in memory
     only, with ids derived from the file's bytes so every read gives the same ones)."""
-    from pi_lab.session.readonly import needs_stable_ids, stable_uuid_factory_from_digest
-
     try:
         check_regular_file(resolved)
     except FileNotFoundError:

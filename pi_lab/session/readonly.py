@@ -11,42 +11,16 @@ the same on every read (pi would write random ones when it opens such a file).
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import os
 from collections.abc import Callable
 from typing import Any
 
 from pi_lab.session.manager import SessionManager
-from pi_lab.session.migration import js_to_number
+from pi_lab.session.stable_ids import needs_stable_ids, stable_uuid_factory, stable_uuid_factory_from_digest
 from pi_lab.session.storage import parse_lines, validate_loaded
 
 __all__ = ["session_from_bytes", "session_from_loaded", "needs_stable_ids", "stable_uuid_factory",
            "stable_uuid_factory_from_digest"]
-
-
-def needs_stable_ids(first: dict[str, Any] | None) -> bool:
-    """Whether a read-only read must make entry ids (so hash the file's bytes while reading):
-    a file whose first header, as the discovery scan found it, is of format version 1, or which
-    has none the scan could see."""
-    version = first.get("version") if first is not None else None
-    return first is None or (1.0 if version is None else js_to_number(version)) < 2
-
-
-def stable_uuid_factory(seed: bytes) -> Callable[[], str]:
-    """UUID-shaped strings that depend only on ``seed`` (ids for migrated version-1 files)."""
-    return stable_uuid_factory_from_digest(hashlib.sha256(seed).digest())
-
-
-def stable_uuid_factory_from_digest(digest: bytes) -> Callable[[], str]:
-    """:func:`stable_uuid_factory` from the SHA-256 of the seed (hashed while reading)."""
-    counter = itertools.count()
-
-    def factory() -> str:
-        h = hashlib.sha256(digest + next(counter).to_bytes(8, "big")).hexdigest()
-        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:32]}"
-
-    return factory
 
 
 def session_from_bytes(data: bytes, path: str | os.PathLike[str] = "<bytes>") -> SessionManager:

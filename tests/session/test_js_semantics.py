@@ -13,7 +13,7 @@ import pytest
 from pi_lab.compaction.settings import resolve_compaction_settings, InvalidSetting
 from pi_lab.compaction.tokens import js_json
 from pi_lab.llm.tokens import compact_json, message_chars, utf16_len
-from pi_lab.session import _js
+from pi_lab.session import _js, _json
 from pi_lab.session.entries import display_kind, has_visible_text, is_error_entry
 from pi_lab.session.flatten import flatten_tree
 from pi_lab.session.tree import get_tree
@@ -85,7 +85,7 @@ def test_message_chars_with_a_lone_surrogate() -> None:
     ids=["integral-float", "list", "big", "small", "no-exponent", "minus-zero", "nan", "non-ascii"],
 )
 def test_json_text_is_one_answer(value: object, text: str) -> None:
-    assert _js.js_json(value) == text
+    assert _json.js_json(value) == text
     assert js_json(value) == text
     assert compact_json(value) == text  # json.dumps wrote 1.0, 1e+21 as 1e+21 but NaN as NaN
 
