@@ -178,6 +178,9 @@ def test_hostile_text_in_the_context_views_runs_no_code(page, tmp_path):
     page.set_viewport_size({"width": 1400, "height": 900})
     view = Offline(page, out)
     page.locator(".pi-filter", has_text="all").first.click()
+    # The session_info row (hidden by the default filter) comes in above the others: wait for
+    # it, or a click aimed at the row below lands on it as the list moves.
+    expect(page.locator(".pi-lab .pi-row[data-id='i0']")).to_have_count(1)
     view.tab("What the model sees")
     for entry_id in ids:
         if page.locator(f".pi-lab .pi-row[data-id='{entry_id}']").count():
