@@ -42,6 +42,7 @@ from pi_lab.corpus.reading import (
     read_pi_entries,
 )
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
+from pi_lab.corpus.skeletons import BodyReader, read_lean
 from pi_lab.formats.claude_code import SUBAGENT_START
 from pi_lab.session._json import dumps, js_json
 from pi_lab.session._text import js_len, js_trim
@@ -54,6 +55,9 @@ _DEFAULT_RESERVE = 16384
 # A trigger the agent wrote in the file, in the corpus's words: Claude Code's compactMetadata.trigger
 # ("auto": the automatic threshold compaction; "manual": /compact).
 _RECORDED_TRIGGERS = {"auto": "threshold", "manual": "manual"}
+# The first read of a file: its first line must be in it for the lean read (a pi header is
+# well under a kilobyte; a longer first line sends the file the whole-bytes way).
+_FIRST_BLOCK = 1 << 20
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
@@ -98,8 +102,24 @@ def _read(path: str | os.PathLike[str]) -> _Extractor:
 
     path = os.fspath(path)
     check_regular_file(path)
-    with open(path, "rb") as handle:
-        data = handle.read()
+    handle = open(path, "rb")
+    try:
+        # A current pi file is read as skeletons, its message bodies read back one at a time
+        # as the walk enters them (pi_lab.corpus.skeletons): the parsed bodies of a million
+        # entries never exist at once. Anything else is read whole.
+        first = handle.read(_FIRST_BLOCK)
+        lean = read_lean(path, first, handle)
+        if lean is None:
+            data = first + handle.read()
+            handle.close()
+    except BaseException:
+        handle.close()
+        raise
+    if lean is not None:
+        extractor = _Extractor(path, lean.header, lean.entries, lean.version, lean.skipped, lean.partial)
+        extractor.file_ts, extractor.bodies = lean.ts, lean.bodies
+        return extractor
+    del first
     extractor = _prepare(data, path)
     del data
     return extractor
@@ -202,6 +222,10 @@ class _Extractor(TableColumns):
         self.compaction_rows: list[tuple[Any, ...]] = []
         self.overflowed: set[int] = set()  # model_calls rows
         self.usage_of: dict[int, tuple[float, ...]] = {}  # entry position -> its usage cells
+        # A lean read's (pi_lab.corpus.skeletons): the entries' timestamps, and the reader that
+        # puts a skeleton's body back as the walk enters it.
+        self.file_ts: list[int | None] | None = None
+        self.bodies: BodyReader | None = None
 
     # -- structure --------------------------------------------------------------------------
 
@@ -258,7 +282,8 @@ class _Extractor(TableColumns):
             parent_id = entries[node].get("parentId")
             node = index_of.get(parent_id) if parent_id.__class__ is str and parent_id else None
         self.kinds, self.ids, self.index_of, self.children, self.labels, self.active = kinds, ids, index_of, children, labels, active
-        self.ts = [_ms(e.get("timestamp")) for e in entries]
+        self.ts = self.file_ts if self.file_ts is not None else [_ms(e.get("timestamp")) for e in entries]
+        self.file_ts = None
         # A message entry's row is made as soon as the walk has entered it, and the entry then
         # keeps only what the walk may read again (see _slim): except for pi's own files (the
         # adapters' entries carry more that is read later) and an entry some context_edit
@@ -277,6 +302,11 @@ class _Extractor(TableColumns):
         self.depth = [0] * n
         self.depth_of: dict[int, int] = {}  # id(entry) -> depth, for the usage anchor's entry
         visited = [False] * n
+        bodies = self.bodies
+        if bodies is not None and _reached(roots, children) < n:
+            # A parentId cycle: its entries are walked from their path computed from scratch,
+            # which reads bodies the walk has not entered yet; every body is read back first.
+            bodies.restore_all(entries)
         # Roots in file order; then anything a parentId cycle made unreachable (hand edits).
         self._walk(roots, visited)
         leftovers = [i for i in range(n) if not visited[i]]
@@ -284,6 +314,9 @@ class _Extractor(TableColumns):
             self._walk([leftovers[0]], visited, fallback=True)
             leftovers = [i for i in leftovers if not visited[i]]
         self.name = name
+        if bodies is not None:
+            self.bodies = None
+            bodies.close()  # (every entry was entered: no skeleton is left)
 
     def columns(self) -> dict[str, dict[str, list[Any]]]:
         """Every table's columns whole (one part each)."""
@@ -339,6 +372,8 @@ class _Extractor(TableColumns):
         enter, leave = walk.enter, walk.leave
         tool_undo: list[Any] = []  # per entered entry: None or its (toolCallId, previous row) changes
         slim = self.message_rows is not None
+        bodies = self.bodies
+        lean = bodies.lengths if bodies is not None else None
         # Positions to enter, and ~position (negative) to leave after the entry's subtree.
         stack = starts[::-1]
         while stack:
@@ -357,6 +392,8 @@ class _Extractor(TableColumns):
                 continue
             visited[i] = True
             entry = entries[i]
+            if lean is not None and lean[i]:
+                bodies.restore(i, entry)  # type: ignore[union-attr]  (lean is its lengths)
             d = len(path)
             depth[i] = d
             depth_of[id(entry)] = d
@@ -583,6 +620,18 @@ class _Extractor(TableColumns):
             entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None,
             _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")), cost, _float(total),
         ))
+
+
+def _reached(roots: list[int], children: list[list[int] | None]) -> int:
+    """How many entries the walk from ``roots`` reaches (fewer than all: a parentId cycle)."""
+    stack = list(roots)
+    count = 0
+    while stack:
+        kids = children[stack.pop()]
+        count += 1
+        if kids is not None:
+            stack.extend(kids)
+    return count
 
 
 def _recorded_before(value: Any) -> float | None:
