@@ -34,12 +34,14 @@ import logging
 import os
 import stat
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pi_lab.corpus.schema import TABLE_NAMES
 
-__all__ = ["CACHE_FORMAT", "Cache", "CacheUnusable", "MappedTable", "read_all"]
+__all__ = ["CACHE_FORMAT", "Cache", "CacheUnusable", "Generation", "MappedTable", "read_all"]
 
 # Bump when the extractor's rows or the cache's files change, so old caches are rebuilt
 # (6: private folders, checksums, manifest.json instead of files.json).
@@ -290,38 +292,32 @@ class Cache:
     def save(self, stamps: dict[str, tuple[int, int, int]], tables: dict[str, Any]) -> str | None:
         """Write a new generation, make it the live one and delete the others; returns its
         name (None: the folder is not ours, a warning was logged by :meth:`load`)."""
+        generation = self.new_generation()
+        if generation is None:
+            return None
+        with generation:
+            for name in TABLE_NAMES:
+                with generation.table(name) as write:
+                    write(tables[name].combine_chunks())
+            return generation.commit(stamps)
+
+    def new_generation(self) -> Generation | None:
+        """A generation being written, table by table (:meth:`Generation.table`), made live by
+        :meth:`Generation.commit`; None when the folder is not ours. Use it as a context
+        manager: one left uncommitted is deleted."""
         try:
             fd = self._open_dir(create=True)
         except CacheUnusable:
             return None
         assert fd is not None
         try:
-            generation = f"gen-{uuid.uuid4().hex}"
-            os.mkdir(generation, 0o700, dir_fd=fd)
-            gen_fd = os.open(generation, _DIR_FLAGS, dir_fd=fd)
-            try:
-                written = {name: _write_table(gen_fd, name, tables[name].combine_chunks()) for name in TABLE_NAMES}
-                digests = {name: digest for name, (digest, _size) in written.items()}
-                sizes = {name: size for name, (_digest, size) in written.items()}
-                files = {f: list(stamps[f]) for f in sorted(stamps)}
-                manifest = {"files": files, "tables": digests, "sizes": sizes}
-                try:
-                    data = json.dumps(manifest, ensure_ascii=False).encode("utf-8")
-                except UnicodeEncodeError:  # a name that is not UTF-8: its surrogates as JSON escapes
-                    data = json.dumps(manifest).encode("ascii")
-                _write_new(gen_fd, _MANIFEST, data)
-            finally:
-                os.close(gen_fd)
-            pointer = f"{_CURRENT}.{generation}.tmp"
-            _write_new(fd, pointer, f"{generation} {_digest(data)}\n".encode("ascii"))
-            os.replace(pointer, _CURRENT, src_dir_fd=fd, dst_dir_fd=fd)
-            # Older generations go; a Corpus still mapping one keeps its (unlinked) file.
-            for name in os.listdir(fd):
-                if name.startswith("gen-") and name != generation:
-                    _remove_generation(fd, name)
-            return generation
-        finally:
+            name = f"gen-{uuid.uuid4().hex}"
+            os.mkdir(name, 0o700, dir_fd=fd)
+            gen_fd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except BaseException:
             os.close(fd)
+            raise
+        return Generation(self, fd, name, gen_fd)
 
     def read_report(self, generation: str, name: str) -> Any:
         """The report ``name`` kept in ``generation`` (None: none, or it fails its checksum,
@@ -451,18 +447,78 @@ def read_all(store: Cache, tables: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-def _write_table(gen_fd: int, name: str, table: Any) -> tuple[str, int]:
-    """Write ``table`` as ``name.arrow``; its (SHA-256, size)."""
-    import pyarrow as pa
+class Generation:
+    """A cache generation being written (:meth:`Cache.new_generation`): each table streamed
+    into its file and hashed on the way, then the manifest and the ``current`` pointer."""
 
-    fd = os.open(f"{name}.arrow", _NEW_FLAGS, 0o600, dir_fd=gen_fd)
-    try:
-        sink = _HashingSink(fd)
-        with pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        return sink.hash.hexdigest(), sink.position
-    finally:
-        os.close(fd)
+    def __init__(self, cache: Cache, fd: int, name: str, gen_fd: int):
+        self.cache, self.fd, self.name, self.gen_fd = cache, fd, name, gen_fd
+        self.written: dict[str, tuple[str, int]] = {}  # table -> (SHA-256, size)
+        self.committed = False
+
+    def __enter__(self) -> Generation:
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Let go of the folders; a generation not committed is deleted."""
+        if self.gen_fd < 0:
+            return
+        os.close(self.gen_fd)
+        self.gen_fd = -1
+        try:
+            if not self.committed:
+                _remove_generation(self.fd, self.name)
+        finally:
+            os.close(self.fd)
+
+    @contextmanager
+    def table(self, name: str) -> Iterator[Any]:
+        """A function writing one chunk (a pyarrow.Table) of table ``name`` at a time."""
+        import pyarrow as pa
+
+        from pi_lab.corpus.schema import schema_of
+
+        fd = os.open(f"{name}.arrow", _NEW_FLAGS, 0o600, dir_fd=self.gen_fd)
+        try:
+            sink = _HashingSink(fd)
+            with pa.ipc.new_file(sink, schema_of(name)) as writer:
+                yield writer.write_table
+            digest = sink.hash.hexdigest()
+            self.written[name] = (digest, sink.position)
+            # This process wrote these bytes and hashed them on the way: while the file keeps
+            # its inode, size and times, it need not be hashed again when first read.
+            st = os.fstat(fd)
+            _checked_tables[(st.st_dev, st.st_ino)] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest)
+        finally:
+            os.close(fd)
+
+    def commit(self, stamps: dict[str, tuple[int, int, int]]) -> str:
+        """Write the manifest, make this generation the live one, delete the others; its name."""
+        digests = {name: digest for name, (digest, _size) in self.written.items()}
+        sizes = {name: size for name, (_digest, size) in self.written.items()}
+        files = {f: list(stamps[f]) for f in sorted(stamps)}
+        manifest = {"files": files, "tables": digests, "sizes": sizes}
+        try:
+            data = json.dumps(manifest, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a name that is not UTF-8: its surrogates as JSON escapes
+            data = json.dumps(manifest).encode("ascii")
+        _write_new(self.gen_fd, _MANIFEST, data)
+        pointer = f"{_CURRENT}.{self.name}.tmp"
+        _write_new(self.fd, pointer, f"{self.name} {_digest(data)}\n".encode("ascii"))
+        os.replace(pointer, _CURRENT, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        self.committed = True
+        # Older generations go; a Corpus still mapping one keeps its (unlinked) file.
+        for name in os.listdir(self.fd):
+            if name.startswith("gen-") and name != self.name:
+                _remove_generation(self.fd, name)
+        return self.name
+
+    def mapped(self) -> dict[str, MappedTable]:
+        """The tables written, mapped (each read when first used, as a cached scan's)."""
+        return {name: _map_table(self.gen_fd, name, *self.written[name]) for name in TABLE_NAMES}
 
 
 def _remove_generation(fd: int, name: str) -> None:

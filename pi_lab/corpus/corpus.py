@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -9,6 +10,8 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
+
+from pi_lab.corpus import spill as _spill
 
 # The extractor (and the engine it imports) loads only when a file has to be read.
 from pi_lab.corpus.cache import Cache, CacheUnusable, MappedTable, read_all
@@ -41,6 +44,8 @@ POOL_MIN_BYTES = 2_000_000
 # A file this large has its tables built in batches of rows (extract_tables), not whole columns.
 LARGE_FILE_BYTES = 64_000_000
 SPAWNED_POOL_MIN_BYTES = 100_000_000
+# A worker's batch of files holds at most about this many bytes (see _read_files).
+BATCH_BYTES = 48_000_000
 
 
 def cached_report(paths: Any, cache: Any, name: str) -> Any:
@@ -345,31 +350,42 @@ class Corpus:
         bar = _Progress(len(todo), progress, sum(_safe_size(f) for f in todo) if progress else 0)
         bar.advance(0)
         read_stamps: dict[str, tuple[int, int, int]] = {}
-        for tables, batch_errors, batch_stamps in _read_files(todo, workers, bar):
-            parts.append(tables)
-            errors.extend(batch_errors)
-            read_stamps.update(batch_stamps)
-        ok = set(fresh) | set(read_stamps)
-        order = [f for f in files if f in ok]
-        if everything_cached and not read_stamps and cached_tables is not None:
-            # The cache holds the finished tables of exactly these files (same listing, same
-            # order): nothing to recompute.
-            finished = cached_tables
-        else:
-            # Cached rows carry the copy marks of the corpus they were saved with; the marks
-            # are recomputed for the corpus as it is now.
-            if parts and cached_tables is not None and fresh:
-                parts[0] = clear_copies(parts[0])
-            merged = concat_tables(parts)
-            parts.clear()  # (finish_tables lets go of each table's batches once it has combined them)
-            finished = finish_tables(merged, order)
-            del merged
-            generation = None
-            if store is not None:
-                try:
-                    generation = store.save({f: (cached_stamps[f] if f in fresh else read_stamps[f]) for f in order}, finished)
-                except OSError as error:
-                    errors.append((str(store.dir), f"cache not written: {error.strerror or error}"))
+        # A large corpus's rows go to disk batch by batch (pi_lab.corpus.spill), not into memory.
+        spilling = bool(todo) and sum(stamps[f][0] for f in files) >= _spill.SPILL_MIN_BYTES
+        with _spill.Spill() if spilling else contextlib.nullcontext() as spill:
+            if spill is not None and parts:
+                # Cached rows carry the copy marks of the corpus they were saved with; the marks
+                # are recomputed for the corpus as it is now.
+                spill.add(clear_copies(parts.pop()))
+            for tables, batch_errors, batch_stamps in _read_files(todo, workers, bar):
+                if spill is not None:
+                    spill.add(tables)
+                else:
+                    parts.append(tables)
+                errors.extend(batch_errors)
+                read_stamps.update(batch_stamps)
+            ok = set(fresh) | set(read_stamps)
+            order = [f for f in files if f in ok]
+            kept = {f: (cached_stamps[f] if f in fresh else read_stamps[f]) for f in order}
+            if spill is not None:
+                finished, generation = _spill.finish_scan(spill, order, store, kept, errors)
+            elif everything_cached and not read_stamps and cached_tables is not None:
+                # The cache holds the finished tables of exactly these files (same listing, same
+                # order): nothing to recompute.
+                finished = cached_tables
+            else:
+                if parts and cached_tables is not None and fresh:
+                    parts[0] = clear_copies(parts[0])  # (as above)
+                merged = concat_tables(parts)
+                parts.clear()  # (finish_tables lets go of each table's batches once it has combined them)
+                finished = finish_tables(merged, order)
+                del merged
+                generation = None
+                if store is not None:
+                    try:
+                        generation = store.save(kept, finished)
+                    except OSError as error:
+                        errors.append((str(store.dir), f"cache not written: {error.strerror or error}"))
         corpus = cls(finished, errors, order)
         # The cache generation holding exactly these tables, if any (for keep_report).
         corpus._generation = (store, generation) if store is not None and generation is not None else None
@@ -598,7 +614,8 @@ def _read_files(todo: list[str], workers: int | None, bar: _Progress):
 
     # Contiguous runs of files with about the same bytes each: the batches come back in file
     # order, so their rows need no sort (a take over every table cost more than it saved).
-    n_batches = max(count * 4, 1)
+    # At most BATCH_BYTES each: a worker holds its batch's rows as Python lists (~4x the bytes).
+    n_batches = max(count * 4, -(-total_bytes // BATCH_BYTES), 1)
     target = total_bytes / n_batches
     batches: list[list[str]] = [[]]
     filled = 0
@@ -613,10 +630,15 @@ def _read_files(todo: list[str], workers: int | None, bar: _Progress):
     gc.freeze()
     try:
         with ProcessPoolExecutor(max_workers=min(count, len(batches)), mp_context=context) as pool:
-            futures = [pool.submit(_extract_batch, b) for b in batches]
+            # A few batches ahead of the one awaited, not all: finished batches wait here, in
+            # this process's memory, until their turn comes.
+            ahead = 2 * count
+            futures = {i: pool.submit(_extract_batch, b) for i, b in enumerate(batches[:ahead])}
             gc.unfreeze()  # the workers are started; this process collects as before
-            for future, batch in zip(futures, batches):
-                yield future.result()
+            for i, batch in enumerate(batches):
+                if i + ahead < len(batches):
+                    futures[i + ahead] = pool.submit(_extract_batch, batches[i + ahead])
+                yield futures.pop(i).result()  # (its rows are the caller's now)
                 bar.advance(len(batch), sum(_safe_size(f) for f in batch) if bar.enabled else 0)
     finally:
         gc.unfreeze()

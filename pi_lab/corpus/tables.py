@@ -13,7 +13,7 @@ from pi_lab.corpus.schema import TABLE_NAMES, arrow_compute, empty_table, schema
 
 __all__ = [
     "resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files",
-    "copy_map", "involved_files", "parent_links", "resumed_copies", "apply_copies", "session_totals", "clear_copies", "claude_code_copies",
+    "copy_map", "copy_plan", "key_files", "order_array", "ordered_rows", "involved_files", "parent_links", "resumed_copies", "apply_copies", "session_totals", "clear_copies", "claude_code_copies",
 ]
 
 _PER_ENTRY = ("entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
@@ -160,22 +160,48 @@ def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
     and the same timestamp; ``copied_from`` is the session the entry first appeared in
     (chains of forks are followed). Nothing else is merged.
     """
-    import pyarrow as pa
     pc = arrow_compute()
 
     sessions = tables["sessions"]
-    links = parent_files(sessions)
-    involved = involved_files(sessions, links)
     entries = tables["entries"].select(["file", "entry_id", "timestamp"])
-    if involved:
-        entries = entries.filter(pc.is_in(entries.column("file"), value_set=pa.array(involved, pa.string())))
-    links, copied_key, parent_ids = copy_map(sessions, entries, links)
-    resumed, resumed_key = claude_code_copies(sessions, tables["entries"])
-    if resumed_key:
-        links, copied_key = {**links, **resumed}, {**copied_key, **resumed_key}
+    entries = entries.filter(pc.is_in(entries.column("file"), value_set=key_files(sessions)))
+    links, copied_key, sessions = copy_plan(sessions, entries)
     out = dict(tables)
     for name in _PER_ENTRY:
         out[name] = apply_copies(tables[name], links, copied_key)
+    out["sessions"] = session_totals(sessions, out["model_calls"], out["entries"])
+    return out
+
+
+def key_files(sessions: Any) -> Any:
+    """The files whose entries' (file, entry_id, timestamp) :func:`copy_plan` needs, as an
+    Arrow string array (forks and their parents, Claude Code files when there are several)."""
+    import pyarrow as pa
+
+    needed = set(involved_files(sessions))
+    agents = sessions.column("agent").to_pylist()
+    if agents.count("claude-code") >= 2:
+        needed.update(f for f, a in zip(sessions.column("file").to_pylist(), agents) if a == "claude-code")
+    return pa.array(sorted(needed), pa.string())
+
+
+def copy_plan(sessions: Any, entries: Any) -> tuple[dict[str, str], dict[tuple[str, str], str], Any]:
+    """(child file -> parent file, (file, entry id) -> the session that wrote it first,
+    ``sessions`` with each one's parent session id). ``entries``: the ``file``, ``entry_id``
+    and ``timestamp`` of at least the :func:`key_files` rows, each file's rows in their order
+    (files may come in any order: the rows of a file are looked up by file)."""
+    import pyarrow as pa
+    pc = arrow_compute()
+
+    links = parent_files(sessions)
+    involved = involved_files(sessions, links)
+    forks = entries
+    if involved:
+        forks = entries.filter(pc.is_in(entries.column("file"), value_set=pa.array(involved, pa.string())))
+    links, copied_key, parent_ids = copy_map(sessions, forks, links)
+    resumed, resumed_key = claude_code_copies(sessions, entries)
+    if resumed_key:
+        links, copied_key = {**links, **resumed}, {**copied_key, **resumed_key}
     # Another agent's parent id is the file's own (a Codex fork names its parent session).
     own = sessions.column("parent_session_id").to_pylist()
     agents = sessions.column("agent").to_pylist()
@@ -183,8 +209,7 @@ def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
     sessions = sessions.set_column(
         sessions.schema.get_field_index("parent_session_id"), "parent_session_id", pa.array(parent_ids, pa.string())
     )
-    out["sessions"] = session_totals(sessions, out["model_calls"], out["entries"])
-    return out
+    return links, copied_key, sessions
 
 
 def claude_code_copies(sessions: Any, entries: Any) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
@@ -289,26 +314,37 @@ def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, An
     ``tables`` is emptied as its tables are combined into one chunk each: the caller hands
     them over, so that at most one table is held twice at a time (batches and combined copy),
     not every table."""
+    # The file column holds each name as valid UTF-8 (schema.utf8_safe): so must the order.
+    order = order_array(file_order)
+    out = {}
+    for name in TABLE_NAMES:
+        out[name] = ordered_rows(name, tables.pop(name), order)
+    return resolve_copies(out)
+
+
+def order_array(files: list[str]) -> Any:
+    """The files as the ``file`` column holds them (valid UTF-8: schema.utf8_safe), in order."""
+    import pyarrow as pa
+
+    return pa.array([utf8_safe(f) for f in files], pa.string())
+
+
+def ordered_rows(name: str, table: Any, order: Any) -> Any:
+    """``table`` cast to its schema in one chunk, its rows in the order of the files ``order``
+    (:func:`order_array`; stable inside a file), rows of other files left out."""
     import pyarrow as pa
     pc = arrow_compute()
 
-    # The file column holds each name as valid UTF-8 (schema.utf8_safe): so must the order.
-    order = pa.array([utf8_safe(f) for f in file_order], pa.string())
-    out = {}
-    for name in TABLE_NAMES:
-        table = tables.pop(name)
-        if table.num_rows:
-            # One chunk per table: the kernels below (and the cache write) pay per chunk.
-            table = table.select(schema_of(name).names).cast(schema_of(name)).combine_chunks()
-            rank = pc.index_in(table.column("file"), value_set=order)
-            keep = pc.is_valid(rank)
-            if pc.min(keep).as_py() is False:
-                table, rank = table.filter(keep), rank.filter(keep)
-            # Rows read in one process are in order already; only pooled batches need the sort.
-            flat = rank.combine_chunks() if hasattr(rank, "combine_chunks") else rank
-            if len(flat) > 1 and pc.min(pc.pairwise_diff(flat)).as_py() < 0:
-                table = table.take(pc.sort_indices(pa.table({"r": rank}), sort_keys=[("r", "ascending")]))
-        else:
-            table = empty_table(name)
-        out[name] = table
-    return resolve_copies(out)
+    if not table.num_rows:
+        return empty_table(name)
+    # One chunk per table: the kernels below (and the cache write) pay per chunk.
+    table = table.select(schema_of(name).names).cast(schema_of(name)).combine_chunks()
+    rank = pc.index_in(table.column("file"), value_set=order)
+    keep = pc.is_valid(rank)
+    if pc.min(keep).as_py() is False:
+        table, rank = table.filter(keep), rank.filter(keep)
+    # Rows read in one process are in order already; only pooled batches need the sort.
+    flat = rank.combine_chunks() if hasattr(rank, "combine_chunks") else rank
+    if len(flat) > 1 and pc.min(pc.pairwise_diff(flat)).as_py() < 0:
+        table = table.take(pc.sort_indices(pa.table({"r": rank}), sort_keys=[("r", "ascending")]))
+    return table
