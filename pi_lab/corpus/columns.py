@@ -10,12 +10,14 @@ in file order, with the columns every row of a file shares added.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
 from pi_lab.compaction.context_walk import MeasureCache
 from pi_lab.corpus.fields import _ms, _text_chars
 from pi_lab.corpus.schema import SCHEMAS
+from pi_lab.corpus.skeletons import BodyReader
 from pi_lab.session._text import js_len
 from pi_lab.session.entries import Entry
 from pi_lab.session.projection import entry_to_messages
@@ -46,6 +48,8 @@ _COMPACTION_ROW = (
 _SUMMARY_ROW = ("entry_id", "timestamp", "from_id", "target_id", "summary_chars", "read_files", "modified_files", "from_hook")
 _NO_USAGE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 _USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
+# A message_rows cell: the row is made from the entry's line read back (a lean read's skeleton).
+READ_BACK = ()
 
 
 class TableColumns:
@@ -60,7 +64,7 @@ class TableColumns:
     ids: list[Any]
     ts: list[Any]
     active: list[bool]
-    children: list[list[int] | None]
+    children: list[Any]  # per entry: None, its one child's position, or the list of them
     labels: dict[str, str]
     index_of: dict[str, int]
     depth: list[int]
@@ -68,8 +72,9 @@ class TableColumns:
     stats: MeasureCache
     shared: dict[str, str]
     message_rows: list[tuple[Any, ...] | None] | None
+    bodies: BodyReader | None
     usage_of: dict[int, tuple[float, ...]]
-    call_rows: dict[int, int]
+    call_row_at: array  # entry position -> its model_calls row, -1 for none
     call_rows_list: list[tuple[Any, ...]]
     pending_tools: dict[str, int]
     tool_rows: list[tuple[Any, ...]]
@@ -94,8 +99,8 @@ class TableColumns:
                 continue
             target = entries[i].get("targetId")
             position = self.index_of.get(target) if target.__class__ is str else None
-            row = self.call_rows.get(id(entries[position])) if position is not None else None
-            if row is not None:
+            row = self.call_row_at[position] if position is not None else -1
+            if row >= 0:
                 rows.add(row)
         return rows
 
@@ -109,7 +114,7 @@ class TableColumns:
         overflowed, retried = self.overflowed, self._retried()
         # What only the walk needed goes before the rows are made: a million entries' depths
         # by object, their call rows by object, their edited measures.
-        self.depth_of, self.call_rows, self.pending_tools, self.tool_start = {}, {}, {}, []
+        self.depth_of, self.call_row_at, self.pending_tools, self.tool_start = {}, array("q"), {}, []
         self.stats.edited.clear()
         entries_of, plain = self.entries, self.stats.plain
         for start in range(0, n, step):
@@ -169,7 +174,11 @@ class TableColumns:
             kind = kinds[i]
             if kind == "message":
                 made = made_rows[i] if made_rows is not None else None
-                if made is not None:  # (made by the walk: _slim)
+                if made is READ_BACK:
+                    skeleton = entries[i]  # (its measure is keyed by it)
+                    message = self.bodies.read(i, skeleton)["message"]  # type: ignore[union-attr]
+                    made = self._message_row(i, skeleton, message, message["role"])
+                if made is not None:  # (made by the walk: _slim, or now)
                     made_rows[i] = None  # type: ignore[index]
                     roles[i - a] = made[2]
                     chars[i - a] = made[3]
@@ -208,7 +217,7 @@ class TableColumns:
                         _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")),
                         entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None,
                     ))
-        child_count = [len(k) if k is not None else 0 for k in self.children[a:b]]
+        child_count = [_count(k) for k in self.children[a:b]]
         labels = self.labels
         parents = [e.get("parentId") for e in entries[a:b]]
         ec = {
@@ -239,7 +248,7 @@ class TableColumns:
         """What :meth:`_session_row` reads of the other tables, without their rows: the
         columns it reads over the file's arrays (``messages``: the file's message rows)."""
         calls = self.call_rows_list
-        child_count = [len(k) if k is not None else 0 for k in self.children]
+        child_count = [_count(k) for k in self.children]
         at = {key: _CALL_ROW.index(key) for key in ("entry_id", "model", *_USAGE_COLUMNS)}
         return {
             "sessions": {f.name: [] for f in SCHEMAS["sessions"]},
@@ -279,6 +288,11 @@ class TableColumns:
         }
         for key, value in row.items():
             sc[key].append(value)
+
+
+def _count(kids: Any) -> int:
+    """The number of children of an entry by its ``children`` cell."""
+    return 0 if kids is None else 1 if kids.__class__ is int else len(kids)
 
 
 def _str(value: Any) -> str | None:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import gc
 import os
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
 from pi_lab.compaction.context_walk import ContextWalk, MeasureCache
 from pi_lab.compaction.tokens import estimate_tokens
-from pi_lab.corpus.columns import _NO_USAGE, TableColumns, _str, _str_list
+from pi_lab.corpus.columns import _NO_USAGE, READ_BACK, TableColumns, _str, _str_list
 from pi_lab.corpus.fields import (
     _content_bytes,
     _float,
@@ -238,7 +239,9 @@ class _Extractor(TableColumns):
         for i, entry_id in enumerate(ids):
             if entry_id.__class__ is str:
                 index_of[entry_id] = i
-        children: list[list[int] | None] = [None] * n
+        # Each entry's children: None, the one child's position (nearly every entry in a
+        # session has one child: no list for it), or the list of them.
+        children: list[int | list[int] | None] = [None] * n
         roots: list[int] = []
         # In pi's own files the entries are kept to the end of the walk: a parentId holds the
         # same string object as its parent's id (equal text, one copy, 57 bytes an entry less).
@@ -253,9 +256,11 @@ class _Extractor(TableColumns):
                     entry["parentId"] = ids[parent]
                 kids = children[parent]
                 if kids is None:
-                    children[parent] = [i]
+                    children[parent] = i
+                elif kids.__class__ is int:
+                    children[parent] = [kids, i]  # type: ignore[list-item]
                 else:
-                    kids.append(i)
+                    kids.append(i)  # type: ignore[union-attr]
         labels: dict[str, str] = {}
         name: str | None = None
         for i, kind in enumerate(kinds):
@@ -297,7 +302,8 @@ class _Extractor(TableColumns):
             targets = (entries[i].get("targetId") for i, kind in enumerate(kinds) if kind == "context_edit")
             self.edit_targets = {t for t in targets if t.__class__ is str}
 
-        self.call_rows: dict[int, int] = {}  # id(assistant entry) -> model_calls row
+        self.call_row_at = array("q", [-1]) * n  # entry position -> its model_calls row (-1: none)
+        self.path_at: list[int] = []  # the positions of the walk's path
         self.pending_tools: dict[str, int] = {}  # toolCallId -> tool_calls row (current path)
         self.depth = [0] * n
         self.depth_of: dict[int, int] = {}  # id(entry) -> depth, for the usage anchor's entry
@@ -314,9 +320,6 @@ class _Extractor(TableColumns):
             self._walk([leftovers[0]], visited, fallback=True)
             leftovers = [i for i in leftovers if not visited[i]]
         self.name = name
-        if bodies is not None:
-            self.bodies = None
-            bodies.close()  # (every entry was entered: no skeleton is left)
 
     def columns(self) -> dict[str, dict[str, list[Any]]]:
         """Every table's columns whole (one part each)."""
@@ -338,14 +341,22 @@ class _Extractor(TableColumns):
         table (:meth:`columns` makes its row from the whole columns)."""
         # The rows are tuples and lists of plain values (no reference cycles): collections
         # during the walk would only rescan them, up to a tenth of the time.
-        paused = gc.isenabled()
-        if paused:
-            gc.disable()
         try:
-            self.run()
-        finally:
+            paused = gc.isenabled()
             if paused:
-                gc.enable()
+                gc.disable()
+            try:
+                self.run()
+            finally:
+                if paused:
+                    gc.enable()
+            yield from self._named_parts(batch_rows)
+        finally:
+            if self.bodies is not None:  # (the message rows read their lines back from it)
+                self.bodies.close()
+                self.bodies = None
+
+    def _named_parts(self, batch_rows: int | None) -> Iterator[tuple[str, dict[str, list[Any]]]]:
         copied_of = self.copied_of
         for name, part in self._parts(batch_rows):
             part["agent"] = [self.agent] * len(part["file"])
@@ -372,14 +383,16 @@ class _Extractor(TableColumns):
         enter, leave = walk.enter, walk.leave
         tool_undo: list[Any] = []  # per entered entry: None or its (toolCallId, previous row) changes
         slim = self.message_rows is not None
+        path_at = self.path_at = []
         bodies = self.bodies
-        lean = bodies.lengths if bodies is not None else None
+        lean = bodies.pending if bodies is not None else None
         # Positions to enter, and ~position (negative) to leave after the entry's subtree.
         stack = starts[::-1]
         while stack:
             i = stack.pop()
             if i < 0:
                 leave()
+                path_at.pop()
                 changes = tool_undo.pop()
                 if changes is not None:
                     for key, previous in reversed(changes):
@@ -393,11 +406,14 @@ class _Extractor(TableColumns):
             visited[i] = True
             entry = entries[i]
             if lean is not None and lean[i]:
-                bodies.restore(i, entry)  # type: ignore[union-attr]  (lean is its lengths)
+                bodies.restore(i, entry)  # type: ignore[union-attr]  (lean is its pending flags)
             d = len(path)
             depth[i] = d
-            depth_of[id(entry)] = d
             if fallback:
+                # (only a walk restarted from scratch asks for the depth of an entry the walk
+                # did not anchor: elsewhere an anchor that differs from the entered one lies
+                # before an edit or compaction, which invalidates it whatever its depth)
+                depth_of[id(entry)] = d
                 # (cycle members: usage in a context computed from scratch is not trusted)
                 walk.restart(self._path_from_scratch(entry))
             kind = kinds[i]
@@ -411,6 +427,7 @@ class _Extractor(TableColumns):
                     elif role == "toolResult":
                         self._tool_result(i, entry, message)
             enter(entry)
+            path_at.append(i)
             if kind == "compaction":
                 self._compaction_after(entry, walk)
             elif kind == "message" and slim:
@@ -419,7 +436,10 @@ class _Extractor(TableColumns):
             stack.append(~i)
             kids = children[i]
             if kids is not None:
-                stack.extend(reversed(kids))
+                if kids.__class__ is int:
+                    stack.append(kids)  # type: ignore[arg-type]
+                else:
+                    stack.extend(reversed(kids))  # type: ignore[arg-type]
 
     def _slim(self, i: int, entry: Entry) -> None:
         """Make entry ``i``'s message row now, and let go of its body.
@@ -438,11 +458,19 @@ class _Extractor(TableColumns):
         # Edit targets are strings; an id of another JSON type (a list: unhashable) never is one.
         if role not in _SLIM_ROLES or (type(entry_id) is str and entry_id in self.edit_targets):
             return
-        row = self._message_row(i, entry, message, role)
-        self.message_rows[i] = row  # type: ignore[index]  (set when slimming is on)
+        if self.bodies is not None and self.bodies.lengths[i]:
+            # A skeleton's line is read back for its row when the columns are made: the rows
+            # of a million entries are not held (about 0.3 KB each) until then.
+            self.message_rows[i] = READ_BACK  # type: ignore[index]  (set when slimming is on)
+            stop, model = message.get("stopReason"), message.get("model")
+            stop = stop if isinstance(stop, str) else None
+            model = model if isinstance(model, str) else None
+        else:
+            row = self._message_row(i, entry, message, role)
+            self.message_rows[i] = row  # type: ignore[index]  (set when slimming is on)
+            stop, model = row[5], row[7]
         self.usage_of.pop(i, None)
         if role == "assistant":
-            stop, model = row[5], row[7]
             key = (stop, model)
             shared = _SLIM_ASSISTANT.get(key)
             if shared is None:
@@ -538,7 +566,7 @@ class _Extractor(TableColumns):
         share = self.shared.setdefault
         provider = share(provider, provider) if isinstance(provider, str) else None
         stop = share(stop, stop) if isinstance(stop, str) else None
-        self.call_rows[id(entry)] = len(self.call_rows_list)
+        self.call_row_at[i] = len(self.call_rows_list)
         self.call_rows_list.append((
             _str(entry.get("id")), _str(entry.get("parentId")), self.ts[i],
             provider, model, stop, ctx.message_count, _float(estimate), ctx.plain_tokens, _float(projected), measured,
@@ -599,8 +627,8 @@ class _Extractor(TableColumns):
             stop = prev_msg.get("stopReason")
             if stop in ("error", "length") and saw_edit:
                 trigger = "overflow"
-                row = self.call_rows.get(id(previous))
-                if row is not None:
+                row = self.call_row_at[self.path_at[j]]
+                if row >= 0:
                     self.overflowed.add(row)
             else:
                 window = self._call_window(previous, prev_msg.get("model") if isinstance(prev_msg.get("model"), str) else None)
@@ -622,14 +650,16 @@ class _Extractor(TableColumns):
         ))
 
 
-def _reached(roots: list[int], children: list[list[int] | None]) -> int:
+def _reached(roots: list[int], children: list[Any]) -> int:
     """How many entries the walk from ``roots`` reaches (fewer than all: a parentId cycle)."""
     stack = list(roots)
     count = 0
     while stack:
         kids = children[stack.pop()]
         count += 1
-        if kids is not None:
+        if kids.__class__ is int:
+            stack.append(kids)
+        elif kids is not None:
             stack.extend(kids)
     return count
 

@@ -57,28 +57,22 @@ class LeanFile:
 
 class BodyReader:
     """Reads skeletons' lines back from the open file: ``offsets[i]`` and ``lengths[i]`` of
-    entry ``i`` (length 0: the entry is whole, never a skeleton)."""
+    entry ``i`` (length 0: the entry is whole, never a skeleton); ``pending[i]`` is 1 while
+    skeleton ``i`` has not been restored."""
 
     def __init__(self, handle: BinaryIO, path: str, offsets: array, lengths: array):
         self.handle: BinaryIO | None = handle
         self.path = path
         self.offsets, self.lengths = offsets, lengths
+        self.pending = bytearray(1 if length else 0 for length in lengths)
         self._start = 0
         self._window = b""
 
-    def is_skeleton(self, i: int) -> bool:
-        return self.lengths[i] != 0
-
-    def restore(self, i: int, entry: Entry) -> None:
-        """Put the rest of entry ``i``'s line back into its skeleton ``entry``, and mark it whole.
-
-        The parentId the skeleton holds stays (the extractor may have made it the same string
-        object as its parent's id: equal text). Raises :class:`FileUnreadable` when the line
-        no longer holds that entry (the file was rewritten while it was read)."""
-        length = self.lengths[i]
-        if not length:
-            return
-        offset = self.offsets[i]
+    def read(self, i: int, entry: Entry) -> dict[str, Any]:
+        """Skeleton ``entry`` (entry ``i``) whole, as its line reads: a new dict. Raises
+        :class:`FileUnreadable` when the line no longer holds that entry (the file was
+        rewritten while it was read)."""
+        offset, length = self.offsets[i], self.lengths[i]
         at = offset - self._start
         if at < 0 or at + length > len(self._window):
             self._fill(offset, length)
@@ -89,16 +83,22 @@ class BodyReader:
             full = None
         if not isinstance(full, dict) or full.get("type") != "message" or full.get("id") != entry.get("id"):
             raise FileUnreadable(f"the file changed while it was read (line at byte {offset})")
-        # The skeleton's id and parentId stay (equal values): the extractor's lists hold the
-        # same string objects, and the parentId may be its parent's id object.
+        return full
+
+    def restore(self, i: int, entry: Entry) -> None:
+        """Put the rest of entry ``i``'s line back into its skeleton ``entry``.
+
+        The skeleton's id and parentId stay (equal values): the extractor's lists hold the
+        same string objects, and the parentId may be its parent's id object."""
+        full = self.read(i, entry)
         kept = [(key, entry[key]) for key in ("id", "parentId") if key in entry]
         entry.update(full)
         entry.update(kept)
-        self.lengths[i] = 0
+        self.pending[i] = 0
 
     def restore_all(self, entries: list[Entry]) -> None:
         for i, entry in enumerate(entries):
-            if self.lengths[i]:
+            if self.pending[i]:
                 self.restore(i, entry)
 
     def _fill(self, offset: int, length: int) -> None:
