@@ -9,13 +9,11 @@ This module follows the adapter's converter line by line with the same rules and
 that: a small node per entry that a later line can name (its kind, id, timestamp and, for an
 assistant entry, the response key and usage), no content block, no tree.
 
-A file is searched where it can be (:func:`_searchable`): only the lines holding the bytes
-``assistant`` or ``progress`` are parsed (a response or a progress line holds one, unless an
-escape spells a letter, which sends the file to a whole read), and every other line is known
-only by the ``"uuid"`` values it holds: naming one of them ends a response's walk, as the
-adapter's user, compaction or other entry does. The keys of those lines' entries are read (the
-file parsed whole) only when a call somewhere has one of their ids; a compaction the search
-meets, or a first line whose entry a compaction may have absorbed, makes the file parsed whole.
+Every line is read, but only the fields those rules look at are decoded: msgspec decodes a line
+into :class:`_Line` (the message's content, tool results and snapshots are skipped in C, never
+built); a line the typed decode cannot answer for exactly goes the adapter's dict way
+(:mod:`pi_lab.formats.agent_usage_lines` says which), and so does a compact summary, whose text
+is read.
 
 It answers only where the entry ids are plain, so that no id the adapter would make up can
 matter: every ``uuid`` of the session's files is a non-empty string used once, none shaped like
@@ -30,48 +28,150 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-import orjson
+from pi_lab.formats.agent_usage_lines import (
+    INT64_BOUNDS,
+    TYPED_ERRORS,
+    UNSET,
+    decoder,
+    dict_line,
+    parsed_lines,
+    read_file,
+    utf8_valid,
+)
 
-from pi_lab.formats.claude_code_lines import CUSTOM_PREFIX, _read_file, _s, _text_of, pi_usage
-from pi_lab.session._json import loads_object
+__all__ = ["ClaudeCall", "ClaudeUsage", "claude_code_usage", "made_up_id", "parsed_lines", "pi_usage", "text_of"]
 
-__all__ = ["ClaudeCall", "ClaudeUsage", "claude_code_usage", "made_up_id", "parsed_lines"]
-
-_PROGRESS = "progress"
-assert CUSTOM_PREFIX + _PROGRESS == "claude-code:progress"  # (the custom type the walk passes through)
-
-
-def parsed_lines(data: bytes) -> list[tuple[int, dict[str, Any]]]:
-    """``read_lines(data)[0]`` (the objects of ``data`` with their line numbers) in one loop:
-    orjson first, JSON.parse's rules (``loads_object``) where it refuses a line (or the line is
-    blank)."""
-    loads, error = orjson.loads, orjson.JSONDecodeError
-    out = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            line = loads(raw)
-        except error:
-            line = loads_object(raw)
-        if type(line) is dict:
-            out.append((number, line))
-    return out
+_PROGRESS = "progress"  # (the adapter's custom type claude-code:progress, which the walk passes through)
+_COUNTERS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
-def _total(usage: Any) -> int:
-    """``_usage_total(pi_usage(usage))`` without making the dict (it picks among a response's
-    lines; only the kept one's usage is made)."""
-    if usage.__class__ is not dict and not isinstance(usage, dict):
-        return 0
-    total = 0
-    for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        value = usage.get(key)
-        if type(value) is int and value >= 0:
-            total += value
-    return total
+# The adapter's value rules (pi_lab/formats/claude_code_lines.py), restated so that reading a
+# session imports no adapter (it pulls in the compaction package: ~0.05 CPU s in each forked
+# reader). tests/corpus/test_corpus_usage_decode_agents.py checks them equal to the adapter's.
+def _s(value: Any) -> str | None:
+    return value if value.__class__ is str else None
+
+
+def _int(value: Any) -> int:
+    return value if value.__class__ is int and value >= 0 else 0
+
+
+def text_of(content: Any) -> str:
+    """``claude_code_lines._text_of``: the plain text of Anthropic content."""
+    if content.__class__ is str:
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+                         and b.get("text").__class__ is str)
+    return ""
+
+
+def _counters(usage: Any) -> tuple[int, int, int, int]:
+    """The four counters of a usage read as counters (``_Usage``, ``_UsageFields``; None for one
+    that is no object), each as ``claude_code_lines._int`` reads it (else 0)."""
+    if usage is None:
+        return (0, 0, 0, 0)
+    if usage.__class__ is _TYPED_USAGE:
+        values = _astuple(usage)  # (ints or None: no other type gets through the decode)
+        if None not in values and min(values) >= 0:
+            return values
+    return (_int(usage.input_tokens), _int(usage.output_tokens), _int(usage.cache_read_input_tokens),
+            _int(usage.cache_creation_input_tokens))
+
+
+def pi_usage(usage: Any) -> dict[str, Any]:
+    """``claude_code_lines.pi_usage`` of a usage read as counters (:func:`_counters`)."""
+    inp, out, read, write = _counters(usage)
+    return {"input": inp, "output": out, "cacheRead": read, "cacheWrite": write, "totalTokens": inp + read + write,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+
+
+# A line's fields as the rules read them: a typed decode's _Line, or _Fields made of a parsed
+# line (the raw values, which the rules check as they check the adapter's dict: a field the line
+# does not hold is UNSET where its absence matters, else None).
+_DECODE: Any = None
+_TYPED_USAGE: Any = None  # (the class a typed decode gives a usage)
+try:
+    import msgspec
+except ImportError:  # pragma: no cover (msgspec is a dependency)
+    pass
+else:
+    class _Usage(msgspec.Struct, gc=False):
+        input_tokens: Annotated[int, INT64_BOUNDS] | None = None
+        output_tokens: Annotated[int, INT64_BOUNDS] | None = None
+        cache_read_input_tokens: Annotated[int, INT64_BOUNDS] | None = None
+        cache_creation_input_tokens: Annotated[int, INT64_BOUNDS] | None = None
+
+    class _Message(msgspec.Struct, gc=False):
+        id: str | None = None
+        model: str | None = None
+        usage: _Usage | None = None
+
+    class _Snapshot(msgspec.Struct, gc=False):
+        timestamp: str | None = None
+
+    class _Line(msgspec.Struct, gc=False):
+        type: str | None = None
+        uuid: str | None = None
+        parentUuid: str | msgspec.UnsetType | None = msgspec.UNSET
+        timestamp: str | msgspec.UnsetType | None = msgspec.UNSET
+        sessionId: str | None = None
+        cwd: str | None = None
+        subtype: str | None = None
+        isCompactSummary: bool | None = None
+        requestId: str | None = None
+        message: _Message | None = None
+        snapshot: _Snapshot | None = None
+
+    _DECODE = decoder(_Line)
+    _TYPED_USAGE = _Usage
+    _astuple = msgspec.structs.astuple
+
+
+class _SnapshotFields:
+    __slots__ = ("timestamp",)
+
+    def __init__(self, timestamp: Any) -> None:
+        self.timestamp = timestamp
+
+
+class _UsageFields:
+    __slots__ = _COUNTERS
+
+    def __init__(self, usage: dict[str, Any]) -> None:
+        for key in _COUNTERS:
+            setattr(self, key, usage.get(key))
+
+
+class _MessageFields:
+    __slots__ = ("id", "model", "usage")
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        self.id, self.model = message.get("id"), message.get("model")
+        usage = message.get("usage")
+        self.usage = _UsageFields(usage) if isinstance(usage, dict) else None
+
+
+class _Fields:
+    __slots__ = ("type", "uuid", "parentUuid", "timestamp", "sessionId", "cwd", "subtype", "isCompactSummary",
+                 "requestId", "message", "snapshot", "content")
+
+    def __init__(self, line: dict[str, Any]) -> None:
+        get = line.get
+        self.type, self.uuid, self.subtype = get("type"), get("uuid"), get("subtype")
+        self.parentUuid, self.timestamp = get("parentUuid", UNSET), get("timestamp", UNSET)
+        self.sessionId, self.cwd, self.requestId = get("sessionId"), get("cwd"), get("requestId")
+        self.isCompactSummary = get("isCompactSummary")
+        message = get("message")
+        if isinstance(message, dict):
+            self.message, self.content = _MessageFields(message), message.get("content")  # (a summary's text)
+        else:
+            self.message = self.content = None
+        snapshot = get("snapshot")
+        self.snapshot = _SnapshotFields(snapshot.get("timestamp")) if isinstance(snapshot, dict) else None
 
 
 def _made_up_among(uuids: Any) -> bool:
@@ -111,8 +211,8 @@ class ClaudeUsage:
     timestamp: Any
     calls: list[ClaudeCall] = field(default_factory=list)
     keys: list[tuple[str, Any]] = field(default_factory=list)
-    #: The uuids of the lines that were not parsed (their entries' keys are not in ``keys``:
-    #: when a call anywhere has one of these ids, read the session again with ``whole=True``).
+    #: The uuids of lines that were not read (none: every line is read; kept for the callers
+    #: that ask, :func:`pi_lab.corpus.usage_fast._claude_keys`).
     unread: set[str] = field(default_factory=set)
 
 
@@ -129,51 +229,18 @@ class _Plain(Exception):
     """The session is not plain enough for this reader: the adapter reads it."""
 
 
-class _Whole(Exception):
-    """A search cannot answer exactly: every line is parsed instead."""
-
-
-# (a line cut short, as a torn last line, ends its value at the line's end)
-_UUID = re.compile(rb'"uuid":"([^"\\\n]*)(?:"|\n|\Z)')
-_LETTER_ESCAPE = re.compile(rb"\\u00[67]")
-
-
-def _searchable(data: bytes) -> list[bytes] | None:
-    """Every ``"uuid":"..."`` value of ``data`` when its lines may be searched, else None: no
-    escape that could spell a letter of ``assistant`` or ``progress``, every ``"uuid"`` written
-    as ``"uuid":"`` with a plain ASCII value, and no value twice (a line's uuid is among them;
-    one named twice, maybe inside a value, leaves the answer to the adapter)."""
-    if _LETTER_ESCAPE.search(data) is not None:
-        return None
-    found = _UUID.findall(data)
-    if len(found) != data.count(b'"uuid"') or not all(u.isascii() for u in found):
-        return None
-    if len(set(found)) != len(found):
-        raise _Plain
-    return found
-
-
 class _Reader:
     def __init__(self) -> None:
         self.owner: dict[str, Node] = {}
         self.nodes: list[Node] = []  # in the adapter's entry order (one per entry-making line)
         self.file = 0
         self.facts: dict[str, str] = {}  # the main file's first non-empty sessionId and cwd
-        # The uuids of the lines a search did not parse (no response, no progress line: a name
-        # of one resolves to an entry that ends the walk, as an unknown name does).
-        self.unread: set[str] = set()
-        self.read: set[str] = set()  # the uuids of the lines a search parsed
-        self.searched = False  # (a file was searched)
-        self.searching = False  # (this file is)
-        self.starts: dict[int, Node] = {}  # main file, searched: line start -> the response entry it began
 
     def _resolve(self, raw: Any) -> Node | None:
         if raw.__class__ is not str:
             return None
         node = self.owner.get(raw)
         if node is None:
-            if raw in self.unread:
-                return None
             if made_up_id(raw):
                 raise _Plain  # (it may name an entry by an id the adapter made up)
             return None
@@ -182,115 +249,88 @@ class _Reader:
         return node
 
     def data(self, data: bytes) -> None:
-        """Every line of ``data`` that :func:`read_lines` keeps, in order."""
-        line = self.line
-        for _number, parsed in parsed_lines(data):
-            line(parsed)
-
-    def search(self, data: bytes, uuids: list[bytes]) -> None:
-        """Parse only the lines holding ``assistant`` or ``progress`` (a response or a progress
-        line holds one: the file has no escape of a letter, :func:`_searchable`); ``uuids``
-        are every ``"uuid":"..."`` of the file, each once."""
-        self.searched = True
-        names = [u.decode() for u in uuids]
-        if not self.unread.isdisjoint(names) or any(name in self.owner for name in names):
-            raise _Plain  # (a uuid of an earlier file again: the adapter makes up an id for it)
-        self.unread.update(names)
-        loads, error, line = orjson.loads, orjson.JSONDecodeError, self.line
-        find, rfind, size = data.find, data.rfind, len(data)
-        first_file = self.file == 0
-        at = {b"assistant": find(b"assistant"), b"progress": find(b"progress")}
-        while True:
-            found = [v for v in at.values() if v != -1]
-            if not found:
-                break
-            hit = min(found)
-            start = rfind(b"\n", 0, hit) + 1
-            end = find(b"\n", hit)
-            if end == -1:
-                end = size
-            raw = data[start:end]
+        """Every line of ``data`` that ``read_lines`` keeps, in order."""
+        decode = _DECODE
+        if decode is None or not utf8_valid(data):
+            for _number, parsed in parsed_lines(data):
+                self.line(_Fields(parsed))
+            return
+        errors, line = TYPED_ERRORS, self.line
+        for raw in data.split(b"\n"):
             try:
-                parsed = loads(raw)
-            except error:
-                parsed = loads_object(raw)
-            if type(parsed) is dict:
-                uuid = parsed.get("uuid")
-                if type(uuid) is str:
-                    self.read.add(uuid)
-                before = len(self.nodes)
-                line(parsed)
-                if first_file and len(self.nodes) > before and self.nodes[-1][_KIND] == "assistant":
-                    self.starts[start] = self.nodes[-1]
-            for needle, where in at.items():
-                if where != -1 and where <= end:
-                    at[needle] = find(needle, end + 1)
+                typed = decode(raw)
+            except errors:
+                typed = None
+            if typed is None or typed.isCompactSummary is True:
+                # (the dict way: a line the decode cannot answer for, or a summary, whose text is read)
+                parsed = dict_line(raw)
+                if parsed is not None:
+                    line(_Fields(parsed))
+                continue
+            line(typed)
 
-    def first(self, key: str) -> str | None:
-        return self.facts.get(key)
-
-    def _facts(self, line: dict[str, Any]) -> None:
+    def _facts(self, line: Any) -> None:
         for key in ("sessionId", "cwd"):
-            value = line.get(key)
+            value = getattr(line, key)
             if key not in self.facts and value.__class__ is str and value:
                 self.facts[key] = value
 
-    def line(self, line: dict[str, Any]) -> None:
-        get = line.get
+    def line(self, line: Any) -> None:
+        """One line's fields (a ``_Line`` or ``_Fields``), by the adapter's converter's rules."""
         if self.file == 0 and len(self.facts) < 2:
             self._facts(line)
-        kind = get("type")
-        uuid = get("uuid")
+        kind = line.type
+        uuid = line.uuid
         if uuid.__class__ is not str:
             uuid = None
-        elif uuid in self.owner or (uuid in self.unread and not self.searching):
+        elif uuid in self.owner:
             raise _Plain  # (a uuid used twice: the adapter makes up an id for the second)
-        if self.searched and (get("subtype") == "compact_boundary" or get("isCompactSummary") is True):
-            raise _Whole  # (a compaction joins lines the search may not have parsed)
-        message = get("message")
-        if message.__class__ is not dict and not isinstance(message, dict):
-            message = None
+        message = line.message
         if kind == "assistant" and message is not None:
             self._assistant(line, uuid, message)
             return
+        timestamp = line.timestamp
+        if timestamp is UNSET:
+            timestamp = None
         if kind == "user" and message is not None:
-            if get("isCompactSummary") is True:
-                self._compact_summary(line, uuid, message)
+            if line.isCompactSummary is True:
+                self._compact_summary(line, uuid, timestamp)
                 return
-            node = ["message", uuid, get("timestamp"), self.file, None]
-        elif kind == "system" and get("subtype") == "compact_boundary":
-            node = ["boundary", uuid, get("timestamp"), self.file, None]
+            node = ["message", uuid, timestamp, self.file, None]
+        elif kind == "system" and line.subtype == "compact_boundary":
+            node = ["boundary", uuid, timestamp, self.file, None]
         else:
-            timestamp = get("timestamp")
-            if timestamp is None and isinstance(get("snapshot"), dict):
-                timestamp = line["snapshot"].get("timestamp")
+            if timestamp is None and line.snapshot is not None:
+                timestamp = line.snapshot.timestamp
             if kind == _PROGRESS:
-                if "parentUuid" not in line:
+                if line.parentUuid is UNSET:
                     raise _Plain  # (hung where the adapter's anchor rule says)
-                node = [_PROGRESS, uuid, timestamp, self.file, line["parentUuid"]]
+                node = [_PROGRESS, uuid, timestamp, self.file, line.parentUuid]
             else:
                 node = ["other", uuid, timestamp, self.file, None]
         self.nodes.append(node)
         if uuid is not None:
             self.owner[uuid] = node
 
-    def _assistant(self, line: dict[str, Any], uuid: str | None, message: dict[str, Any]) -> None:
-        key = (_s(message.get("id")), _s(line.get("requestId")))
-        usage = message.get("usage")
-        total = _total(usage)
-        parent = self._streamed_parent(line.get("parentUuid"), key)
+    def _assistant(self, line: Any, uuid: str | None, message: Any) -> None:
+        key = (_s(message.id), _s(line.requestId))
+        usage = message.usage
+        total = sum(_counters(usage))  # (the adapter's _usage_total of its pi_usage)
+        parent = self._streamed_parent(line.parentUuid, key)
         if parent is not None:
             # The lines of one response repeat its usage; the largest is the call's.
             if total >= parent[_TOTAL]:
                 parent[_USAGE], parent[_TOTAL] = usage, total
-            parent[_TIME] = line.get("timestamp", parent[_TIME])
+            if line.timestamp is not UNSET:
+                parent[_TIME] = line.timestamp
             if uuid:
                 parent[_ID] = uuid
                 self.owner[uuid] = parent
             return
-        model = message.get("model")
-        node = ["assistant", uuid, line.get("timestamp"), self.file, None, key[0] or None, line.get("requestId"),
-                model if _s(model) else "", usage, total]
+        model = message.model
+        timestamp = line.timestamp
+        node = ["assistant", uuid, None if timestamp is UNSET else timestamp, self.file, None, key[0] or None,
+                line.requestId, model if _s(model) else "", usage, total]
         self.nodes.append(node)
         if uuid is not None:
             self.owner[uuid] = node
@@ -315,9 +355,9 @@ class _Reader:
             return None
         return node if (node[_RESPONSE], node[_REQUEST]) == key else None
 
-    def _compact_summary(self, line: dict[str, Any], uuid: str | None, message: dict[str, Any]) -> None:
-        text = _text_of(message.get("content"))
-        boundary = self._resolve(line.get("parentUuid"))
+    def _compact_summary(self, line: _Fields, uuid: str | None, timestamp: Any) -> None:
+        text = text_of(line.content)
+        boundary = self._resolve(line.parentUuid)
         if boundary is not None and boundary[_KIND] == "boundary":
             # It joins the boundary's compaction entry (which keeps its timestamp).
             if text:
@@ -326,52 +366,10 @@ class _Reader:
                 boundary[_ID] = uuid
                 self.owner[uuid] = boundary
             return
-        node = ["other", uuid, line.get("timestamp"), self.file, None]
+        node = ["other", uuid, timestamp, self.file, None]
         self.nodes.append(node)
         if uuid is not None:
             self.owner[uuid] = node
-
-
-def _scan_head(data: bytes, starts: dict[int, Node]) -> tuple[Any, str | None, str | None]:
-    """(the first entry's truthy string timestamp, or None; the first non-empty ``sessionId``
-    and ``cwd``) of a searched main file, read from its first lines as the adapter's entries
-    stand (``starts``: a response's entry by the start of its first line; the lines merged into
-    it make no entry)."""
-    facts: dict[str, str] = {}
-    first: Any = None
-    start, size = 0, len(data)
-    loads, error = orjson.loads, orjson.JSONDecodeError
-    while start < size and (first is None or len(facts) < 2):
-        end = data.find(b"\n", start)
-        if end == -1:
-            end = size
-        raw = data[start:end]
-        try:
-            line = loads(raw)
-        except error:
-            line = loads_object(raw)
-        if type(line) is dict:
-            for key in ("sessionId", "cwd"):
-                value = line.get(key)
-                if key not in facts and type(value) is str and value:
-                    facts[key] = value
-            if first is None:
-                kind, message = line.get("type"), line.get("message")
-                if kind == "assistant" and isinstance(message, dict):
-                    node = starts.get(start)
-                    stamp = node[_TIME] if node is not None else None
-                elif (kind == "user" and isinstance(message, dict)) or (kind == "system" and line.get("subtype") == "compact_boundary"):
-                    if line.get("isCompactSummary") is True:
-                        raise _Whole  # (it may have joined a compaction)
-                    stamp = line.get("timestamp")
-                else:
-                    stamp = line.get("timestamp")
-                    if stamp is None and isinstance(line.get("snapshot"), dict):
-                        stamp = line["snapshot"].get("timestamp")
-                if _s(stamp):
-                    first = stamp
-        start = end + 1
-    return first, facts.get("sessionId"), facts.get("cwd")
 
 
 _OLD_LAYOUT: dict[str, bool] = {}
@@ -398,57 +396,37 @@ def _subagent_files(path: str) -> list[str]:
     return sorted(f for f in found if os.path.isfile(f))
 
 
-def claude_code_usage(path: str, data: bytes | None = None, *, whole: bool = False) -> ClaudeUsage | None:
+def claude_code_usage(path: str, data: bytes | None = None, *, whole: bool = True) -> ClaudeUsage | None:
     """The calls, keys and header facts of the Claude Code session at ``path`` (``data``: its
     bytes, if read), equal to ``ClaudeCodeSession.from_file(path)``'s; None when the session is
-    not plain enough (see the module's doc). ``whole``: parse every line, so that ``keys``
-    holds every entry's (``unread`` is empty)."""
+    not plain enough (see the module's doc). Every line is read, so ``keys`` holds every
+    entry's and ``unread`` is empty (``whole``: kept for callers that ask for that)."""
     resolved = os.path.abspath(path)
     if not os.path.basename(resolved).startswith("agent-") and _older_layout(os.path.dirname(resolved)):
         return None
     if data is None:
-        data = _read_file(resolved)
+        data = read_file(resolved)
     try:
-        try:
-            return _usage(resolved, data, whole)
-        except _Whole:
-            return _usage(resolved, data, True)
+        return _usage(resolved, data)
     except _Plain:
         return None
 
 
-def _read(reader: _Reader, data: bytes, whole: bool) -> None:
-    uuids = None if whole else _searchable(data)
-    reader.searching = uuids is not None
-    if uuids is None:
-        reader.data(data)
-    else:
-        reader.search(data, uuids)
-
-
-def _usage(resolved: str, data: bytes, whole: bool) -> ClaudeUsage | None:
+def _usage(resolved: str, data: bytes) -> ClaudeUsage | None:
     reader = _Reader()
-    _read(reader, data, whole)
-    searched = reader.searched
-    if searched:
-        first, session_id, cwd = _scan_head(data, reader.starts)
-    else:
-        first, session_id, cwd = None, reader.first("sessionId"), reader.first("cwd")
+    reader.data(data)
+    session_id, cwd = reader.facts.get("sessionId"), reader.facts.get("cwd")
     for number, sub in enumerate(_subagent_files(resolved), start=1):
         try:
-            sub_data = _read_file(sub)
+            sub_data = read_file(sub)
         except OSError:
             continue  # (the adapter skips an unreadable sub-agent file)
         reader.file = number
-        _read(reader, sub_data, whole)
-    if _made_up_among(reader.owner) or _made_up_among(reader.unread):
+        reader.data(sub_data)
+    if _made_up_among(reader.owner):
         return None
-    if first is None:
-        if searched:
-            raise _Whole  # (no entry of the main file has a time: the first may be a sub-agent's)
-        first = next((n[_TIME] for n in reader.nodes if _s(n[_TIME])), None)
+    first = next((n[_TIME] for n in reader.nodes if _s(n[_TIME])), None)
     found = ClaudeUsage(session_id or os.path.splitext(os.path.basename(resolved))[0], cwd or ".", first or "")
-    found.unread = reader.unread - reader.read
     calls, keys = found.calls, found.keys
     for node in reader.nodes:
         if node[_KIND] == "assistant":

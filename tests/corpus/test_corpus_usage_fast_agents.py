@@ -48,14 +48,9 @@ def assert_same_file(path: Path, agent: str, *, fast: bool | None = None) -> Non
         if fast is not None:
             assert answered is fast
         if answered:
-            # Every key but those of made-up ids and of the lines a search did not parse
-            # (those are read when a call has such an id: test_an_unread_line_with_a_call_id).
+            # Every key but those of made-up ids (no call's id can equal one of them).
+            assert not got["unread"]
             keys = usage_lines._keys({"id": i, "timestamp": t} for i, t in got["raw_keys"])
-            keys |= {(c[0], c[1]) for c in got["calls"]}
-            assert keys == {k for k in want["keys"] if not made_up_id(k[0]) and k[0] not in got["unread"]}
-            whole = claude_code_usage(str(path), whole=True)
-            assert whole is not None and not whole.unread
-            keys = usage_lines._keys({"id": i, "timestamp": t} for i, t in whole.keys)
             keys |= {(c[0], c[1]) for c in got["calls"]}
             assert keys == {k for k in want["keys"] if not made_up_id(k[0])}
         else:
@@ -77,7 +72,7 @@ def test_generated_claude_sessions_are_read_by_the_usage_reader_as_by_the_adapte
         assert_same_file(path, "claude-code", fast=True)
         found = claude_code_usage(str(path))
         assert found is not None and len(found.calls) > 10  # (sub-agent files folded in)
-        assert found.unread  # (searched: the lines with no response or progress were not parsed)
+        assert not found.unread  # (every line is read: the keys of every entry are known)
         assert (found.session_id, found.cwd, found.timestamp) == \
             (lambda w: (w.session_id, w.cwd, w.timestamp))(claude_code_usage(str(path), whole=True))
 
@@ -231,7 +226,7 @@ def test_a_streamed_response_keeps_the_last_of_equal_largest_usages(tmp_path):
 
 def test_parsed_lines_keeps_the_lines_read_lines_keeps():
     from pi_lab.formats.claude_code_lines import read_lines
-    from pi_lab.formats.claude_code_usage_fast import parsed_lines
+    from pi_lab.formats.agent_usage_lines import parsed_lines
 
     data = (b'{"a":1}\n\n   \n{"b":"\\ud800"}\n[1]\n7\n{not json\n{"c":' + b"[" * 2000 + b"]" * 2000
             + b'}\n\xff\n {"d":2} \r\n{"e":3')
@@ -246,8 +241,8 @@ def test_parsed_lines_keeps_the_lines_read_lines_keeps():
 
 
 def test_an_unread_line_with_a_call_id_is_keyed(tmp_path):
-    """A user line (not parsed by the search) of an earlier session with the id and time of a
-    later session's call makes that call a copy: its key is read then."""
+    """A user line of an earlier session with the id and time of a later session's call makes
+    that call a copy: its key is read."""
     project = tmp_path / "claude" / "projects" / "p"
     project.mkdir(parents=True)
     stamp = "2026-03-01T09:00:00.000Z"
@@ -262,7 +257,7 @@ def test_an_unread_line_with_a_call_id_is_keyed(tmp_path):
     for name, lines in (("a.jsonl", first), ("b.jsonl", second)):
         (project / name).write_bytes(b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in lines))
     found = claude_code_usage(str(project / "a.jsonl"))
-    assert found is not None and "x-1" in found.unread
+    assert found is not None and ("x-1", stamp) in found.keys and not found.unread
     assert_same_reports(tmp_path / "claude")
     report, _errors, _read = usage_fast.usage_report([tmp_path / "claude"], "session", workers=1)
     assert sum(row[2] for row in report["rows"]) == 1  # (the second session's call is the first's user line: a copy)
@@ -270,14 +265,12 @@ def test_an_unread_line_with_a_call_id_is_keyed(tmp_path):
 
 def test_a_sub_agent_line_repeating_a_uuid_of_the_main_file(tmp_path):
     """The adapter gives a sub-agent's line whose uuid the main file used already another id
-    (the agent's prefix): the search, which parsed no user line of the main file, must see it."""
+    (the agent's prefix): the usage reader must see it and leave the session to the adapter."""
     project = _claude_folder(tmp_path, range(1))
     path = next(project.glob("*.jsonl"))
     sub = next(project.glob("*/subagents/agent-*.jsonl"))
-    unread = claude_code_usage(str(path)).unread
     lines = [json.loads(x) for x in path.read_bytes().splitlines() if x.startswith(b"{") and x.endswith(b"}")]
-    taken = next(x["uuid"] for x in lines if x.get("type") == "user" and x.get("uuid") in unread
-                 and not x.get("isCompactSummary"))
+    taken = next(x["uuid"] for x in lines if x.get("type") == "user" and x.get("uuid") and not x.get("isCompactSummary"))
     _rewrite(sub, lambda lines: next(x for x in lines if x.get("type") == "assistant").update(uuid=taken))
     assert_same_file(path, "claude-code", fast=False)
 
@@ -287,10 +280,10 @@ def _write_lines(path: Path, lines: list[dict]) -> None:
     path.write_bytes(b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n" for x in lines))
 
 
-def test_compactions_the_search_cannot_see_whole(tmp_path):
+def test_compactions(tmp_path):
     """A compact summary joins its boundary's entry (which keeps the boundary's time and takes
-    the summary's uuid): the session's first time and an entry's key depend on lines a search
-    may not parse, so such sessions are parsed whole."""
+    the summary's uuid): the session's first time and an entry's key depend on it. (A summary's
+    line is read the dict way, for its text.)"""
     usage = {"input_tokens": 5, "output_tokens": 7}
     reply = {"type": "assistant", "uuid": "a-1", "parentUuid": "s-1", "sessionId": "s", "timestamp": "2026-03-01T09:00:03.000Z",
              "message": {"id": "m1", "model": "claude-x", "usage": usage, "content": []}}
@@ -300,7 +293,7 @@ def test_compactions_the_search_cannot_see_whole(tmp_path):
     # (the header's time: the boundary has none, the summary makes no entry of its own)
     head = tmp_path / "a" / "projects" / "p" / "head.jsonl"
     _write_lines(head, [boundary, summary, {**reply, "uuid": "a-0", "parentUuid": None}, reply])
-    # (a summary the search parses: its text names the assistant)
+    # (a summary whose text names the assistant)
     named = tmp_path / "b" / "projects" / "p" / "named.jsonl"
     _write_lines(named, [{**boundary, "timestamp": "2026-03-01T09:00:00.000Z"},
                          {**summary, "message": {"role": "user", "content": "The assistant did this."}}, reply])
