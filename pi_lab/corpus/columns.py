@@ -50,6 +50,44 @@ _NO_USAGE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 _USAGE_COLUMNS = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 # A message_rows cell: the row is made from the entry's line read back (a lean read's skeleton).
 READ_BACK = ()
+# The model_calls cells that are always floats (the walk makes them with float()): kept in
+# arrays of doubles, 8 bytes a cell instead of a float object and a pointer.
+_CALL_FLOATS = frozenset(("context_tokens_est", "context_tokens_projected", *_USAGE_COLUMNS))
+
+
+class CallRows:
+    """The model_calls rows of one file, kept by column (a tuple per row and a float object
+    per cell cost about 0.5 KB a call). Rows are appended as tuples of :data:`_CALL_ROW`'s
+    cells and moved into the columns a thousand at a time."""
+
+    __slots__ = ("columns", "_buffer", "count")
+
+    def __init__(self) -> None:
+        self.columns: list[Any] = [array("d") if name in _CALL_FLOATS else [] for name in _CALL_ROW]
+        self._buffer: list[tuple[Any, ...]] = []
+        self.count = 0
+
+    def append(self, row: tuple[Any, ...]) -> None:
+        buffer = self._buffer
+        buffer.append(row)
+        self.count += 1
+        if len(buffer) >= 1024:
+            self.flush()
+
+    def flush(self) -> None:
+        buffer = self._buffer
+        if buffer:
+            for column, values in zip(self.columns, zip(*buffer)):
+                column.extend(values)
+            buffer.clear()
+
+    def column(self, name: str, start: int = 0, stop: int | None = None) -> list[Any]:
+        """The cells of rows ``start`` to ``stop`` of column ``name`` (a new list)."""
+        self.flush()
+        return list(self.columns[_CALL_ROW.index(name)][start:stop])
+
+    def __len__(self) -> int:
+        return self.count
 
 
 class TableColumns:
@@ -75,7 +113,7 @@ class TableColumns:
     bodies: BodyReader | None
     usage_of: dict[int, tuple[float, ...]]
     call_row_at: array  # entry position -> its model_calls row, -1 for none
-    call_rows_list: list[tuple[Any, ...]]
+    calls: CallRows
     pending_tools: dict[str, int]
     tool_rows: list[tuple[Any, ...]]
     tool_start: list[Any]
@@ -130,10 +168,10 @@ class TableColumns:
             del entries
             yield "messages", self._table("messages", _MESSAGE_ROW, rows)
             del rows
-        calls = self.call_rows_list
+        calls = self.calls
         for start in range(0, len(calls), size or max(len(calls), 1)):
             stop = min(len(calls), start + (size or len(calls)))
-            part = self._table("model_calls", _CALL_ROW, calls[start:stop])
+            part = self._columns({name: calls.column(name, start, stop) for name in _CALL_ROW}, stop - start)
             part["overflowed"] = [r in overflowed for r in range(start, stop)] if overflowed else [False] * (stop - start)
             part["retried"] = [r in retried for r in range(start, stop)] if retried else [False] * (stop - start)
             yield "model_calls", part
@@ -151,9 +189,11 @@ class TableColumns:
         self.messages = messages
 
     def _table(self, name: str, fields: tuple[str, ...], rows: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
-        n = len(rows)
         columns = [list(c) for c in zip(*rows)] if rows else [[] for _ in fields]
-        out = dict(zip(fields, columns))
+        return self._columns(dict(zip(fields, columns)), len(rows))
+
+    def _columns(self, out: dict[str, list[Any]], n: int) -> dict[str, list[Any]]:
+        """``out`` (``n`` rows) with the columns every row of the file shares."""
         out["file"] = [self.path] * n
         out["session_id"] = [self.session_id] * n
         out["copied"] = [False] * n
@@ -247,16 +287,15 @@ class TableColumns:
     def _totals(self, messages: int) -> dict[str, dict[str, Any]]:
         """What :meth:`_session_row` reads of the other tables, without their rows: the
         columns it reads over the file's arrays (``messages``: the file's message rows)."""
-        calls = self.call_rows_list
+        calls = self.calls
         child_count = [_count(k) for k in self.children]
-        at = {key: _CALL_ROW.index(key) for key in ("entry_id", "model", *_USAGE_COLUMNS)}
         return {
             "sessions": {f.name: [] for f in SCHEMAS["sessions"]},
             "entries": {"timestamp": self.ts, "type": [k if isinstance(k, str) else None for k in self.kinds],
                         "branch_point": [c > 1 for c in child_count], "is_leaf": [c == 0 for c in child_count],
                         "depth": self.depth},
             "messages": {"entry_id": range(messages)},
-            "model_calls": {key: [r[k] for r in calls] for key, k in at.items()},
+            "model_calls": {key: calls.column(key) for key in ("entry_id", "model", *_USAGE_COLUMNS)},
         }
 
     def _session_row(self, cols: dict[str, dict[str, list[Any]]], name: str | None) -> None:

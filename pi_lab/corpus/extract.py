@@ -24,7 +24,7 @@ from typing import Any
 
 from pi_lab.compaction.context_walk import ContextWalk, MeasureCache
 from pi_lab.compaction.tokens import estimate_tokens
-from pi_lab.corpus.columns import _NO_USAGE, READ_BACK, TableColumns, _str, _str_list
+from pi_lab.corpus.columns import _NO_USAGE, READ_BACK, CallRows, TableColumns, _str, _str_list
 from pi_lab.corpus.fields import (
     _content_bytes,
     _float,
@@ -216,7 +216,7 @@ class _Extractor(TableColumns):
         self.partial = partial
         self.session_id = header["id"]
         self.stats = MeasureCache()
-        self.call_rows_list: list[tuple[Any, ...]] = []
+        self.calls = CallRows()
         self.tool_rows: list[tuple[Any, ...]] = []
         self.tool_start: list[Any] = []  # call time of each tool row, for the seconds until its result
         self.tool_results: dict[int, tuple[Any, ...]] = {}  # tool row -> _TOOL_RESULT values
@@ -566,8 +566,8 @@ class _Extractor(TableColumns):
         share = self.shared.setdefault
         provider = share(provider, provider) if isinstance(provider, str) else None
         stop = share(stop, stop) if isinstance(stop, str) else None
-        self.call_row_at[i] = len(self.call_rows_list)
-        self.call_rows_list.append((
+        self.call_row_at[i] = len(self.calls)
+        self.calls.append((
             _str(entry.get("id")), _str(entry.get("parentId")), self.ts[i],
             provider, model, stop, ctx.message_count, _float(estimate), ctx.plain_tokens, _float(projected), measured,
             *usage,
