@@ -320,6 +320,7 @@ class Corpus:
         generation: str | None = None
         cached_stamps: dict[str, tuple[int, int, int]] = {}
         cached_tables: dict[str, Any] | None = None
+        maps: list[Any] = []  # (the cache's files under cached_tables, once read)
         if root is not None:
             store = Cache.for_paths(root, paths)
             if trust_cache:
@@ -328,6 +329,7 @@ class Corpus:
             if cached_tables is not None and fresh and (set(cached_stamps) != fresh or len(fresh) < len(files)):
                 # Files changed, went or came: the cached rows of the others are taken from
                 # every table (each checked now).
+                maps = [t.mapped for t in cached_tables.values() if isinstance(t, MappedTable)]
                 cached_tables = read_all(store, cached_tables)
             if cached_tables is None:
                 cached_stamps = {}
@@ -336,27 +338,23 @@ class Corpus:
 
         parts: list[dict[str, Any]] = []
         everything_cached = cached_tables is not None and set(cached_stamps) == fresh
-        if cached_tables is not None and fresh:
+        # A large corpus's rows go to disk batch by batch (pi_lab.corpus.spill), not into memory.
+        spilling = bool(todo) and sum(stamps[f][0] for f in files) >= _spill.SPILL_MIN_BYTES
+        if cached_tables is not None and fresh and not spilling:  # (spilled below, a batch at a time)
             if everything_cached:
                 parts.append(cached_tables)  # (mapped: pyarrow is imported when one is read)
             else:
-                import pyarrow as pa
-
-                from pi_lab.corpus.schema import utf8_safe
-
                 pc = arrow_compute()
-                keep = pa.array(sorted(utf8_safe(f) for f in fresh), pa.string())  # as the file column holds them
+                keep = _spill.file_array(fresh)  # (as the file column holds them)
                 parts.append({n: t.filter(pc.is_in(t.column("file"), value_set=keep)) for n, t in cached_tables.items()})
         bar = _Progress(len(todo), progress, sum(_safe_size(f) for f in todo) if progress else 0)
         bar.advance(0)
         read_stamps: dict[str, tuple[int, int, int]] = {}
-        # A large corpus's rows go to disk batch by batch (pi_lab.corpus.spill), not into memory.
-        spilling = bool(todo) and sum(stamps[f][0] for f in files) >= _spill.SPILL_MIN_BYTES
         with _spill.Spill() if spilling else contextlib.nullcontext() as spill:
-            if spill is not None and parts:
+            if spill is not None and cached_tables is not None and fresh:
                 # Cached rows carry the copy marks of the corpus they were saved with; the marks
                 # are recomputed for the corpus as it is now.
-                spill.add(clear_copies(parts.pop()))
+                spill.add_cached(cached_tables, None if everything_cached else _spill.file_array(fresh), maps)
             for tables, batch_errors, batch_stamps in _read_files(todo, workers, bar):
                 if spill is not None:
                     spill.add(tables)

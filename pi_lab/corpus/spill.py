@@ -30,10 +30,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from pi_lab.corpus.schema import TABLE_NAMES, arrow_compute, empty_table, schema_of
-from pi_lab.corpus.tables import apply_copies, copy_plan, key_files, order_array, ordered_rows, session_totals
+from pi_lab.corpus.schema import TABLE_NAMES, arrow_compute, empty_table, schema_of, utf8_safe
+from pi_lab.corpus.tables import (
+    apply_copies,
+    clear_copies,
+    copy_plan,
+    key_files,
+    order_array,
+    ordered_rows,
+    session_totals,
+)
 
-__all__ = ["CHUNK_BYTES", "SPILL_MIN_BYTES", "Spill", "TableSink", "TempTables", "finish_scan"]
+__all__ = ["CHUNK_BYTES", "SPILL_MIN_BYTES", "Spill", "TableSink", "TempTables", "file_array", "finish_scan"]
 
 # From this many bytes of session files a scan spills its rows (below, the tables are held in
 # memory and finished whole: finish_tables). Tests set it to 0 to compare both ways.
@@ -91,8 +99,8 @@ class Spill:
         import pyarrow as pa
 
         for name in TABLE_NAMES:
-            table = tables[name]
-            if not table.num_rows:
+            table = tables.get(name)
+            if table is None or not table.num_rows:
                 continue
             schema = schema_of(name)
             table = table.select(schema.names).cast(schema)
@@ -106,6 +114,23 @@ class Spill:
                 for piece in _pieces(batch):
                     self._index(name, piece)
                     writer.write_batch(piece)
+
+    def add_cached(self, tables: dict[str, Any], keep: Any, maps: list[mmap.mmap]) -> None:
+        """Append the cached rows of the files ``keep`` (an Arrow string array as the file
+        column holds them; None: every row) with their copy marks cleared, a batch at a time;
+        ``maps``: the cache files under ``tables``, whose pages are let go after each batch."""
+        import pyarrow as pa
+        pc = arrow_compute()
+
+        for name in TABLE_NAMES:
+            for batch in tables[name].to_batches():
+                for piece in _pieces(batch):
+                    part = pa.Table.from_batches([piece])
+                    if keep is not None:
+                        part = part.filter(pc.is_in(part.column("file"), value_set=keep))
+                    self.add(clear_copies({name: part}))
+                    for mapped in maps:
+                        _let_go(mapped)
 
     def _index(self, name: str, batch: Any) -> None:
         pc = arrow_compute()
@@ -216,6 +241,13 @@ class Spill:
                 _let_go(mapped)
             del reader
             pa.default_memory_pool().release_unused()
+
+
+def file_array(files: Any) -> Any:
+    """``files`` as the file column holds them (schema.utf8_safe), sorted, as an Arrow array."""
+    import pyarrow as pa
+
+    return pa.array(sorted(utf8_safe(f) for f in files), pa.string())
 
 
 def _gather(reader: Any, runs: list[list[int]], schema: Any) -> Any:

@@ -301,10 +301,12 @@ def clear_copies(tables: dict[str, Any]) -> dict[str, Any]:
         return table.set_column(at, column, pc.if_else(recomputed, empty, table.column(column)))
 
     out = dict(tables)
-    for name in _PER_ENTRY:
-        table = cleared(tables[name], "copied", pa.scalar(False, pa.bool_()))
-        out[name] = cleared(table, "copied_from", pa.scalar(None, pa.string()))
-    out["sessions"] = cleared(tables["sessions"], "parent_session_id", pa.scalar(None, pa.string()))
+    for name in tables:  # (any of the tables: a spill clears a batch of one table at a time)
+        if name == "sessions":
+            out[name] = cleared(tables[name], "parent_session_id", pa.scalar(None, pa.string()))
+        else:
+            table = cleared(tables[name], "copied", pa.scalar(False, pa.bool_()))
+            out[name] = cleared(table, "copied_from", pa.scalar(None, pa.string()))
     return out
 
 
