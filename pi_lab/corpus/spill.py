@@ -164,12 +164,13 @@ class Spill:
                 for chunk in self._chunks(name, names):
                     chunk = apply_copies(chunk, links, copied_key)
                     if name == "model_calls":
-                        calls.append(chunk.select(["file", "copied", *_USAGE]))
+                        calls.append(_own_calls(chunk, order))
                     elif name == "entries":
                         copied.append(chunk.select(["file", "entry_id", "copied"]).filter(chunk.column("copied")))
                     write(chunk)
         # The totals over the model calls' usage columns in one chunk, as finish_tables sums
-        # them (a sum of doubles depends on how the rows are split).
+        # them (a sum of doubles depends on how the rows are split): the same rows (those not
+        # copied) in the same order, the file as an index into the files, not its name again.
         calls_table = pa.concat_tables(calls) if calls else empty_table("model_calls").select(["file", "copied", *_USAGE])
         entries = pa.concat_tables(copied) if copied else empty_table("entries").select(["file", "entry_id", "copied"])
         sessions = session_totals(sessions, calls_table.combine_chunks(), entries)
@@ -241,6 +242,17 @@ class Spill:
                 _let_go(mapped)
             del reader
             pa.default_memory_pool().release_unused()
+
+
+def _own_calls(chunk: Any, order: Any) -> Any:
+    """The rows of a chunk of model calls that session_totals sums (not copied): file (as a
+    dictionary over ``order``), copied and the usage columns."""
+    import pyarrow as pa
+    pc = arrow_compute()
+
+    own = chunk.filter(pc.invert(chunk.column("copied"))).select(["file", "copied", *_USAGE])
+    index = pc.index_in(own.column("file"), value_set=order).combine_chunks()
+    return own.set_column(0, "file", pa.DictionaryArray.from_arrays(index, order))
 
 
 def file_array(files: Any) -> Any:
