@@ -100,12 +100,12 @@ class TableColumns:
     entries: list[Any]  # (an entry is set to None once its rows are made)
     kinds: list[Any]
     ids: list[Any]
-    ts: list[Any]
+    ts: Any  # a list or a Stamps: ts[i], ts[a:b] (a list)
     active: list[bool]
     children: list[Any]  # per entry: None, its one child's position, or the list of them
     labels: dict[str, str]
     index_of: dict[str, int]
-    depth: list[int]
+    depth: array
     depth_of: dict[int, int]
     stats: MeasureCache
     shared: dict[str, str]
@@ -153,8 +153,9 @@ class TableColumns:
         # What only the walk needed goes before the rows are made: a million entries' depths
         # by object, their call rows by object, their edited measures.
         self.depth_of, self.call_row_at, self.pending_tools, self.tool_start = {}, array("q"), {}, []
+        self.index_of = {}  # (ids are looked up no more)
         self.stats.edited.clear()
-        entries_of, plain = self.entries, self.stats.plain
+        entries_of, plain, ids = self.entries, self.stats.plain, self.ids
         for start in range(0, n, step):
             stop = min(n, start + step)
             entries, rows = self._entry_columns(start, stop)
@@ -162,7 +163,7 @@ class TableColumns:
             # keyed by the object's address, and an address is reused once the object is freed).
             for i in range(start, stop):
                 plain.pop(id(entries_of[i]), None)
-                entries_of[i] = None
+                entries_of[i] = ids[i] = None
             messages += len(rows)
             yield "entries", entries
             del entries
@@ -269,7 +270,7 @@ class TableColumns:
             "type": [k if isinstance(k, str) else None for k in kinds[a:b]],
             "role": roles,
             "timestamp": ts[a:b],
-            "depth": self.depth[a:b],
+            "depth": self.depth[a:b].tolist(),
             "child_count": child_count,
             "is_leaf": [c == 0 for c in child_count],
             "on_active_path": active[a:b],
@@ -291,7 +292,7 @@ class TableColumns:
         child_count = [_count(k) for k in self.children]
         return {
             "sessions": {f.name: [] for f in SCHEMAS["sessions"]},
-            "entries": {"timestamp": self.ts, "type": [k if isinstance(k, str) else None for k in self.kinds],
+            "entries": {"timestamp": self.ts[0:len(self.kinds)], "type": [k if isinstance(k, str) else None for k in self.kinds],
                         "branch_point": [c > 1 for c in child_count], "is_leaf": [c == 0 for c in child_count],
                         "depth": self.depth},
             "messages": {"entry_id": range(messages)},

@@ -43,7 +43,7 @@ from pi_lab.corpus.reading import (
     read_pi_entries,
 )
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
-from pi_lab.corpus.skeletons import BodyReader, read_lean
+from pi_lab.corpus.skeletons import BodyReader, Stamps, read_lean
 from pi_lab.formats.claude_code import SUBAGENT_START
 from pi_lab.session._json import dumps, js_json
 from pi_lab.session._text import js_len, js_trim
@@ -59,6 +59,7 @@ _RECORDED_TRIGGERS = {"auto": "threshold", "manual": "manual"}
 # The first read of a file: its first line must be in it for the lean read (a pi header is
 # well under a kilobyte; a longer first line sends the file the whole-bytes way).
 _FIRST_BLOCK = 1 << 20
+_LEAVE = -1  # (one int object for every entry on the walk's stack)
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
@@ -225,7 +226,7 @@ class _Extractor(TableColumns):
         self.usage_of: dict[int, tuple[float, ...]] = {}  # entry position -> its usage cells
         # A lean read's (pi_lab.corpus.skeletons): the entries' timestamps, and the reader that
         # puts a skeleton's body back as the walk enters it.
-        self.file_ts: list[int | None] | None = None
+        self.file_ts: Stamps | None = None
         self.bodies: BodyReader | None = None
 
     # -- structure --------------------------------------------------------------------------
@@ -287,7 +288,7 @@ class _Extractor(TableColumns):
             parent_id = entries[node].get("parentId")
             node = index_of.get(parent_id) if parent_id.__class__ is str and parent_id else None
         self.kinds, self.ids, self.index_of, self.children, self.labels, self.active = kinds, ids, index_of, children, labels, active
-        self.ts = self.file_ts if self.file_ts is not None else [_ms(e.get("timestamp")) for e in entries]
+        self.ts: Any = self.file_ts if self.file_ts is not None else [_ms(e.get("timestamp")) for e in entries]
         self.file_ts = None
         # A message entry's row is made as soon as the walk has entered it, and the entry then
         # keeps only what the walk may read again (see _slim): except for pi's own files (the
@@ -305,7 +306,7 @@ class _Extractor(TableColumns):
         self.call_row_at = array("q", [-1]) * n  # entry position -> its model_calls row (-1: none)
         self.path_at: list[int] = []  # the positions of the walk's path
         self.pending_tools: dict[str, int] = {}  # toolCallId -> tool_calls row (current path)
-        self.depth = [0] * n
+        self.depth = array("q", bytes(8 * n))
         self.depth_of: dict[int, int] = {}  # id(entry) -> depth, for the usage anchor's entry
         visited = [False] * n
         bodies = self.bodies
@@ -386,11 +387,11 @@ class _Extractor(TableColumns):
         path_at = self.path_at = []
         bodies = self.bodies
         lean = bodies.pending if bodies is not None else None
-        # Positions to enter, and ~position (negative) to leave after the entry's subtree.
+        # Positions to enter, and _LEAVE to leave the last entered entry after its subtree.
         stack = starts[::-1]
         while stack:
             i = stack.pop()
-            if i < 0:
+            if i < 0:  # (_LEAVE)
                 leave()
                 path_at.pop()
                 changes = tool_undo.pop()
@@ -433,7 +434,7 @@ class _Extractor(TableColumns):
             elif kind == "message" and slim:
                 self._slim(i, entry)
             tool_undo.append(changes)
-            stack.append(~i)
+            stack.append(_LEAVE)
             kids = children[i]
             if kids is not None:
                 if kids.__class__ is int:

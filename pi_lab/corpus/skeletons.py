@@ -30,7 +30,7 @@ from pi_lab.corpus.reading import FileUnreadable, plain_pi_header
 from pi_lab.session._json import loads_object
 from pi_lab.session.storage import decode_and_parse
 
-__all__ = ["BodyReader", "LeanFile", "read_lean"]
+__all__ = ["BodyReader", "LeanFile", "Stamps", "read_lean"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
@@ -43,6 +43,49 @@ _BLOCK = 4 << 20
 _WINDOW = 4 << 20
 
 
+_NO_TIME = -(1 << 63)  # (a Stamps cell: no timestamp)
+_OTHER_TIME = _NO_TIME + 1  # (a Stamps cell: a value past 2**62 either way, kept in ``other``)
+
+
+class Stamps:
+    """The entries' epoch-ms timestamps (int or None) in an array of 64-bit integers: no int
+    object per entry, allocated among the skeletons, whose memory would then stay in use
+    after the skeletons are let go. ``stamps[i]`` and ``stamps[a:b]`` (a list) read like
+    the list of them."""
+
+    __slots__ = ("values", "other")
+
+    def __init__(self) -> None:
+        self.values = array("q")
+        self.other: dict[int, int] = {}
+
+    def append(self, value: int | None) -> None:
+        if value is None:
+            self.values.append(_NO_TIME)
+        elif -(1 << 62) < value < 1 << 62:
+            self.values.append(value)
+        else:  # (not a date JavaScript can hold; kept exactly all the same)
+            self.other[len(self.values)] = value
+            self.values.append(_OTHER_TIME)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            if not self.other:
+                return [None if t == _NO_TIME else t for t in self.values[key]]
+            return [self[k] for k in range(*key.indices(len(self.values)))]
+        return self._cell(key, self.values[key])
+
+    def _cell(self, i: int, value: int) -> int | None:
+        if value == _NO_TIME:
+            return None
+        if value == _OTHER_TIME:
+            return self.other[i]
+        return value
+
+
 class LeanFile:
     """What :func:`read_lean` read: ``read_pi_entries``'s five values, the entries' epoch-ms
     timestamps, and the reader of the skeletons' bodies (None when no line became one)."""
@@ -50,7 +93,7 @@ class LeanFile:
     __slots__ = ("header", "entries", "version", "skipped", "partial", "ts", "bodies")
 
     def __init__(self, header: Entry, entries: list[Entry], version: int, skipped: int, partial: bool,
-                 ts: list[int | None], bodies: BodyReader | None):
+                 ts: Stamps, bodies: BodyReader | None):
         self.header, self.entries, self.version, self.skipped, self.partial = header, entries, version, skipped, partial
         self.ts, self.bodies = ts, bodies
 
@@ -126,7 +169,7 @@ def read_lean(path: str, first: bytes, handle: BinaryIO) -> LeanFile | None:
     if header is None:
         return None
     entries: list[Entry] = []
-    ts: list[int | None] = []
+    ts = Stamps()
     offsets, lengths = array("q"), array("q")
     skipped: list[int] = []
     number = 1
@@ -173,7 +216,7 @@ def read_lean(path: str, first: bytes, handle: BinaryIO) -> LeanFile | None:
     return LeanFile(header, entries, header["version"], len(skipped), partial, ts, bodies)
 
 
-def _parse_block(data: bytes, stop: int, base: int, number: int, entries: list[Entry], ts: list[int | None],
+def _parse_block(data: bytes, stop: int, base: int, number: int, entries: list[Entry], ts: Stamps,
                  offsets: array, lengths: array, skipped: list[int]) -> int:
     """Parse the lines of ``data[:stop]`` (each ends with its newline) as
     :func:`pi_lab.session.storage.parse_lines` does, appending each entry (or its skeleton)
