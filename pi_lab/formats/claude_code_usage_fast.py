@@ -39,6 +39,7 @@ from pi_lab.formats.agent_usage_lines import (
     dict_line,
     parsed_lines,
     read_file,
+    split_lines,
     utf8_valid,
 )
 
@@ -256,7 +257,7 @@ class _Reader:
                 self.line(_Fields(parsed))
             return
         errors, line = TYPED_ERRORS, self.line
-        for raw in data.split(b"\n"):
+        for raw in split_lines(data):
             try:
                 typed = decode(raw)
             except errors:

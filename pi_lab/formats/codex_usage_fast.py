@@ -28,6 +28,7 @@ from pi_lab.formats.agent_usage_lines import (
     dict_line,
     parsed_lines,
     read_file,
+    split_lines,
     utf8_valid,
 )
 
@@ -192,7 +193,7 @@ class _Calls:
         # The dict way's rules (line(), _item(), _token_count()) with their common cases written
         # out: about 1 µs a line less, most of this loop's time.
         errors, flush, sides = TYPED_ERRORS, self._flush, _SIDES
-        for number, raw in enumerate(data.split(b"\n"), start=1):
+        for number, raw in enumerate(split_lines(data), start=1):
             try:
                 line = decode(raw)
             except errors:

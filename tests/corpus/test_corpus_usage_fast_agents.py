@@ -51,7 +51,7 @@ def assert_same_file(path: Path, agent: str, *, fast: bool | None = None) -> Non
             # Every key but those of made-up ids (no call's id can equal one of them).
             assert not got["unread"]
             keys = usage_lines._keys({"id": i, "timestamp": t} for i, t in got["raw_keys"])
-            keys |= {(c[0], c[1]) for c in got["calls"]}
+            keys |= {(usage_lines._safe(c[0]), c[1]) for c in got["calls"]}  # (as _claude_keys)
             assert keys == {k for k in want["keys"] if not made_up_id(k[0])}
         else:
             assert got["keys"] == want["keys"]
