@@ -26,6 +26,7 @@ from typing import Any
 
 from pi_lab.errors import PiLabError
 from pi_lab.export.data import export_data
+from pi_lab.export.sharing import share_strings
 from pi_lab.session.output import OutputRefused, check_output, replacing
 from pi_lab.session.protocol import ReadableSession
 
@@ -223,7 +224,11 @@ def _open_any(session_file: str) -> Any:
     except UnknownSessionFormat:
         agent = "pi"
     if agent == "pi":
-        return SessionManager.open(session_file, read_only=True, lazy=False)  # it embeds every body
+        sm = SessionManager.open(session_file, read_only=True, lazy=False)  # it embeds every body
+        # Held to the last chunk and seen by nobody else: its repeated short strings become one
+        # object each (equal values; about 0.18 KB an entry of a generated session).
+        share_strings(sm.entries)
+        return sm
     from pi_lab.formats import open_session
 
     return open_session(session_file)
