@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from browser.conftest import _skip_reason
+from test_widget import click_until_selected
 
 from pi_lab.data import recorded_session
 
@@ -132,16 +133,8 @@ def test_the_widget_works_in_marimo(browser, tmp_path, shots):
         # (rows are recycled as the list scrolls: the row is found again by its entry id)
         selected = rows.nth(3).get_attribute("data-id")
         row = page.locator(f".pi-lab .pi-row[data-id='{selected}']")
-        # marimo may still be hydrating the output on a loaded machine: a click that lands on a
-        # node it then replaces is lost, so the click is repeated until the row is selected
-        for attempt in range(4):
-            row.click()
-            try:
-                expect(row).to_have_attribute("aria-selected", "true", timeout=10_000)
-                break
-            except AssertionError:
-                if attempt == 3:
-                    raise
+        # (marimo may still be hydrating the output on a loaded machine)
+        click_until_selected(row)
         expect(page.get_by_text(f"selected: {selected}")).to_be_visible()
         page.screenshot(path=str(shots / "marimo-widget.png"), full_page=True)
         # the widget's own requests go through marimo's messages: the what-if replay answers

@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import lab_server as _lab_server_fixture
-from test_widget import kernel_json, run_notebook, write_notebook
+from test_widget import click_until_selected, kernel_json, run_notebook, write_notebook
 
 from pi_lab.data import recorded_session
 
@@ -73,8 +73,7 @@ def test_the_widget_draws_without_the_lab_extension(page, bare_lab, screenshot_d
     # a click selects a row, and the kernel sees the selection
     entry = rows.nth(2).get_attribute("data-id")
     row = widget.locator(f".pi-row[data-id='{entry}']")
-    row.click()
-    expect(row).to_have_attribute("aria-selected", "true")
+    click_until_selected(row)
     page.wait_for_function(f"() => document.querySelector('.pi-lab .pi-row[aria-selected=true]')?.dataset.id === {entry!r}")
     assert kernel_json(page, "w.selected_id") == entry
     page.screenshot(path=str(screenshot_dir / "no-labextension.png"))

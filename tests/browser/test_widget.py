@@ -71,6 +71,22 @@ def run_notebook(page, open_lab, name: str) -> None:
     page.locator(".pi-lab .pi-row").first.wait_for(timeout=60_000)
 
 
+def click_until_selected(row, attempts: int = 4) -> None:
+    """Click ``row`` until it is the selected row.
+
+    On a loaded machine the page may still replace the output it just drew (Lab and marimo
+    re-render a widget's view as its first messages arrive): a click that lands on a node
+    being replaced is lost, as a person's would be, and they would click again."""
+    for attempt in range(attempts):
+        row.click()
+        try:
+            expect(row).to_have_attribute("aria-selected", "true", timeout=10_000)
+            return
+        except AssertionError:
+            if attempt == attempts - 1:
+                raise
+
+
 def widget_cell(path: Path, *options: str) -> str:
     """The cell that shows a SessionWidget on `path` (writable where the test needs to act)."""
     args = ", ".join([repr(str(path)), *options])
