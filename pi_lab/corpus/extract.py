@@ -35,6 +35,7 @@ from pi_lab.corpus.fields import (
     _usage_row,
     _window,
 )
+from pi_lab.corpus.measures import CompactMeasures
 from pi_lab.corpus.reading import (
     FileUnreadable,
     other_agent,
@@ -217,6 +218,7 @@ class _Extractor(TableColumns):
         self.partial = partial
         self.session_id = header["id"]
         self.stats = MeasureCache()
+        self.stats.plain = CompactMeasures()  # (a measure per entry, to the end of the walk)
         self.calls = CallRows()
         self.tool_rows: list[tuple[Any, ...]] = []
         self.tool_start: list[Any] = []  # call time of each tool row, for the seconds until its result

@@ -1,5 +1,5 @@
-"""The lean read (pi_lab.corpus.skeletons: skeletons, bodies read back as the walk enters them)
-gives the rows of the whole-bytes read, value for value and type for type, on sessions with
+"""The lean read (pi_lab.corpus.skeletons: skeletons, bodies read back as the walk enters them;
+compact measures, pi_lab.corpus.measures) gives the rows of the whole-bytes read with plain ones, value for value and type for type, on sessions with
 branches, compactions, context edits, branch summaries, forks, cycles, broken and unfinished
 lines, lone surrogates and invalid UTF-8, whole and a few rows at a time."""
 
@@ -21,8 +21,14 @@ from pi_lab.corpus.tables import columns_to_tables
 
 
 def _whole(path: Path) -> dict[str, dict[str, list[Any]]]:
-    """The rows of the whole-bytes read (every line parsed at once: the reference)."""
-    return extract_module._prepare(path.read_bytes(), str(path)).columns()
+    """The rows of the whole-bytes read (every line parsed at once) with the walk's measures
+    in a plain dict: the reference."""
+    compact = extract_module.CompactMeasures
+    extract_module.CompactMeasures = dict  # type: ignore[misc]
+    try:
+        return extract_module._prepare(path.read_bytes(), str(path)).columns()
+    finally:
+        extract_module.CompactMeasures = compact  # type: ignore[misc]
 
 
 def _same(path: Path) -> None:
@@ -158,3 +164,19 @@ def test_a_file_rewritten_during_the_walk_is_unreadable(tmp_path, monkeypatch):
     path.write_bytes(path.read_bytes().replace(b'"id": "r', b'"id": "q'))
     with pytest.raises(extract_module.FileUnreadable):
         extractor.columns()
+
+
+def test_compact_measures_read_back_equal():
+    from pi_lab.corpus.measures import CompactMeasures
+
+    shapes = [(1, 5, None, 0, None), (1, 300, (1200, 300), 0, None), (1, 7, (10.5, 7), 0, None),
+              (2, 9, (40, 9), 0, None), (1, 4, None, 4, [{"role": "system"}]), (0, 0, None, 0, None),
+              (1, 5.0, None, 0, None), (1, 2, (3, 2), 0.0, None)]
+    plain: dict[int, Any] = {}
+    compact = CompactMeasures()
+    for k, shape in enumerate(shapes):
+        plain[k] = compact[k] = shape
+    for k in range(len(shapes)):
+        assert repr(compact[k]) == repr(compact.get(k)) == repr(plain[k])
+        assert k in compact
+    assert compact.get(99) is None and compact.get(99, 1) == 1
