@@ -24,7 +24,12 @@ workers it waited for, peak RSS of the largest one), TZ=UTC, after one untimed r
 * ``fill``: ``pi-lab usage DIR --by day --json`` with an empty cache (every table computed and
   written to the cache, the report kept beside it);
 * ``cached``: ``pi-lab usage DIR --by day --json`` with its cache filled (by an untimed run);
-* ``scan-cached``: ``Corpus.scan([DIR])`` with the cache filled (the whole process).
+* ``scan-cached``: ``Corpus.scan([DIR])`` with the cache filled (the whole process);
+* ``rescan``: ``Corpus.scan([DIR])`` with the cache filled and one file's mtime changed: that file
+  is read again, every other file's rows come from the cache, and a new generation is written.
+
+Peak RSS is the largest single process's (the scan's own or one of its readers'); from 256 MB of
+sessions a scan spills its rows to a private temporary folder (pi_lab/corpus/spill.py).
 
 Prints the load average before and after and a Markdown table (also ``<dir>/results.md``), and
 checks that pi_lab's days agree with ccusage's (they differ only where ccusage counts a fork's
@@ -115,6 +120,12 @@ def build(folder: Path, sessions: int, forks: int, sizes: tuple[int, ...], seed:
     return {"files": len(found), "bytes": sum(p.stat().st_size for p in found), "fixtures": real}
 
 
+def _touch_one(folder: Path) -> None:
+    """Give the first session file a new mtime (its bytes unchanged): a cached scan reads it again."""
+    first = min(folder.rglob("*.jsonl"))
+    os.utime(first, ns=(time.time_ns(), time.time_ns()))
+
+
 def measure(command: list[str], env: dict[str, str]) -> dict:
     """Wall seconds, CPU seconds and peak RSS (MB) of ``command`` under /usr/bin/time -v."""
     started = time.perf_counter()
@@ -155,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                     "a century later each (see build)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", default="usage,ccusage,scan,corpus,cached,scan-cached",
-                    help="of usage, usage-orjson, usage-w1, ccusage, scan, corpus, fill, cached, scan-cached")
+                    help="of usage, usage-orjson, usage-w1, ccusage, scan, corpus, fill, cached, scan-cached, rescan")
     ap.add_argument("--no-ccusage", action="store_true")
     ap.add_argument("--warmup", default=None, help="steps run once untimed first (default: every step; the cached "
                     "steps need a filled cache, which the untimed run of a cache-filling step such as 'cached' or "
@@ -196,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         "cached": (pi_lab + ["usage", str(folder), "--by", "day", "--json", "--cache-dir", str(cache)], None),
         "scan-cached": ([PYTHON, "-c", "import sys; from pi_lab.corpus import Corpus; Corpus.scan([sys.argv[1]], cache=sys.argv[2])",
                          str(folder), str(cache)], None),
+        "rescan": ([PYTHON, "-c", "import sys; from pi_lab.corpus import Corpus; Corpus.scan([sys.argv[1]], cache=sys.argv[2])",
+                    str(folder), str(cache)], lambda: _touch_one(folder)),
     }
     hidden = args.dir / "no-msgspec"
     hidden.mkdir(exist_ok=True)
