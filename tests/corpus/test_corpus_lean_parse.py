@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_builders import a, build_corpus, overflow_entries, parent_entries, write_session
-from helpers import entry, header, msg, tool_result, usage, user_msg
+from corpus_builders import MODEL, a, build_corpus, overflow_entries, parent_entries, write_session
+from helpers import asst_msg, entry, header, msg, tool_result, usage, user_msg
 
 import pi_lab.corpus.extract as extract_module
 import pi_lab.corpus.skeletons as skeletons
@@ -81,7 +81,7 @@ def _random_lines(seed: int, n: int) -> list[str]:
         elif roll < 0.93:  # the same id again (the last one wins the index)
             line = msg(rng.choice(ids) if ids else eid, parent, user_msg("again"), k)
         else:
-            line = msg(eid, parent, a(None, usage(0, 0), stop="error", error="overloaded"), k)
+            line = msg(eid, parent, asst_msg(None, model=MODEL, use=usage(0, 0), stop="error", error="overloaded"), k)
         ids.append(eid)
         lines.append(json.dumps(line, ensure_ascii=rng.random() < 0.5))
     return lines
@@ -115,7 +115,9 @@ def test_hostile_lines_give_the_same_rows(tmp_path):
     raw = ('{"type":"message","id":"b1","parentId":"s1","timestamp":"2026-01-01T00:00:01.000Z",'
            '"message":{"role":"user","content":"bad \xff byte","timestamp":1}}')
     lines += ["not json", "", "7", "null", json.dumps(header("H2")), "\ufeff" + body[20]]
-    lines += [json.dumps(msg(["x"], "r5", user_msg("list id"), 3)), json.dumps(msg("w1", ["r5"], user_msg("list parent"), 3))]
+    odd_id, odd_parent = msg("x", "r5", user_msg("list id"), 3), msg("w1", "r5", user_msg("list parent"), 3)
+    odd_id["id"], odd_parent["parentId"] = ["x"], ["r5"]
+    lines += [json.dumps(odd_id), json.dumps(odd_parent)]
     lines += body[21:]
     data = ("\n".join(lines) + "\n").encode("utf-8").replace(b"\\u00ff", b"\xff")
     data += raw.encode("latin-1") + b"\n"
