@@ -55,6 +55,39 @@ READ_BACK = ()
 _CALL_FLOATS = frozenset(("context_tokens_est", "context_tokens_projected", *_USAGE_COLUMNS))
 
 
+class Children:
+    """Each entry's children, by position: ``first[i]`` its first child (-1: none), and for
+    the entries with more than one, ``more[i]`` all of them in file order (nearly every entry
+    of a session has one child: an int in an array, no object, for it)."""
+
+    __slots__ = ("first", "more")
+
+    def __init__(self, n: int) -> None:
+        self.first = array("q", [-1]) * n
+        self.more: dict[int, list[int]] = {}
+
+    def add(self, parent: int, child: int) -> None:
+        first = self.first[parent]
+        if first < 0:
+            self.first[parent] = child
+        else:
+            kids = self.more.get(parent)
+            if kids is None:
+                self.more[parent] = [first, child]
+            else:
+                kids.append(child)
+
+    def counts(self, a: int, b: int) -> list[int]:
+        """The number of children of entries ``a`` to ``b``."""
+        more = self.more
+        counts = [0 if f < 0 else 1 for f in self.first[a:b]]
+        if more:
+            for i, kids in more.items():
+                if a <= i < b:
+                    counts[i - a] = len(kids)
+        return counts
+
+
 class CallRows:
     """The model_calls rows of one file, kept by column (a tuple per row and a float object
     per cell cost about 0.5 KB a call). Rows are appended as tuples of :data:`_CALL_ROW`'s
@@ -102,7 +135,7 @@ class TableColumns:
     ids: list[Any]
     ts: Any  # a list or a Stamps: ts[i], ts[a:b] (a list)
     active: list[bool]
-    children: list[Any]  # per entry: None, its one child's position, or the list of them
+    children: Children
     labels: dict[str, str]
     index_of: dict[str, int]
     depth: array
@@ -258,7 +291,7 @@ class TableColumns:
                         _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")),
                         entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None,
                     ))
-        child_count = [_count(k) for k in self.children[a:b]]
+        child_count = self.children.counts(a, b)
         labels = self.labels
         parents = [e.get("parentId") for e in entries[a:b]]
         ec = {
@@ -289,7 +322,7 @@ class TableColumns:
         """What :meth:`_session_row` reads of the other tables, without their rows: the
         columns it reads over the file's arrays (``messages``: the file's message rows)."""
         calls = self.calls
-        child_count = [_count(k) for k in self.children]
+        child_count = self.children.counts(0, len(self.kinds))
         return {
             "sessions": {f.name: [] for f in SCHEMAS["sessions"]},
             "entries": {"timestamp": self.ts[0:len(self.kinds)], "type": [k if isinstance(k, str) else None for k in self.kinds],
@@ -328,11 +361,6 @@ class TableColumns:
         }
         for key, value in row.items():
             sc[key].append(value)
-
-
-def _count(kids: Any) -> int:
-    """The number of children of an entry by its ``children`` cell."""
-    return 0 if kids is None else 1 if kids.__class__ is int else len(kids)
 
 
 def _str(value: Any) -> str | None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from pi_lab.compaction.context_walk import ContextWalk, MeasureCache
 from pi_lab.compaction.tokens import estimate_tokens
-from pi_lab.corpus.columns import _NO_USAGE, READ_BACK, CallRows, TableColumns, _str, _str_list
+from pi_lab.corpus.columns import _NO_USAGE, READ_BACK, CallRows, Children, TableColumns, _str, _str_list
 from pi_lab.corpus.fields import (
     _content_bytes,
     _float,
@@ -242,9 +242,7 @@ class _Extractor(TableColumns):
         for i, entry_id in enumerate(ids):
             if entry_id.__class__ is str:
                 index_of[entry_id] = i
-        # Each entry's children: None, the one child's position (nearly every entry in a
-        # session has one child: no list for it), or the list of them.
-        children: list[int | list[int] | None] = [None] * n
+        children = Children(n)
         roots: list[int] = []
         # In pi's own files the entries are kept to the end of the walk: a parentId holds the
         # same string object as its parent's id (equal text, one copy, 57 bytes an entry less).
@@ -257,13 +255,7 @@ class _Extractor(TableColumns):
             else:
                 if share_parent:
                     entry["parentId"] = ids[parent]
-                kids = children[parent]
-                if kids is None:
-                    children[parent] = i
-                elif kids.__class__ is int:
-                    children[parent] = [kids, i]  # type: ignore[list-item]
-                else:
-                    kids.append(i)  # type: ignore[union-attr]
+                children.add(parent, i)
         labels: dict[str, str] = {}
         name: str | None = None
         for i, kind in enumerate(kinds):
@@ -310,7 +302,7 @@ class _Extractor(TableColumns):
         self.pending_tools: dict[str, int] = {}  # toolCallId -> tool_calls row (current path)
         self.depth = array("q", bytes(8 * n))
         self.depth_of: dict[int, int] = {}  # id(entry) -> depth, for the usage anchor's entry
-        visited = [False] * n
+        visited = bytearray(n)
         bodies = self.bodies
         if bodies is not None and _reached(roots, children) < n:
             # A parentId cycle: its entries are walked from their path computed from scratch,
@@ -378,8 +370,9 @@ class _Extractor(TableColumns):
             self._session_row(totals, self.name)
             yield "sessions", totals["sessions"]
 
-    def _walk(self, starts: list[int], visited: list[bool], fallback: bool = False) -> None:
-        entries, kinds, children = self.entries, self.kinds, self.children
+    def _walk(self, starts: list[int], visited: bytearray, fallback: bool = False) -> None:
+        entries, kinds = self.entries, self.kinds
+        first_child, more_children = self.children.first, self.children.more
         depth, depth_of, pending = self.depth, self.depth_of, self.pending_tools
         walk = ContextWalk(self.stats, depth_of)
         path = walk.path
@@ -406,7 +399,7 @@ class _Extractor(TableColumns):
                 continue
             if visited[i]:
                 continue
-            visited[i] = True
+            visited[i] = 1
             entry = entries[i]
             if lean is not None and lean[i]:
                 bodies.restore(i, entry)  # type: ignore[union-attr]  (lean is its pending flags)
@@ -437,12 +430,13 @@ class _Extractor(TableColumns):
                 self._slim(i, entry)
             tool_undo.append(changes)
             stack.append(_LEAVE)
-            kids = children[i]
-            if kids is not None:
-                if kids.__class__ is int:
-                    stack.append(kids)  # type: ignore[arg-type]
+            kid = first_child[i]
+            if kid >= 0:
+                kids = more_children.get(i) if more_children else None
+                if kids is None:
+                    stack.append(kid)
                 else:
-                    stack.extend(reversed(kids))  # type: ignore[arg-type]
+                    stack.extend(reversed(kids))
 
     def _slim(self, i: int, entry: Entry) -> None:
         """Make entry ``i``'s message row now, and let go of its body.
@@ -653,17 +647,21 @@ class _Extractor(TableColumns):
         ))
 
 
-def _reached(roots: list[int], children: list[Any]) -> int:
+def _reached(roots: list[int], children: Children) -> int:
     """How many entries the walk from ``roots`` reaches (fewer than all: a parentId cycle)."""
+    first, more = children.first, children.more
     stack = list(roots)
     count = 0
     while stack:
-        kids = children[stack.pop()]
+        i = stack.pop()
         count += 1
-        if kids.__class__ is int:
-            stack.append(kids)
-        elif kids is not None:
-            stack.extend(kids)
+        kid = first[i]
+        if kid >= 0:
+            kids = more.get(i)
+            if kids is None:
+                stack.append(kid)
+            else:
+                stack.extend(kids)
     return count
 
 
