@@ -7,8 +7,8 @@
   so the rest of a line (message content, tool output) is skipped in C, never built. A typed
   decode answers only when its answer is the adapters': it raises :data:`TYPED_ERRORS` for every
   line it cannot answer for, and that line goes the :func:`dict_line` way:
-  - a kept field of another type than declared (an int where a string is read, a float or a bool
-    counter, a counter past int64 where orjson gives a float) fails validation;
+  - a kept field of another type than declared (an int where a string is read, a float, bool,
+    null or negative counter, a counter past int64 where orjson gives a float) fails validation;
   - a lone surrogate, a raw control character, a BOM, trailing bytes or deep nesting anywhere in
     the line fail decoding, as they fail orjson;
   - duplicate keys: the last one wins, as in JSON.parse and orjson;
@@ -32,11 +32,11 @@ import orjson
 
 from pi_lab.session._json import loads_object
 
-__all__ = ["TYPED_ERRORS", "INT64_BOUNDS", "UNSET", "decoder", "dict_line", "parsed_lines", "read_file",
+__all__ = ["TYPED_ERRORS", "COUNT_BOUNDS", "UNSET", "decoder", "dict_line", "parsed_lines", "read_file",
            "split_lines", "utf8_valid"]
 
 # (without msgspec every line goes the dict way, with the same answers)
-INT64_BOUNDS: Any = None  # an int counter's bounds (``Annotated[int, INT64_BOUNDS]``)
+COUNT_BOUNDS: Any = None  # a token counter's bounds (``Annotated[int, COUNT_BOUNDS] = 0``)
 UNSET: Any = object()  # a field the line does not hold (msgspec's UNSET when installed)
 TYPED_ERRORS: tuple[type[BaseException], ...] = ()
 _DECODER: Any = None
@@ -45,8 +45,9 @@ try:
 except ImportError:  # pragma: no cover (msgspec is a dependency)
     pass
 else:
-    # orjson gives a float past int64 (past uint64 for positive ones): those lines go its way.
-    INT64_BOUNDS = msgspec.Meta(ge=-(2**63), le=2**63 - 1)
+    # A counter the rules read as itself: a non-negative int (one past int64, where orjson gives a
+    # float, or a negative or null one, which the rules read as 0, sends its line the dict way).
+    COUNT_BOUNDS = msgspec.Meta(ge=0, le=2**63 - 1)
     UNSET = msgspec.UNSET
     # (ValidationError is a DecodeError; a deep nesting raises RecursionError)
     TYPED_ERRORS = (msgspec.DecodeError, RecursionError)

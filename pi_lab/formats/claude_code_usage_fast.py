@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from pi_lab.formats.agent_usage_lines import (
-    INT64_BOUNDS,
+    COUNT_BOUNDS,
     TYPED_ERRORS,
     UNSET,
     decoder,
@@ -76,9 +76,7 @@ def _counters(usage: Any) -> tuple[int, int, int, int]:
     if usage is None:
         return (0, 0, 0, 0)
     if usage.__class__ is _TYPED_USAGE:
-        values = _astuple(usage)  # (ints or None: no other type gets through the decode)
-        if None not in values and min(values) >= 0:
-            return values
+        return _astuple(usage)  # (non-negative ints: no other value gets through the decode)
     return (_int(usage.input_tokens), _int(usage.output_tokens), _int(usage.cache_read_input_tokens),
             _int(usage.cache_creation_input_tokens))
 
@@ -101,10 +99,10 @@ except ImportError:  # pragma: no cover (msgspec is a dependency)
     pass
 else:
     class _Usage(msgspec.Struct, gc=False):
-        input_tokens: Annotated[int, INT64_BOUNDS] | None = None
-        output_tokens: Annotated[int, INT64_BOUNDS] | None = None
-        cache_read_input_tokens: Annotated[int, INT64_BOUNDS] | None = None
-        cache_creation_input_tokens: Annotated[int, INT64_BOUNDS] | None = None
+        input_tokens: Annotated[int, COUNT_BOUNDS] = 0
+        output_tokens: Annotated[int, COUNT_BOUNDS] = 0
+        cache_read_input_tokens: Annotated[int, COUNT_BOUNDS] = 0
+        cache_creation_input_tokens: Annotated[int, COUNT_BOUNDS] = 0
 
     class _Message(msgspec.Struct, gc=False):
         id: str | None = None
@@ -256,7 +254,10 @@ class _Reader:
             for _number, parsed in parsed_lines(data):
                 self.line(_Fields(parsed))
             return
-        errors, line = TYPED_ERRORS, self.line
+        # line()'s rules, with the two commonest kinds written out (a response line, a user
+        # message): most of this loop's time is spent per line.
+        errors, line, assistant, owner, nodes = TYPED_ERRORS, self.line, self._assistant, self.owner, self.nodes
+        file = self.file
         for raw in split_lines(data):
             try:
                 typed = decode(raw)
@@ -268,7 +269,24 @@ class _Reader:
                 if parsed is not None:
                     line(_Fields(parsed))
                 continue
-            line(typed)
+            message = typed.message
+            if message is None or (file == 0 and len(self.facts) < 2):
+                line(typed)
+                continue
+            kind, uuid = typed.type, typed.uuid
+            if uuid is not None and uuid in owner:
+                raise _Plain  # (a uuid used twice: the adapter makes up an id for the second)
+            if kind == "assistant":
+                # (a typed id and request id are strings or None already)
+                assistant(typed, uuid, message, (message.id, typed.requestId))
+            elif kind == "user":
+                timestamp = typed.timestamp
+                node = ["message", uuid, None if timestamp is UNSET else timestamp, file, None]
+                nodes.append(node)
+                if uuid is not None:
+                    owner[uuid] = node
+            else:
+                line(typed)
 
     def _facts(self, line: Any) -> None:
         for key in ("sessionId", "cwd"):
@@ -288,7 +306,7 @@ class _Reader:
             raise _Plain  # (a uuid used twice: the adapter makes up an id for the second)
         message = line.message
         if kind == "assistant" and message is not None:
-            self._assistant(line, uuid, message)
+            self._assistant(line, uuid, message, (_s(message.id), _s(line.requestId)))
             return
         timestamp = line.timestamp
         if timestamp is UNSET:
@@ -313,8 +331,8 @@ class _Reader:
         if uuid is not None:
             self.owner[uuid] = node
 
-    def _assistant(self, line: Any, uuid: str | None, message: Any) -> None:
-        key = (_s(message.id), _s(line.requestId))
+    def _assistant(self, line: Any, uuid: str | None, message: Any, key: tuple[str | None, str | None]) -> None:
+        """A response line (``key``: its message id and request id, strings or None)."""
         usage = message.usage
         total = sum(_counters(usage))  # (the adapter's _usage_total of its pi_usage)
         parent = self._streamed_parent(line.parentUuid, key)
@@ -341,7 +359,9 @@ class _Reader:
         entry of the same response."""
         if key[0] is None:
             return None
-        node = self._resolve(raw_parent)
+        node = self.owner.get(raw_parent) if raw_parent.__class__ is str else None
+        if node is None or node[_FILE] != self.file:
+            node = self._resolve(raw_parent)  # (the rare ways: an unknown name, another file's entry)
         for _ in range(64):
             if node is None:
                 return None
@@ -426,14 +446,12 @@ def _usage(resolved: str, data: bytes) -> ClaudeUsage | None:
         reader.data(sub_data)
     if _made_up_among(reader.owner):
         return None
-    first = next((n[_TIME] for n in reader.nodes if _s(n[_TIME])), None)
+    nodes = reader.nodes
+    first = next((n[_TIME] for n in nodes if _s(n[_TIME])), None)
     found = ClaudeUsage(session_id or os.path.splitext(os.path.basename(resolved))[0], cwd or ".", first or "")
-    calls, keys = found.calls, found.keys
-    for node in reader.nodes:
-        if node[_KIND] == "assistant":
-            if node[_ID] is None:
-                return None  # (a response with no uuid: its id is made up)
-            calls.append(ClaudeCall(node[_ID], node[_TIME], node[_MODEL], pi_usage(node[_USAGE])))
-        elif node[_ID] is not None:
-            keys.append((node[_ID], node[_TIME]))
+    responses = [n for n in nodes if n[_KIND] == "assistant"]
+    if any(n[_ID] is None for n in responses):
+        return None  # (a response with no uuid: its id is made up)
+    found.calls = [ClaudeCall(n[_ID], n[_TIME], n[_MODEL], pi_usage(n[_USAGE])) for n in responses]
+    found.keys = [(n[_ID], n[_TIME]) for n in nodes if n[_ID] is not None and n[_KIND] != "assistant"]
     return found

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from pi_lab.formats.agent_usage_lines import (
-    INT64_BOUNDS,
+    COUNT_BOUNDS,
     TYPED_ERRORS,
     decoder,
     dict_line,
@@ -118,11 +118,11 @@ except ImportError:  # pragma: no cover (msgspec is a dependency)
     pass
 else:
     class _Counts(msgspec.Struct, gc=False):
-        input_tokens: Annotated[int, INT64_BOUNDS] | None = None
-        cached_input_tokens: Annotated[int, INT64_BOUNDS] | None = None
-        output_tokens: Annotated[int, INT64_BOUNDS] | None = None
-        reasoning_output_tokens: Annotated[int, INT64_BOUNDS] | None = None
-        total_tokens: Annotated[int, INT64_BOUNDS] | None = None
+        input_tokens: Annotated[int, COUNT_BOUNDS] = 0
+        cached_input_tokens: Annotated[int, COUNT_BOUNDS] = 0
+        output_tokens: Annotated[int, COUNT_BOUNDS] = 0
+        reasoning_output_tokens: Annotated[int, COUNT_BOUNDS] = 0
+        total_tokens: Annotated[int, COUNT_BOUNDS] = 0
 
     class _Info(msgspec.Struct, gc=False):
         total_token_usage: _Counts | None = None
@@ -143,14 +143,6 @@ else:
 
     _DECODE = decoder(_Line)
     _astuple = msgspec.structs.astuple
-
-
-def _typed_counts(counts: Any) -> tuple[int, ...]:
-    """:func:`_counts` of a decoded ``_Counts`` (ints or None: no other type gets through)."""
-    values = _astuple(counts)
-    if None in values or min(values) < 0:
-        return tuple(v if v is not None and v >= 0 else 0 for v in values)
-    return values
 
 
 def _assistant_side(kind: Any, role: Any) -> bool:
@@ -209,10 +201,10 @@ class _Calls:
                         flush()  # (no info: a repeat)
                     else:
                         total = info.total_token_usage
-                        if self._token_count(True, None if total is None else _typed_counts(total)):
+                        if self._token_count(True, None if total is None else _astuple(total)):
                             last = info.last_token_usage
                             if last is not None:
-                                self._price(dict(zip(_COUNTS, _typed_counts(last))))
+                                self._price(dict(zip(_COUNTS, _astuple(last))))
                 if self.first_timestamp is None:
                     self._added(line.timestamp)
             elif kind == "response_item" and payload is not None:
