@@ -199,9 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     # One day boundary for everyone: ccusage groups by the local zone, pi_lab by UTC.
     env.update({"TZ": "UTC", "PYTHONPYCACHEPREFIX": str(base / "pycache"), "XDG_CACHE_HOME": str(base / "cache")})
 
-    big = _generate("claude", base / "big", 1, args.big_turns, 1)
+    # (--usage-only measures no large session: it is not written)
+    big = _generate("claude", base / "big", 1, args.big_turns, 1) if not args.usage_only else {}
     # the main file, not its sub-agent files
-    big_file = max((base / "big").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    big_file = max((base / "big").rglob("*.jsonl"), key=lambda p: p.stat().st_size) if not args.usage_only else None
     claude = _generate("claude", base / "claude", args.claude_sessions, args.claude_turns, 100)
     codex = _generate("codex", base / "codex", args.codex_sessions, args.codex_turns, 200)
     print(f"generated in {time.perf_counter() - started:.0f} s: big {big}, claude {claude}, codex {codex}", file=sys.stderr)
@@ -215,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # (a) the large session: open + first screen, each in a fresh process
     first_screen = 0.0
-    if not args.usage_only:
+    if big_file is not None:
         open_cmd = [python, "-c", OPEN_SCRIPT, str(big_file)]
         _run(open_cmd, env)  # untimed
         results = [json.loads(_run(open_cmd, env)[1]) for _ in range(args.repeat)]
@@ -236,11 +237,25 @@ def main(argv: list[str] | None = None) -> int:
         size = f"{stats['files']} files, {stats['bytes'] / 1e6:.0f} MB"
         cold_cmd = [python, "-m", "pi_lab.cli", "usage", str(folder), "--no-cache", "--by", "day", "--json"]
         warm_cmd = [python, "-m", "pi_lab.cli", "usage", str(folder), "--by", "day", "--json"]
+        cc_env = {**env, ("CLAUDE_CONFIG_DIR" if kind == "claude" else "CODEX_HOME"): str(folder)}
+        cc_cmd = [str(binary), kind, "daily", "--json", "--offline"] if binary is not None else None
         _run(cold_cmd, env)  # untimed: page cache, bytecode
-        cold, cold_out, cold_runs = _median(args.repeat, cold_cmd, env)
-        cold_cpu = _median.cpu  # type: ignore[attr-defined]
+        if cc_cmd is not None:
+            _run(cc_cmd, cc_env)  # untimed
+        # Cold pi_lab and ccusage take turns, run by run, so that a load changing on a shared
+        # machine weighs on both alike.
+        cold_runs, cold_cpus, cc_runs, cc_cpus, cc_out = [], [], [], [], ""
+        for _ in range(args.repeat):
+            took, cold_out = _run(cold_cmd, env)
+            cold_runs.append(took)
+            cold_cpus.append(_CPU[-1])
+            if cc_cmd is not None:
+                took, cc_out = _run(cc_cmd, cc_env)
+                cc_runs.append(took)
+                cc_cpus.append(_CPU[-1])
+        cold, cold_cpu = statistics.median(cold_runs), statistics.median(cold_cpus)
         rows.append((f"{label}: `pi-lab usage --no-cache --by day --json`", fmt_runs(cold, cold_runs), "",
-                     f"{size}; CPU {cold_cpu:.2f} s"))
+                     f"{size}; CPU {cold_cpu:.2f} s ({', '.join(f'{c:.2f}' for c in cold_cpus)})"))
         shutil.rmtree(cache, ignore_errors=True)
         _run(warm_cmd, env)  # fills the cache
         cached, cached_out, cached_runs = _median(args.repeat, warm_cmd, env)
@@ -248,15 +263,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"{label}: the same with its cache filled", fmt_runs(cached, cached_runs), "",
                      f"CPU {_median.cpu:.2f} s"))  # type: ignore[attr-defined]
         pi_days = _pi_lab_days(cold_out)
-        if binary is not None:
-            cc_env = {**env, ("CLAUDE_CONFIG_DIR" if kind == "claude" else "CODEX_HOME"): str(folder)}
-            cc_cmd = [str(binary), kind, "daily", "--json", "--offline"]
-            _run(cc_cmd, cc_env)  # untimed
-            cc, cc_out, cc_runs = _median(args.repeat, cc_cmd, cc_env)
-            cc_cpu = _median.cpu  # type: ignore[attr-defined]
+        if cc_cmd is not None:
+            cc, cc_cpu = statistics.median(cc_runs), statistics.median(cc_cpus)
             agree = _compare(pi_days, _ccusage_days(cc_out))
             rows.append((f"{label}: `ccusage {kind} daily --json --offline` ({CCUSAGE_VERSION}, native)",
-                         fmt_runs(cc, cc_runs), "", f"CPU {cc_cpu:.2f} s; tokens per day vs pi_lab: {agree}"))
+                         fmt_runs(cc, cc_runs), "",
+                         f"CPU {cc_cpu:.2f} s ({', '.join(f'{c:.2f}' for c in cc_cpus)}); tokens per day vs pi_lab: {agree}"))
             summary.append(f"{label}: pi_lab cold takes **{cold / cc:.1f}x** ccusage's time (CPU **{cold_cpu / cc_cpu:.1f}x**); "
                            f"cached, **{cached / cc:.2f}x** "
                            f"({'faster' if cached < cc else 'slower'} by {max(cc, cached) / min(cc, cached):.1f}x); "
