@@ -44,7 +44,7 @@ from pi_lab.corpus.reading import (
     read_pi_entries,
 )
 from pi_lab.corpus.schema import SCHEMAS, TABLE_NAMES
-from pi_lab.corpus.skeletons import BodyReader, Stamps, read_lean
+from pi_lab.corpus.skeletons import BodyReader, FileChanged, Stamps, read_lean
 from pi_lab.formats.claude_code import SUBAGENT_START
 from pi_lab.session._json import dumps, js_json
 from pi_lab.session._text import js_len, js_trim
@@ -79,7 +79,10 @@ def extract_file(path: str | os.PathLike[str]) -> dict[str, dict[str, list[Any]]
 
     Raises :class:`FileUnreadable` (or OSError) for a file that holds no session.
     """
-    return _read(path).columns()
+    try:
+        return _read(path).columns()
+    except FileChanged:  # (rewritten while its bodies were read back: read it again, whole)
+        return _read(path, lean=False).columns()
 
 
 def extract_tables(path: str | os.PathLike[str], batch_rows: int = 65_536) -> dict[str, Any]:
@@ -93,12 +96,17 @@ def extract_tables(path: str | os.PathLike[str], batch_rows: int = 65_536) -> di
     from pi_lab.corpus.schema import empty_table, to_table
 
     parts: dict[str, list[Any]] = {name: [] for name in TABLE_NAMES}
-    for name, columns in _read(path).parts(batch_rows):
-        parts[name].append(to_table(name, columns))
+    try:
+        for name, columns in _read(path).parts(batch_rows):
+            parts[name].append(to_table(name, columns))
+    except FileChanged:  # (rewritten while its bodies were read back: read it again, whole)
+        parts = {name: [] for name in TABLE_NAMES}
+        for name, columns in _read(path, lean=False).parts(batch_rows):
+            parts[name].append(to_table(name, columns))
     return {name: pa.concat_tables(parts[name]) if parts[name] else empty_table(name) for name in TABLE_NAMES}
 
 
-def _read(path: str | os.PathLike[str]) -> _Extractor:
+def _read(path: str | os.PathLike[str], lean: bool = True) -> _Extractor:
     """The extractor of a file, its bytes already dropped: a file's bytes are a third of what
     its parsed entries take, and the walk needs only the entries."""
     from pi_lab.session.storage import check_regular_file
@@ -111,16 +119,16 @@ def _read(path: str | os.PathLike[str]) -> _Extractor:
         # as the walk enters them (pi_lab.corpus.skeletons): the parsed bodies of a million
         # entries never exist at once. Anything else is read whole.
         first = handle.read(_FIRST_BLOCK)
-        lean = read_lean(path, first, handle)
-        if lean is None:
+        read = read_lean(path, first, handle) if lean else None
+        if read is None:
             data = first + handle.read()
             handle.close()
     except BaseException:
         handle.close()
         raise
-    if lean is not None:
-        extractor = _Extractor(path, lean.header, lean.entries, lean.version, lean.skipped, lean.partial)
-        extractor.file_ts, extractor.bodies = lean.ts, lean.bodies
+    if read is not None:
+        extractor = _Extractor(path, read.header, read.entries, read.version, read.skipped, read.partial)
+        extractor.file_ts, extractor.bodies = read.ts, read.bodies
         return extractor
     del first
     extractor = _prepare(data, path)

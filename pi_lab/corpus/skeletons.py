@@ -30,7 +30,7 @@ from pi_lab.corpus.reading import FileUnreadable, plain_pi_header
 from pi_lab.session._json import loads_object
 from pi_lab.session.storage import decode_and_parse
 
-__all__ = ["BodyReader", "LeanFile", "Stamps", "read_lean"]
+__all__ = ["BodyReader", "FileChanged", "LeanFile", "Stamps", "read_lean"]
 
 from pi_lab.session.entries import Entry  # noqa: E402  (one alias for every module)
 
@@ -41,6 +41,11 @@ _BLOCK = 4 << 20
 # Bodies are read back through a window of the file this large (a walk in file order reads
 # each byte once, one read per window).
 _WINDOW = 4 << 20
+
+
+class FileChanged(FileUnreadable):
+    """A skeleton's line no longer holds its entry: the file was rewritten while it was read
+    (the extractor reads it again, whole)."""
 
 
 _NO_TIME = -(1 << 63)  # (a Stamps cell: no timestamp)
@@ -113,7 +118,7 @@ class BodyReader:
 
     def read(self, i: int, entry: Entry) -> dict[str, Any]:
         """Skeleton ``entry`` (entry ``i``) whole, as its line reads: a new dict. Raises
-        :class:`FileUnreadable` when the line no longer holds that entry (the file was
+        :class:`FileChanged` when the line no longer holds that entry (the file was
         rewritten while it was read)."""
         offset, length = self.offsets[i], self.lengths[i]
         at = offset - self._start
@@ -125,7 +130,7 @@ class BodyReader:
         except orjson.JSONDecodeError:
             full = None
         if not isinstance(full, dict) or full.get("type") != "message" or full.get("id") != entry.get("id"):
-            raise FileUnreadable(f"the file changed while it was read (line at byte {offset})")
+            raise FileChanged(f"the file changed while it was read (line at byte {offset})")
         return full
 
     def restore(self, i: int, entry: Entry) -> None:
@@ -152,7 +157,7 @@ class BodyReader:
         self._window = handle.read(max(length, _WINDOW))
         self._start = offset
         if len(self._window) < length:
-            raise FileUnreadable(f"the file changed while it was read (line at byte {offset})")
+            raise FileChanged(f"the file changed while it was read (line at byte {offset})")
 
     def close(self) -> None:
         handle, self.handle = self.handle, None

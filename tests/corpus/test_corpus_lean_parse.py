@@ -160,12 +160,29 @@ def test_the_lean_read_keeps_skeletons_and_reads_every_body_back(tmp_path, monke
     assert len(set(restored)) == len(kept)
 
 
-def test_a_file_rewritten_during_the_walk_is_unreadable(tmp_path, monkeypatch):
+def test_a_file_rewritten_during_the_walk_is_read_again_whole(tmp_path, monkeypatch):
+    """The lean read notices a line that no longer holds its entry; extract_file and
+    extract_tables then read the file again, whole (the rows of what it holds now)."""
     path = _write(tmp_path / "w.jsonl", _random_lines(2, 30))
     extractor = extract_module._read(path)
-    path.write_bytes(path.read_bytes().replace(b'"id": "r', b'"id": "q'))
-    with pytest.raises(extract_module.FileUnreadable):
+    rewritten = path.read_bytes().replace(b'"id": "r', b'"id": "q')
+    path.write_bytes(rewritten)
+    with pytest.raises(skeletons.FileChanged):
         extractor.columns()
+    want = _whole(path)
+    real = skeletons.BodyReader.read
+
+    def read_after_a_rewrite(self, i, entry):
+        path.write_bytes(rewritten)
+        return real(self, i, entry)
+
+    monkeypatch.setattr(skeletons.BodyReader, "read", read_after_a_rewrite)
+    original = rewritten.replace(b'"id": "q', b'"id": "r')
+    path.write_bytes(original)  # (as it was when the lean read began)
+    assert repr(extract_module.extract_file(path)) == repr(want)
+    path.write_bytes(original)
+    tables = extract_module.extract_tables(path, batch_rows=5)
+    assert all(tables[name].equals(t) for name, t in columns_to_tables(want).items())
 
 
 def test_compact_measures_read_back_equal():
