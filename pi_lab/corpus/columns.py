@@ -16,6 +16,7 @@ from typing import Any
 
 from pi_lab.compaction.context_walk import MeasureCache
 from pi_lab.corpus.fields import _ms, _text_chars
+from pi_lab.corpus.measures import KnownTokens
 from pi_lab.corpus.schema import SCHEMAS
 from pi_lab.corpus.skeletons import BodyReader
 from pi_lab.session._text import js_len
@@ -143,6 +144,7 @@ class TableColumns:
     stats: MeasureCache
     shared: dict[str, str]
     message_rows: list[tuple[Any, ...] | None] | None
+    known_tokens: KnownTokens | None  # (set when the columns are made)
     bodies: BodyReader | None
     usage_of: dict[int, tuple[float, ...]]
     call_row_at: array  # entry position -> its model_calls row, -1 for none
@@ -188,14 +190,16 @@ class TableColumns:
         self.depth_of, self.call_row_at, self.pending_tools, self.tool_start = {}, array("q"), {}, []
         self.index_of = {}  # (ids are looked up no more)
         self.stats.edited.clear()
-        entries_of, plain, ids = self.entries, self.stats.plain, self.ids
+        # The measures too: the rows take only the one-message estimates from them, kept by
+        # position (the measures' dict, keyed by address, is a few tens of MB at a million).
+        self.known_tokens = KnownTokens(self.entries, self.kinds, self.stats.plain)
+        self.stats.plain = {}
+        entries_of, ids = self.entries, self.ids
         for start in range(0, n, step):
             stop = min(n, start + step)
             entries, rows = self._entry_columns(start, stop)
-            # Each entry is read for the last time: it goes now (with its measure, which is
-            # keyed by the object's address, and an address is reused once the object is freed).
+            # Each entry is read for the last time: it goes now.
             for i in range(start, stop):
-                plain.pop(id(entries_of[i]), None)
                 entries_of[i] = ids[i] = None
             messages += len(rows)
             yield "entries", entries

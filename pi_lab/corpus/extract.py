@@ -227,6 +227,7 @@ class _Extractor(TableColumns):
         self.session_id = header["id"]
         self.stats = MeasureCache()
         self.stats.plain = CompactMeasures()  # (a measure per entry, to the end of the walk)
+        self.known_tokens = None
         self.calls = CallRows()
         self.tool_rows: list[tuple[Any, ...]] = []
         self.tool_start: list[Any] = []  # call time of each tool row, for the seconds until its result
@@ -491,7 +492,12 @@ class _Extractor(TableColumns):
         if not isinstance(role, str):
             role = None
         # the walk estimated this entry's message already (one message, no edit)
-        known = self.stats.plain.get(id(entry))
+        known_tokens = self.known_tokens
+        if known_tokens is None:  # (during the walk)
+            known = self.stats.plain.get(id(entry))
+            tokens = known[1] if known is not None and known[0] == 1 else None
+        else:
+            tokens = known_tokens.get(i)
         stop, error = message.get("stopReason"), message.get("errorMessage")
         model, provider, tool = message.get("model"), message.get("provider"), message.get("toolName")
         share = self.shared.setdefault
@@ -502,7 +508,7 @@ class _Extractor(TableColumns):
         entry_id = self.ids[i]
         return (
             entry_id if entry_id.__class__ is str else None, self.ts[i], role, _text_chars(message.get("content")),
-            known[1] if known is not None and known[0] == 1 else estimate_tokens(message),
+            tokens if tokens is not None else estimate_tokens(message),
             stop, error if isinstance(error, str) else None, model, provider, tool,
             # a tool result's own usage too (a tool that called a model): pi counts it in
             # the session's spend (pi_lab.compaction.spend), not as a model call
