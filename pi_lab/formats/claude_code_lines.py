@@ -9,8 +9,7 @@ import os
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from pi_lab.compaction.tokens import js_json
-from pi_lab.session._json import loads_object
+from pi_lab.session._json import js_json, loads_object
 from pi_lab.session.ids import parse_iso_ms
 
 Entry = dict[str, Any]
