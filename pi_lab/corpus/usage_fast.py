@@ -177,7 +177,6 @@ def _other_usage(path: str, agent: str, data: bytes | None = None) -> dict[str, 
     # those a call's id can equal, once every file is read.
     found = _session(path, header, agent, calls, None)
     found["raw_keys"] = session.keys
-    found["unread"] = session.unread
     return found
 
 
@@ -353,18 +352,8 @@ def _claude_keys(sessions: list[dict[str, Any]]) -> None:
     complete = not any(made_up_id(i) for i in ids)
     for s in mine:
         raw = s.pop("raw_keys", None)
-        unread = s.pop("unread", None)
         if raw is None:
             continue
-        if complete and unread and not unread.isdisjoint(ids):
-            # (an entry of a line the reader did not parse has a call's id: its key is wanted)
-            from pi_lab.formats.claude_code_usage_fast import claude_code_usage
-
-            whole = claude_code_usage(s["file"], whole=True)
-            if whole is None:
-                complete = False
-            else:
-                raw = whole.keys
         if not complete:
             from pi_lab.corpus.extract import read_other
 

@@ -210,9 +210,6 @@ class ClaudeUsage:
     timestamp: Any
     calls: list[ClaudeCall] = field(default_factory=list)
     keys: list[tuple[str, Any]] = field(default_factory=list)
-    #: The uuids of lines that were not read (none: every line is read; kept for the callers
-    #: that ask, :func:`pi_lab.corpus.usage_fast._claude_keys`).
-    unread: set[str] = field(default_factory=set)
 
 
 # A node is a list (cheaper to make than an object, one per line): [kind, id, timestamp, file,
@@ -417,11 +414,11 @@ def _subagent_files(path: str) -> list[str]:
     return sorted(f for f in found if os.path.isfile(f))
 
 
-def claude_code_usage(path: str, data: bytes | None = None, *, whole: bool = True) -> ClaudeUsage | None:
+def claude_code_usage(path: str, data: bytes | None = None) -> ClaudeUsage | None:
     """The calls, keys and header facts of the Claude Code session at ``path`` (``data``: its
     bytes, if read), equal to ``ClaudeCodeSession.from_file(path)``'s; None when the session is
     not plain enough (see the module's doc). Every line is read, so ``keys`` holds every
-    entry's and ``unread`` is empty (``whole``: kept for callers that ask for that)."""
+    entry's whose id is a line's uuid."""
     resolved = os.path.abspath(path)
     if not os.path.basename(resolved).startswith("agent-") and _older_layout(os.path.dirname(resolved)):
         return None

@@ -252,7 +252,7 @@ def _write(path: Path, lines: list[Any]) -> None:
 def _claude_facts(found: Any) -> Any:
     if found is None:
         return None
-    return (found.session_id, found.cwd, found.timestamp, found.calls, sorted(found.keys, key=repr), found.unread)
+    return (found.session_id, found.cwd, found.timestamp, found.calls, sorted(found.keys, key=repr))
 
 
 def _codex_facts(found: Any) -> Any:
