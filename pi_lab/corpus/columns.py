@@ -78,6 +78,23 @@ class Children:
             else:
                 kids.append(child)
 
+    def reached(self, roots: list[int]) -> int:
+        """How many entries a walk from ``roots`` reaches (fewer than all: a parentId cycle)."""
+        first, more = self.first, self.more
+        stack = list(roots)
+        count = 0
+        while stack:
+            i = stack.pop()
+            count += 1
+            kid = first[i]
+            if kid >= 0:
+                kids = more.get(i)
+                if kids is None:
+                    stack.append(kid)
+                else:
+                    stack.extend(kids)
+        return count
+
     def counts(self, a: int, b: int) -> list[int]:
         """The number of children of entries ``a`` to ``b``."""
         more = self.more

@@ -36,6 +36,7 @@ from pi_lab.corpus.fields import (
     _window,
 )
 from pi_lab.corpus.measures import CompactMeasures
+from pi_lab.corpus.other_agents import read_other, read_other_session
 from pi_lab.corpus.reading import (
     FileUnreadable,
     other_agent,
@@ -156,7 +157,7 @@ def _prepare(data: bytes, path: str) -> _Extractor:
 def _prepare_other(path: str, agent: str) -> _Extractor:
     """The extractor of a Claude Code or Codex file, over its adapter's pi-shaped entries
     (:func:`read_other`)."""
-    sm, header, entries, copied_of = _read_other(path, agent)
+    sm, header, entries, copied_of = read_other_session(path, agent)
     skipped = len(sm.skipped_lines)
     if agent == "claude-code":
         skipped += sum(len(v) for v in sm.skipped_subagent_lines.values())
@@ -168,40 +169,6 @@ def _prepare_other(path: str, agent: str) -> _Extractor:
         window = sm.context_window
         extractor.recorded_window = window if window.__class__ is int and window > 0 else None
     return extractor
-
-
-def read_other(path: str, agent: str) -> tuple[Entry, list[Entry], dict[str, str | None], str | None]:
-    """A Claude Code or Codex file's (header, pi-shaped entries, copied entry id -> the session
-    it was copied from, the parent file a Codex fork names)."""
-    sm, header, entries, copied_of = _read_other(path, agent)
-    return header, entries, copied_of, sm.parent_file if agent == "codex" else None
-
-
-def _read_other(path: str, agent: str) -> tuple[Any, Entry, list[Entry], dict[str, str | None]]:
-    """The adapters do what the format needs once for every reader: a streamed response's lines
-    merged into one assistant message (one call), a Claude Code session's sub-agent files folded
-    into it, a Codex fork's copied prefix marked ``codex.copied`` (re-stamped, so pi's
-    (id, timestamp) rule cannot see them). Those marks are a property of the file and its parent
-    rollout, so they are set here, not by the corpus step for pi forks."""
-    if agent == "claude-code":
-        from pi_lab.formats.claude_code import ClaudeCodeSession
-
-        sm: Any = ClaudeCodeSession.from_file(path)
-    else:
-        from pi_lab.formats.codex import CodexSession
-
-        sm = CodexSession.from_file(path)
-    header = dict(sm.get_header() or {})
-    entries = list(sm.get_entries())
-    copied_of: dict[str, str | None] = {}
-    if agent == "codex":
-        parent = sm.parent_session_id
-        for entry in entries:
-            meta = entry.get("codex")
-            if isinstance(meta, dict) and meta.get("copied") is True and isinstance(entry.get("id"), str):
-                source = meta.get("copiedFrom")
-                copied_of[entry["id"]] = source if isinstance(source, str) else parent
-    return sm, header, entries, copied_of
 
 
 class _Extractor(TableColumns):
@@ -313,7 +280,7 @@ class _Extractor(TableColumns):
         self.depth_of: dict[int, int] = {}  # id(entry) -> depth, for the usage anchor's entry
         visited = bytearray(n)
         bodies = self.bodies
-        if bodies is not None and _reached(roots, children) < n:
+        if bodies is not None and children.reached(roots) < n:
             # A parentId cycle: its entries are walked from their path computed from scratch,
             # which reads bodies the walk has not entered yet; every body is read back first.
             bodies.restore_all(entries)
@@ -659,24 +626,6 @@ class _Extractor(TableColumns):
             entry.get("fromHook") if isinstance(entry.get("fromHook"), bool) else None,
             _str_list(details.get("readFiles")), _str_list(details.get("modifiedFiles")), cost, _float(total),
         ))
-
-
-def _reached(roots: list[int], children: Children) -> int:
-    """How many entries the walk from ``roots`` reaches (fewer than all: a parentId cycle)."""
-    first, more = children.first, children.more
-    stack = list(roots)
-    count = 0
-    while stack:
-        i = stack.pop()
-        count += 1
-        kid = first[i]
-        if kid >= 0:
-            kids = more.get(i)
-            if kids is None:
-                stack.append(kid)
-            else:
-                stack.extend(kids)
-    return count
 
 
 def _recorded_before(value: Any) -> float | None:
