@@ -16,7 +16,10 @@
      its folder)
    * ``scan``: ``Corpus.scan([DIR/corpus], cache=False)``
    * ``extract_tables``: ``pi_lab.corpus.extract.extract_tables(FILE)`` (one file's tables,
-     built a batch of rows at a time)
+     built a batch of rows at a time), with Arrow's default memory pool (mimalloc)
+   * ``extract_jemalloc``: the same with Arrow's jemalloc pool, as ``pi-lab corpus`` sets it
+     (the system pool where jemalloc is not built in): the pool that reuses memory the walk
+     gave back decides a good part of the peak
    * ``export_branched``: ``pi-lab export BRANCHED -o DIR/branched.html``, where BRANCHED is the
      linear session with every 500th entry's parent moved 20 entries back (``--linear`` / 500
      branch points, same size; bench/generate.py's realistic mode holds the whole session
@@ -52,9 +55,16 @@ def _steps(session: Path, folder: Path) -> dict[str, list[str]]:
         "scan": [PYTHON, "-c", "import sys; from pi_lab.corpus import Corpus; Corpus.scan([sys.argv[1]], cache=False)", str(corpus)],
         "extract_tables": [PYTHON, "-c", "import sys; from pi_lab.corpus.extract import extract_tables; extract_tables(sys.argv[1])",
                            str(session)],
+        "extract_jemalloc": [PYTHON, "-c", _JEMALLOC + "from pi_lab.corpus.extract import extract_tables; extract_tables(sys.argv[1])",
+                             str(session)],
         "export_branched": [*PI_LAB, "export", str(branched), "-o", str(folder / "branched.html")],
     }
 
+
+# (pi_lab.corpus.cli's choice of Arrow memory pool)
+_JEMALLOC = ("import sys, pyarrow as pa\n"
+             "try:\n    pa.set_memory_pool(pa.jemalloc_memory_pool())\n"
+             "except (NotImplementedError, pa.ArrowException):\n    pa.set_memory_pool(pa.system_memory_pool())\n")
 
 _ID_AND_PARENT = re.compile(rb'"id":"([^"]+)","parentId":(null|"[^"]+")')
 
