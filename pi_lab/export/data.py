@@ -330,6 +330,7 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
     timeline = _timeline(sm, settings)
     view = SessionView.open(sm, settings)
     rows = view.rows
+    _drop_projection(rows)
     flat = rows.flat
     home = rows.home
     count = len(flat.entries)
@@ -387,6 +388,13 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
     del header, search, parents_named, timeline  # (let go before the children's index is built: the peak)
     return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm, rows.entry_pos)), flat, chunk,
                          columns["kind"], columns["tokens"], texts, shared), count
+
+
+def _drop_projection(rows: Any) -> None:
+    """Let the leaf's projection go (about 0.1 KB an entry of the branch: 200k linear entries,
+    peak RSS -17 MB): it served the gauge, made when the view opened, and nothing an export
+    asks later reads it (None means "stale", as after a live append)."""
+    rows.projection = None
 
 
 def _summaries(sm: Any, flat: Any) -> list[list[Any]]:

@@ -77,3 +77,17 @@ def test_the_page_of_a_shared_session_is_the_page_of_the_unshared_one(tmp_path):
         expected = html.export_html(unshared, out / f"{name}-unshared.html").read_bytes()
         shared = html.export_html(str(path), out / f"{name}.html").read_bytes()  # the export's own open shares
         assert shared == expected, name
+
+
+@needs_script
+def test_the_page_without_the_leafs_projection_is_the_page_with_it(tmp_path, monkeypatch):
+    """The export lets the rows' projection go once the gauge is made (data._drop_projection)."""
+    import pi_lab.export.data as data
+
+    out = tmp_path / "out"
+    out.mkdir()
+    inputs = _inputs(tmp_path)
+    dropped = [html.export_html(str(path), out / f"{name}.html").read_bytes() for name, path in inputs]
+    monkeypatch.setattr(data, "_drop_projection", lambda rows: None)
+    for (name, path), page in zip(inputs, dropped):
+        assert html.export_html(str(path), out / f"{name}-kept.html").read_bytes() == page, name
