@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol, cast
 
 from pi_lab.corpus import spill as _spill
+from pi_lab.corpus.batches import read_files, safe_size
 
 # The extractor (and the engine it imports) loads only when a file has to be read.
 from pi_lab.corpus.cache import Cache, CacheUnusable, MappedTable, read_all
 from pi_lab.corpus.files import (
-    _fingerprint,
     _listing,
     claude_code_session_paths,
     codex_session_paths,
@@ -37,15 +36,6 @@ __all__ = [
 
 _USAGE = ("input", "output", "cache_read", "cache_write", "total_tokens", "cost")
 _BY = ("day", "session", "model", "project", "agent")
-# Below this many bytes to read, starting processes costs more than it saves. Forking two
-# workers takes ~0.05 s; a fork server or spawned workers (used once other threads run, as
-# in a Jupyter kernel) took ~2 s, each worker importing pyarrow and the engine again.
-POOL_MIN_BYTES = 2_000_000
-# A file this large has its tables built in batches of rows (extract_tables), not whole columns.
-LARGE_FILE_BYTES = 64_000_000
-SPAWNED_POOL_MIN_BYTES = 100_000_000
-# A worker's batch of files holds at most about this many bytes (see _read_files).
-BATCH_BYTES = 48_000_000
 
 
 def cached_report(paths: Any, cache: Any, name: str) -> Any:
@@ -70,95 +60,6 @@ def cached_report(paths: Any, cache: Any, name: str) -> Any:
     if len(cached) != len(files) or any(cached.get(f) != stamps[f] for f in files):
         return None
     return store.read_report(generation, name)
-
-
-def _extract_batch(paths: Sequence[str]) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, tuple[int, int, int]]]]:
-    """Worker task: the tables of a batch of files, their errors and their fingerprints."""
-    from pi_lab.corpus.extract import extract_file
-    from pi_lab.corpus.tables import columns_to_tables as to_tables
-    from pi_lab.corpus.tables import concat_tables as concat
-
-    read: list[tuple[str, tuple[int, int, int], dict[str, dict[str, list[Any]]]]] = []
-    errors: list[tuple[str, str]] = []
-    large: list[tuple[str, tuple[int, int, int], dict[str, Any]]] = []
-    for path in paths:
-        try:
-            before = _fingerprint(path)
-            if before[0] >= LARGE_FILE_BYTES:
-                large.append((path, before, _large_file_tables(path)))
-                continue
-            columns = extract_file(path)
-        except Exception as error:
-            errors.append((path, error_reason(path, error)))
-            continue
-        read.append((path, before, columns))
-    tables, errors, stamps = _extract_batch_columns(read, errors, to_tables, concat)
-    if large:  # (finish_tables puts the rows back in the files' order)
-        tables = concat([tables, *(t for _p, _b, t in large)])
-        stamps = [*stamps, *((p, b) for p, b, _t in large)]
-    return tables, errors, stamps
-
-
-def _large_file_tables(path: str) -> dict[str, Any]:
-    """A large file's tables built a batch of rows at a time (``extract_tables``): its rows as
-    Python lists of a whole column each, then copied into the batch's, took about 1 GB more at
-    a million entries."""
-    from pi_lab.corpus.extract import extract_tables
-
-    return extract_tables(path)
-
-
-def _extract_batch_columns(read: list[Any], errors: list[tuple[str, str]], to_tables: Any, concat: Any) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, tuple[int, int, int]]]]:
-    """The tables of the files read as Python columns (``extract_file``), converted once."""
-    if not read:
-        return concat([]), errors, []
-    try:
-        # The batch's rows as one list per column, converted once: per file, the fixed cost
-        # of ~100 conversions was as much as the conversions themselves.
-        merged = {name: {key: list(values) for key, values in table.items()} for name, table in read[0][2].items()}
-        for _path, _before, columns in read[1:]:
-            for name, table in columns.items():
-                into = merged[name]
-                for key, values in table.items():
-                    into[key].extend(values)
-        return to_tables(merged), errors, [(path, before) for path, before, _ in read]
-    except Exception:
-        pass
-    # Some file's rows do not convert (a bug): convert file by file to name it and keep the
-    # others.
-    parts, stamps = [], []
-    for path, before, columns in read:
-        try:
-            parts.append(to_tables(columns))
-        except Exception as error:
-            errors.append((path, error_reason(path, error)))
-            continue
-        stamps.append((path, before))
-    return {name: table.combine_chunks() for name, table in concat(parts).items()}, errors, stamps
-
-
-def error_reason(path: str, error: BaseException) -> str:
-    """The ``Corpus.errors`` reason for a file whose extraction raised ``error``.
-
-    Bad input is expected and said plainly: a file that holds no session (``FileUnreadable``,
-    pi_lab's own ``PiLabError`` such as a FIFO), one the system will not read (``OSError``) or
-    bytes that do not decode. Anything else is a bug in pi_lab: the other files are still read,
-    but the reason says so and a warning with the traceback is logged, so it is not mistaken
-    for a bad file.
-    """
-    from pi_lab.corpus.reading import FileUnreadable
-    from pi_lab.errors import PiLabError
-
-    if isinstance(error, (FileUnreadable, PiLabError)):
-        return str(error)
-    if isinstance(error, OSError):
-        return error.strerror or str(error)
-    if isinstance(error, UnicodeDecodeError):
-        return f"cannot decode the file: {error}"
-    import logging  # only on this path: a cached scan imports as little as it can
-
-    logging.getLogger("pi_lab.corpus").warning("internal error while reading %s", path, exc_info=error)
-    return f"internal error: {type(error).__name__}: {error} (please report)"
 
 
 def usage_query(by: str) -> str:
@@ -347,7 +248,7 @@ class Corpus:
                 pc = arrow_compute()
                 keep = _spill.file_array(fresh)  # (as the file column holds them)
                 parts.append({n: t.filter(pc.is_in(t.column("file"), value_set=keep)) for n, t in cached_tables.items()})
-        bar = _Progress(len(todo), progress, sum(_safe_size(f) for f in todo) if progress else 0)
+        bar = _Progress(len(todo), progress, sum(safe_size(f) for f in todo) if progress else 0)
         bar.advance(0)
         read_stamps: dict[str, tuple[int, int, int]] = {}
         with _spill.Spill() if spilling else contextlib.nullcontext() as spill:
@@ -355,7 +256,7 @@ class Corpus:
                 # Cached rows carry the copy marks of the corpus they were saved with; the marks
                 # are recomputed for the corpus as it is now.
                 spill.add_cached(cached_tables, None if everything_cached else _spill.file_array(fresh), maps)
-            for tables, batch_errors, batch_stamps in _read_files(todo, workers, bar):
+            for tables, batch_errors, batch_stamps in read_files(todo, workers, bar, spill):
                 if spill is not None:
                     spill.add(tables)
                 else:
@@ -573,77 +474,3 @@ class Corpus:
             with replacing(target) as handle:
                 pq.write_table(getattr(self, name), handle)
         return [target for _name, target in targets]
-
-
-def _read_files(todo: list[str], workers: int | None, bar: _Progress):
-    """Yield (tables, errors, stamps) per batch, from a process pool when it pays."""
-    if not todo:
-        return
-    count = workers if workers is not None else (os.cpu_count() or 1)
-    total_bytes = 0
-    for f in todo:
-        try:
-            total_bytes += os.stat(f).st_size
-        except OSError:
-            pass
-    # fork is cheapest, but unsafe once other threads run (a Jupyter kernel): then a fork server.
-    if sys.platform.startswith("linux"):
-        method = "fork" if threading.active_count() == 1 else "forkserver"
-    else:
-        method = "spawn"
-    # A few small files are faster read right here.
-    if count <= 1 or len(todo) < 4 or total_bytes < (POOL_MIN_BYTES if method == "fork" else SPAWNED_POOL_MIN_BYTES):
-        for i in range(0, len(todo), 16):
-            batch = todo[i : i + 16]
-            yield _extract_batch(batch)
-            bar.advance(len(batch), sum(_safe_size(f) for f in batch) if bar.enabled else 0)
-        return
-    import gc
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
-    import pyarrow as pa
-
-    import pi_lab.corpus.extract  # noqa: F401  (the engine, imported once for every worker)
-
-    # pyarrow's first conversion from Python lists imports pandas (~0.2 s); done once here,
-    # forked workers inherit it instead of each paying for it.
-    pa.array([], type=pa.string())
-
-    # Contiguous runs of files with about the same bytes each: the batches come back in file
-    # order, so their rows need no sort (a take over every table cost more than it saved).
-    # At most BATCH_BYTES each: a worker holds its batch's rows as Python lists (~4x the bytes).
-    n_batches = max(count * 4, -(-total_bytes // BATCH_BYTES), 1)
-    target = total_bytes / n_batches
-    batches: list[list[str]] = [[]]
-    filled = 0
-    for f in todo:
-        if batches[-1] and filled >= target * len(batches) and len(batches) < n_batches:
-            batches.append([])
-        batches[-1].append(f)
-        filled += _safe_size(f)
-    context = mp.get_context(method)
-    # Frozen objects are skipped by the workers' collections: a collection that walked the
-    # inherited heap would copy every page of it (copy-on-write), seconds of CPU on 2 cores.
-    gc.freeze()
-    try:
-        with ProcessPoolExecutor(max_workers=min(count, len(batches)), mp_context=context) as pool:
-            # A few batches ahead of the one awaited, not all: finished batches wait here, in
-            # this process's memory, until their turn comes.
-            ahead = 2 * count
-            futures = {i: pool.submit(_extract_batch, b) for i, b in enumerate(batches[:ahead])}
-            gc.unfreeze()  # the workers are started; this process collects as before
-            for i, batch in enumerate(batches):
-                if i + ahead < len(batches):
-                    futures[i + ahead] = pool.submit(_extract_batch, batches[i + ahead])
-                yield futures.pop(i).result()  # (its rows are the caller's now)
-                bar.advance(len(batch), sum(_safe_size(f) for f in batch) if bar.enabled else 0)
-    finally:
-        gc.unfreeze()
-
-
-def _safe_size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0

@@ -50,7 +50,7 @@ from pi_lab.formats.claude_code import SUBAGENT_START
 from pi_lab.session._json import dumps, js_json
 from pi_lab.session._text import js_len, js_trim
 
-__all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "extract_tables", "read_complete_lines", "read_other", "FileUnreadable"]
+__all__ = ["TABLE_NAMES", "extract_file", "extract_bytes", "extract_tables", "table_parts", "FileChanged", "read_complete_lines", "read_other", "FileUnreadable"]
 
 # pi's default compaction reserve (compaction.md §3): a compaction whose tokensBefore passed
 # window - reserve was the automatic threshold check.
@@ -94,17 +94,28 @@ def extract_tables(path: str | os.PathLike[str], batch_rows: int = 65_536) -> di
     Raises as :func:`extract_file` does."""
     import pyarrow as pa
 
-    from pi_lab.corpus.schema import empty_table, to_table
+    from pi_lab.corpus.schema import empty_table
 
     parts: dict[str, list[Any]] = {name: [] for name in TABLE_NAMES}
     try:
-        for name, columns in _read(path).parts(batch_rows):
-            parts[name].append(to_table(name, columns))
+        for name, table in table_parts(path, batch_rows):
+            parts[name].append(table)
     except FileChanged:  # (rewritten while its bodies were read back: read it again, whole)
         parts = {name: [] for name in TABLE_NAMES}
-        for name, columns in _read(path, lean=False).parts(batch_rows):
-            parts[name].append(to_table(name, columns))
+        for name, table in table_parts(path, batch_rows, lean=False):
+            parts[name].append(table)
     return {name: pa.concat_tables(parts[name]) if parts[name] else empty_table(name) for name in TABLE_NAMES}
+
+
+def table_parts(path: str | os.PathLike[str], batch_rows: int = 65_536, *, lean: bool = True) -> Iterator[tuple[str, Any]]:
+    """(table name, Arrow table of up to ``batch_rows`` rows) of ``path``, each table's rows in
+    order: :func:`extract_tables` without holding them (a large scan writes each to disk as it
+    comes). A lean read (``lean``) may raise :class:`FileChanged` after some parts were given:
+    the caller drops those and reads again with ``lean=False``."""
+    from pi_lab.corpus.schema import to_table
+
+    for name, columns in _read(path, lean).parts(batch_rows):
+        yield name, to_table(name, columns)
 
 
 def _read(path: str | os.PathLike[str], lean: bool = True) -> _Extractor:

@@ -41,7 +41,7 @@ def _extract_to_ipc(batch: Any) -> Any:
     (Ray Data needs one schema per dataset; the seven tables travel together once)."""
     import pyarrow as pa
 
-    from pi_lab.corpus.corpus import _extract_batch
+    from pi_lab.corpus.batches import extract_batch as _extract_batch
 
     tables, errors, _stamps = _extract_batch(batch.column("path").to_pylist())
     names, blobs = [], []

@@ -115,6 +115,16 @@ class Spill:
                     self._index(name, piece)
                     writer.write_batch(piece)
 
+    def forget(self, file: str) -> None:
+        """Drop the rows added so far for ``file`` (its name as given to the scan): a large file
+        is spilled as it is read, and a read that fails halfway is read again or reported."""
+        pc = arrow_compute()
+
+        name = utf8_safe(file)
+        for runs in self._runs.values():
+            runs.pop(name, None)
+        self._sessions = [t.filter(pc.not_equal(t.column("file"), name)) for t in self._sessions]
+
     def add_cached(self, tables: dict[str, Any], keep: Any, maps: list[mmap.mmap]) -> None:
         """Append the cached rows of the files ``keep`` (an Arrow string array as the file
         column holds them; None: every row) with their copy marks cleared, a batch at a time;
@@ -196,21 +206,27 @@ class Spill:
                 pass
 
     def _keys(self, needed: Any) -> Any:
-        """``file``, ``entry_id`` and ``timestamp`` of the entries of the files ``needed``."""
+        """``file``, ``entry_id`` and ``timestamp`` of the entries of the files ``needed``, in
+        the order they were spilled (found by their runs: rows of a file that was
+        :meth:`forget`-ten stay in the spilled file but belong to no run)."""
         import pyarrow as pa
-        pc = arrow_compute()
 
         keys = ["file", "entry_id", "timestamp"]
+        ranges: dict[int, list[tuple[int, int]]] = {}
+        runs = self._runs["entries"]
+        for file in needed.to_pylist():
+            for number, start, rows in runs.get(file, ()):
+                ranges.setdefault(number, []).append((start, rows))
         parts = []
-        if len(needed):
+        if ranges:
             with self._reading("entries") as source:
                 if source is not None:
                     reader, mapped = source
-                    for i in range(reader.num_record_batches):
-                        batch = reader.get_batch(i).select(keys)
-                        rows = batch.filter(pc.is_in(batch.column(0), value_set=needed))
-                        if rows.num_rows:
-                            parts.append(pa.Table.from_batches([rows]).combine_chunks())
+                    for number in sorted(ranges):
+                        batch = reader.get_batch(number).select(keys)
+                        for start, rows in sorted(ranges[number]):
+                            parts.append(pa.Table.from_batches([batch.slice(start, rows)]).combine_chunks())
+                        del batch
                         _let_go(mapped)
         return pa.concat_tables(parts) if parts else empty_table("entries").select(keys)
 

@@ -222,7 +222,7 @@ def _task(item: tuple[str, Any]) -> tuple[str, Any, str | None]:
     try:
         return path, (file_usage(path) if wanted is None else file_keys(path, wanted)), None
     except Exception as error:
-        from pi_lab.corpus.corpus import error_reason
+        from pi_lab.corpus.batches import error_reason
 
         return path, None, error_reason(path, error)
 

@@ -78,7 +78,7 @@ def test_the_file_bytes_are_let_go_before_the_walk(tmp_path, monkeypatch):
 def test_a_scan_reads_large_files_in_batches_and_gets_the_same_tables(tmp_path, monkeypatch):
     """Files past ``LARGE_FILE_BYTES`` go through extract_tables (a batch of rows at a time)
     inside Corpus.scan: the finished tables, forks' copies included, are the same."""
-    import pi_lab.corpus.corpus as corpus_module
+    import pi_lab.corpus.batches as corpus_module
     from pi_lab.corpus import Corpus
 
     build_corpus(tmp_path / "s")

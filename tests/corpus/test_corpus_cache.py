@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from corpus_builders import build_corpus
-import pi_lab.corpus.corpus as corpus_module
+import pi_lab.corpus.batches as corpus_module
 from pi_lab.corpus import Corpus
 from helpers import asst_msg, msg, usage
 

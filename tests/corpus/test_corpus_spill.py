@@ -14,7 +14,7 @@ from corpus_builders import build_corpus
 from helpers import asst_msg, msg, usage
 from test_corpus_agents import three_agents
 
-import pi_lab.corpus.corpus as corpus_module
+import pi_lab.corpus.batches as corpus_module
 import pi_lab.corpus.spill as spill_module
 from pi_lab.corpus import Corpus
 from pi_lab.corpus.schema import TABLE_NAMES
@@ -124,3 +124,62 @@ def test_the_spill_folder_goes_on_error(tmp_path, monkeypatch, small_pieces):
     assert list(small_pieces.iterdir()) == []
     # no generation was left in the cache either
     assert not any(p.name.startswith("gen-") for p in (tmp_path / "cache").rglob("gen-*"))
+
+
+def _count_parts(monkeypatch) -> list[str]:
+    """The files whose rows came part by part from ``table_parts`` (a large file spilled as
+    it is read, in this process)."""
+    import pi_lab.corpus.extract as extract_module
+
+    streamed: list[str] = []
+    real = extract_module.table_parts
+
+    def parts(path, *args, **kw):
+        streamed.append(str(path))
+        yield from real(path, *args, **kw)
+
+    monkeypatch.setattr(extract_module, "table_parts", parts)
+    return streamed
+
+
+def test_a_large_file_read_here_is_spilled_part_by_part(tmp_path, monkeypatch, small_pieces):
+    sessions = _folder(tmp_path)
+    streamed = _count_parts(monkeypatch)
+    spilled, held = _both(monkeypatch, sessions, cache=False, workers=1)
+    assert streamed  # (the large-file path streamed into the spill)
+    _assert_same(spilled, held)
+
+
+def test_a_large_file_that_fails_halfway_takes_its_rows_back(tmp_path, monkeypatch, small_pieces):
+    """A lean read that finds the file rewritten after some parts were spilled: those rows go
+    and the file is read again whole; any other failure halfway leaves none of its rows and
+    names the file in the errors."""
+    import pi_lab.corpus.extract as extract_module
+    from pi_lab.corpus.skeletons import FileChanged
+
+    sessions = _folder(tmp_path)
+    real = extract_module.table_parts
+    failing: dict[str, type[BaseException]] = {}
+
+    def parts(path, *args, **kw):
+        for n, part in enumerate(real(path, *args, **kw)):
+            yield part
+            error = failing.get(str(path))
+            if error is not None and n == 2 and kw.get("lean", True):
+                raise error("halfway")
+
+    monkeypatch.setattr(extract_module, "table_parts", parts)
+    large = [str(p) for p in sorted(sessions.rglob("*.jsonl")) if p.stat().st_size >= corpus_module.LARGE_FILE_BYTES]
+    assert len(large) >= 2
+    failing[large[0]] = FileChanged
+    spilled, held = _both(monkeypatch, sessions, cache=False, workers=1)
+    _assert_same(spilled, held)
+    failing[large[0]] = OSError
+    monkeypatch.setattr(spill_module, "SPILL_MIN_BYTES", 0)
+    broken = Corpus.scan(sessions, cache=False, workers=1)
+    assert large[0] in dict(broken.errors)
+    from pi_lab.corpus.schema import utf8_safe
+
+    for name in TABLE_NAMES:
+        assert utf8_safe(large[0]) not in set(getattr(broken, name).column("file").to_pylist()), name
+    assert broken.sessions.num_rows == held.sessions.num_rows - 1
