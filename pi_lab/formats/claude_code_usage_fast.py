@@ -42,32 +42,15 @@ from pi_lab.formats.agent_usage_lines import (
     split_lines,
     utf8_valid,
 )
+# The adapter's value rules, from its own module (it imports neither the engine's manager nor
+# the compaction package, so a forked reader pays little for it).
+from pi_lab.formats.claude_code_lines import _int, _s
+from pi_lab.formats.claude_code_lines import _text_of as text_of
 
-__all__ = ["ClaudeCall", "ClaudeUsage", "claude_code_usage", "made_up_id", "parsed_lines", "pi_usage", "text_of"]
+__all__ = ["ClaudeCall", "ClaudeUsage", "claude_code_usage", "made_up_id", "parsed_lines", "pi_usage"]
 
 _PROGRESS = "progress"  # (the adapter's custom type claude-code:progress, which the walk passes through)
 _COUNTERS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-
-
-# The adapter's value rules (pi_lab/formats/claude_code_lines.py), restated so that reading a
-# session imports no adapter (it pulls in the compaction package: ~0.05 CPU s in each forked
-# reader). tests/corpus/test_corpus_usage_decode_agents.py checks them equal to the adapter's.
-def _s(value: Any) -> str | None:
-    return value if value.__class__ is str else None
-
-
-def _int(value: Any) -> int:
-    return value if value.__class__ is int and value >= 0 else 0
-
-
-def text_of(content: Any) -> str:
-    """``claude_code_lines._text_of``: the plain text of Anthropic content."""
-    if content.__class__ is str:
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
-                         and b.get("text").__class__ is str)
-    return ""
 
 
 def _counters(usage: Any) -> tuple[int, int, int, int]:

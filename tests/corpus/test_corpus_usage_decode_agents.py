@@ -371,9 +371,6 @@ def test_the_restated_rules_are_the_adapters():
         assert claude_code_usage_fast.pi_usage(claude_code_usage_fast._UsageFields(raw)) == claude_code_lines.pi_usage(raw)
     assert codex_usage_fast.token_usage([1]) is None and codex_usage_fast.pi_usage(None) == codex.pi_usage(None)
     assert claude_code_usage_fast.pi_usage(None) == claude_code_lines.pi_usage(None)
-    for content in ("text", ["a"], [{"type": "text", "text": "a"}, {"type": "text", "text": 5}, {"type": "image"},
-                                    {"type": "text", "text": "b"}, "x"], None, 7, {"type": "text"}):
-        assert claude_code_usage_fast.text_of(content) == claude_code_lines._text_of(content)
 
 
 def test_utf8_valid_and_read_file(tmp_path):
