@@ -42,6 +42,7 @@ from pi_lab.formats.agent_usage_lines import (
     split_lines,
     utf8_valid,
 )
+
 # The adapter's value rules, from its own module (it imports neither the engine's manager nor
 # the compaction package, so a forked reader pays little for it).
 from pi_lab.formats.claude_code_lines import _int, _s
