@@ -128,3 +128,31 @@ def texts(messages: list[dict[str, Any]]) -> list[str]:
 
 SEED_SECTION_14 = WORKED_EXAMPLE
 """The worked example of the seed explainer, section 14, verbatim (pi_lab.data.WORKED_EXAMPLE)."""
+
+
+def cpu_growth(run: Any, small: int, large: int, repeat: int = 3) -> float:
+    """How much more CPU ``run(large)`` takes than ``run(small)``, each the best of ``repeat``.
+
+    For tests that guard an algorithm's order, not its speed: a ratio needs no figure for the
+    machine (a slow or busy CI core scales both runs alike), and CPU time leaves out the waits
+    of a loaded machine. With ``large = 4 * small`` a linear algorithm gives about 4, a
+    quadratic one about 16; tests assert below 8. The cyclic collector is off while a run is
+    timed: its full passes visit every live object, which would charge the larger run for the
+    test's own data."""
+    import gc
+    import time
+
+    def best(n: int) -> float:
+        times = []
+        for _ in range(repeat):
+            gc.collect()
+            gc.disable()
+            try:
+                started = time.process_time()
+                run(n)
+                times.append(time.process_time() - started)
+            finally:
+                gc.enable()
+        return min(times)
+
+    return best(large) / max(best(small), 1e-6)

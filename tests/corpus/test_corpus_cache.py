@@ -5,15 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 
-import pytest
-
 from corpus_builders import build_corpus
+from helpers import asst_msg, msg, usage
+
 import pi_lab.corpus.batches as corpus_module
 from pi_lab.corpus import Corpus
-from helpers import asst_msg, msg, usage
 
 
 def snapshot(folder: Path) -> dict[str, tuple[str, int]]:
@@ -143,19 +141,17 @@ def test_progress_bar_only_when_asked(tmp_path, capsys):
     assert "5/5" in capsys.readouterr().err
 
 
-def test_unchanged_thousand_sessions_scan_again_well_under_a_second(tmp_path):
+def test_unchanged_thousand_sessions_scan_again_without_reading_a_file(tmp_path):
+    """What makes the second scan fast: no file is read again. Its time is bench/'s
+    (corpus_bench.py, scale_bench.py), not a test's."""
     for i in range(200):
         build_corpus(tmp_path / "s" / f"d{i:03}")
     cache = tmp_path / "cache"
     cold = Corpus.scan(tmp_path / "s", cache=cache)
     assert cold.stats["files"] == 1000 and cold.sessions.num_rows == 1000
-    Corpus.scan(tmp_path / "s", cache=cache)  # the first call in a process also imports lazily
-    started = time.perf_counter()
     again = Corpus.scan(tmp_path / "s", cache=cache)
-    elapsed = time.perf_counter() - started
     assert again.stats["read"] == 0 and again.stats["cached"] == 1000
     assert same_tables(cold, again)
-    assert elapsed < 1.0, elapsed  # 0.05 s here
 
 
 def test_small_folders_are_read_in_process_when_workers_would_be_spawned(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import json
 
 import orjson
 import pytest
-from helpers import SEED_SECTION_14, Clock, Ids, asst_msg, usage, user_msg
+from helpers import SEED_SECTION_14, Clock, Ids, asst_msg, cpu_growth, usage, user_msg
 
 from pi_lab.agent import AgentSession
 from pi_lab.compaction import CompactionSettings, estimate_projected_context_tokens, prepare_compaction
@@ -268,8 +268,6 @@ def test_compactions_on_branch_equal_the_reprojection_on_fixtures_and_tricky_bra
 
 
 def test_gauge_with_ten_thousand_compactions_is_one_pass(monkeypatch):
-    import time
-
     import pi_lab.view.gauge as gauge_module
 
     entries = []
@@ -290,35 +288,36 @@ def test_gauge_with_ten_thousand_compactions_is_one_pass(monkeypatch):
         return real_estimate(message)
 
     monkeypatch.setattr(gauge_module, "estimate_tokens", counting)
-    started = time.process_time()
     result = gauge_module.gauge(entries, context_window=200_000)
-    elapsed = time.process_time() - started
     assert len(result["compactions"]) == 10_000 and result["unknown"]
     assert result["compactions"][-1]["after"] == _compactions_by_reprojection(entries[-2:])[0][1]
-    assert calls <= 3 * 10_000  # the summary and the one kept message of each compaction
-    assert elapsed < 1.0, f"{elapsed:.2f} s of CPU for the gauge of 10,000 compactions"
+    # One pass: the summary and the one kept message of each compaction are estimated once
+    # (re-projecting at each compaction would estimate 50 million messages).
+    assert calls <= 3 * 10_000
 
 
 def test_compactions_that_all_keep_from_the_first_entry_stay_linear():
     """A hostile file: every compaction names the session's first entry as its first kept one,
     so each kept range is the whole prefix (re-summing it per compaction is quadratic)."""
-    import time
-
     from pi_lab.view.gauge import compactions_on_branch
 
-    entries = []
-    parent = None
-    for k in range(10_000):
-        user = {"type": "message", "id": f"u{k}", "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
-                "message": {"role": "user", "content": "hello " * 10, "timestamp": 1}}
-        compaction = {"type": "compaction", "id": f"c{k}", "parentId": user["id"], "timestamp": "2026-01-01T00:00:01.000Z",
-                      "summary": "s", "firstKeptEntryId": "u0", "tokensBefore": 100}
-        entries += [user, compaction]
-        parent = compaction["id"]
-    started = time.process_time()
+    def hostile(compactions: int) -> list[dict]:
+        entries = []
+        parent = None
+        for k in range(compactions):
+            user = {"type": "message", "id": f"u{k}", "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
+                    "message": {"role": "user", "content": "hello " * 10, "timestamp": 1}}
+            compaction = {"type": "compaction", "id": f"c{k}", "parentId": user["id"],
+                          "timestamp": "2026-01-01T00:00:01.000Z", "summary": "s", "firstKeptEntryId": "u0",
+                          "tokensBefore": 100}
+            entries += [user, compaction]
+            parent = compaction["id"]
+        return entries
+
+    branches = {n: hostile(n) for n in (2_500, 10_000)}
+    entries = branches[10_000]
     found = compactions_on_branch(entries)
-    elapsed = time.process_time() - started
     for n in (0, 1, 17, 500):
         head = entries[: 2 * n + 2]
         assert found[n]["after"] == _compactions_by_reprojection(head)[-1][1]
-    assert elapsed < 1.0, f"{elapsed:.2f} s of CPU"
+    assert cpu_growth(lambda n: compactions_on_branch(branches[n]), 2_500, 10_000) < 8
