@@ -75,11 +75,17 @@ _SLIM_OTHER: dict[str, dict[str, Any]] = {"user": {"role": "user"}, "toolResult"
 _SLIM_ASSISTANT: dict[tuple[Any, Any], dict[str, Any]] = {}
 
 
-def extract_file(path: str | os.PathLike[str]) -> dict[str, dict[str, list[Any]]]:
+def extract_file(path: str | os.PathLike[str], *, lean: bool = True) -> dict[str, dict[str, list[Any]]]:
     """Read ``path`` (never writing it) and return its rows, one column dict per table.
 
-    Raises :class:`FileUnreadable` (or OSError) for a file that holds no session.
+    ``lean``: a current pi file is read as skeletons, its message lines parsed again as the
+    walk enters them (:mod:`pi_lab.corpus.skeletons`: bounded memory on a huge file, each
+    message line parsed two or three times); False parses every line once, holding them all
+    (the scan reads a small file so: the same rows). Raises :class:`FileUnreadable` (or
+    OSError) for a file that holds no session.
     """
+    if not lean:
+        return _read(path, lean=False).columns()
     try:
         return _read(path).columns()
     except FileChanged:  # (rewritten while its bodies were read back: read it again, whole)
