@@ -53,20 +53,37 @@ loading the tables, while no file changed.
 
 from typing import TYPE_CHECKING, Any
 
-from pi_lab.corpus.corpus import Corpus, default_cache_dir, default_session_paths, list_session_files
-from pi_lab.corpus.schema import TABLE_NAMES
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # type checkers see the public names; at run time each loads when first asked for
+    from pi_lab.corpus.corpus import Corpus, default_cache_dir, default_session_paths, list_session_files
     from pi_lab.corpus.extract import extract_file
+    from pi_lab.corpus.schema import TABLE_NAMES
+
+# Importing the package (which ``pi-lab usage`` does for its usage-only reader, a submodule)
+# loads none of these: the scan pulls in the cache, the spill, pathlib, shutil and tempfile,
+# and the extractor the engine, none of which a usage read without the cache needs.
+_LAZY = {
+    "Corpus": "pi_lab.corpus.corpus",
+    "default_cache_dir": "pi_lab.corpus.corpus",
+    "default_session_paths": "pi_lab.corpus.corpus",
+    "list_session_files": "pi_lab.corpus.corpus",
+    "TABLE_NAMES": "pi_lab.corpus.schema",
+    "extract_file": "pi_lab.corpus.extract",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # The extractor pulls in the engine; a cached scan does not need it.
-    if name == "extract_file":
-        from pi_lab.corpus.extract import extract_file
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        return extract_file
-    raise AttributeError(name)
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # (asked once: later lookups find it without this call)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = ["Corpus", "TABLE_NAMES", "extract_file", "default_cache_dir", "default_session_paths", "list_session_files"]

@@ -106,12 +106,15 @@ def _cmd_corpus(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_usage(args: argparse.Namespace, out: TextIO) -> int:
-    from pi_lab.corpus.corpus import cached_report
-
     # The report of an unchanged folder is kept beside its cached tables: served from there,
-    # the command reads a little JSON and imports neither pyarrow nor DuckDB.
+    # the command reads a little JSON and imports neither pyarrow nor DuckDB. Without the
+    # cache there is none to serve, and the scan's module (the cache, the spill) is not loaded.
     name = f"usage-{args.by}"
-    report = cached_report(args.paths or None, _cache(args), name)
+    report = None
+    if not args.no_cache:
+        from pi_lab.corpus.corpus import cached_report
+
+        report = cached_report(args.paths or None, _cache(args), name)
     read_any = True  # a report is kept only for files that were read
     if report is None and args.no_cache:
         # Nothing to cache: only the model calls are read (pi_lab.corpus.usage_fast), not

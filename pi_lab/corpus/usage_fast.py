@@ -369,6 +369,9 @@ def _claude_keys(sessions: list[dict[str, Any]]) -> None:
         s["keys"] = keys
 
 
+# Corpus.usage's groupings (checked equal to its own in tests/corpus/test_corpus_usage_startup.py),
+# restated so that a usage read does not import the scan's module for them.
+_BY = ("day", "session", "model", "project", "agent")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _FIRST = itemgetter(0)
 _DAY_MS = 86_400_000
@@ -378,9 +381,10 @@ _LAST_DAY_MS = 253_402_300_800_000  # 10000-01-01
 def usage_report(paths: Any, by: str = "day", *, workers: int | None = None, progress: bool = False) -> tuple[dict[str, Any], list[tuple[str, str]], int]:
     """(``{"columns", "rows"}`` as ``pi-lab usage`` prints it, errors, sessions read): equal to
     the report of :meth:`Corpus.usage` over ``Corpus.scan(paths, cache=False)``."""
-    from pi_lab.corpus.corpus import usage_query
+    if by not in _BY:
+        from pi_lab.corpus.corpus import usage_query
 
-    usage_query(by)  # (the same refusal of an unknown grouping)
+        usage_query(by)  # (raises: the same refusal of an unknown grouping as Corpus.usage)
     sessions, _order, errors = usage_rows(paths, workers=workers, progress=progress)
     # Cost is summed in (file, entry id) order, as the SQL's ordered sum (the token counts are
     # whole numbers, exact in any order): the files sorted, then each file's calls by id, no id

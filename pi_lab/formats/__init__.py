@@ -8,12 +8,26 @@ for a pi file, a read-only adapter for another agent's file. Nothing here writes
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_lab.formats.detect import UnknownSessionFormat, detect_format
-from pi_lab.session.protocol import AGENTS, ReadableSession
+
+if TYPE_CHECKING:
+    from pi_lab.session.protocol import AGENTS, ReadableSession
 
 __all__ = ["open_session", "detect_format", "UnknownSessionFormat", "ReadableSession", "AGENTS"]
+
+
+def __getattr__(name: str) -> Any:
+    # The protocol module (typing's Protocol machinery) loads when first asked for: a usage
+    # read imports this package for format detection alone and never needs it.
+    if name in ("AGENTS", "ReadableSession"):
+        from pi_lab.session import protocol
+
+        value = getattr(protocol, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_session(path: str | os.PathLike[str], **options: Any) -> ReadableSession:
