@@ -160,7 +160,7 @@ def _other_usage(path: str, agent: str, data: bytes | None = None) -> dict[str, 
 
         rollout = codex_usage(path, data)
         header = {"id": rollout.session_id, "cwd": rollout.cwd, "timestamp": rollout.timestamp}
-        calls = [_foreign_call(c.entry_id, c.timestamp, c.provider, c.model, c.usage, c.copied) for c in rollout.calls]
+        calls = _codex_calls(rollout.calls)
         # (a Codex file's keys are wanted only if a pi fork names it: file_keys reads it again)
         found = _session(path, header, agent, calls, None)
         found["parent_session"] = rollout.parent_file
@@ -185,6 +185,31 @@ def _foreign_call(entry_id: Any, timestamp: Any, provider: Any, model: Any, usag
     return (entry_id if isinstance(entry_id, str) else None, _ms(timestamp),
             provider if isinstance(provider, str) else None, model if isinstance(model, str) else None,
             *_float_usage(usage), copied)
+
+
+def _codex_calls(calls: list[Any]) -> list[Call]:
+    """:func:`_foreign_call` of each Codex call (its id, provider and model are strings), the
+    cells taken from its counts (:func:`_codex_cells`) without making pi's usage dict."""
+    ms, cells_of = _ms, _codex_cells
+    return [(c.entry_id, ms(c.timestamp), c.provider, c.model, *cells_of(c), c.copied) for c in calls]
+
+
+def _codex_cells(call: Any) -> tuple[float, ...]:
+    """``_float_usage(call.usage)`` from the call's counts: pi's usage of a Codex call (the
+    adapter's ``pi_usage``: the cached input apart, no cache writes, the total or input plus
+    output, no cost) as the float cells. tests/corpus/test_corpus_usage_codex_loop.py compares
+    both ways on odd counts."""
+    counts = call.counts
+    if counts is None:
+        return _CODEX_UNPRICED
+    inp, cached, out, total = counts[0], counts[1], counts[2], counts[4]
+    if cached > inp:
+        cached = inp
+    try:
+        # (a zero total is input plus output, which is also the four counters' sum)
+        return (float(inp - cached), float(out), float(cached), 0.0, float(total or (inp + out)), 0.0)
+    except OverflowError:  # (a count past the float range: the general rules)
+        return _float_usage(call.usage)
 
 
 def _claude_call(call: Call) -> Call:
@@ -373,6 +398,7 @@ def _claude_keys(sessions: list[dict[str, Any]]) -> None:
 # restated so that a usage read does not import the scan's module for them.
 _BY = ("day", "session", "model", "project", "agent")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_CODEX_UNPRICED = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # a Codex call no count priced (pi_usage(None))
 _FIRST = itemgetter(0)
 _DAY_MS = 86_400_000
 _LAST_DAY_MS = 253_402_300_800_000  # 10000-01-01

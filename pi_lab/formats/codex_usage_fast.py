@@ -6,11 +6,13 @@ until something else ends the call) with the usage of the ``token_count`` that p
 header's facts and a fork's copied prefix. This module follows the adapter's ``_Converter`` line
 by line with the same rules, keeping only that: which line starts each call, the model and
 provider at the moment the call ends, the usage the next counted ``token_count`` gives the last
-unpriced call, and the first timestamp an entry carries (the header's, when ``session_meta``
-names none). Every line is still read (its kind decides where a call ends), but no entry,
-content block or tree is made: a line is decoded by msgspec into only the fields those rules
-read (:class:`_Line`; :mod:`pi_lab.formats.agent_usage_lines` says when a line goes the dict way
-instead), and a header or compaction line, a few per file, is read whole. A fork's lines are
+unpriced call (its counts: pi's usage dict is made only when asked for), and the first
+timestamp an entry carries (the header's, when ``session_meta`` names none: then the file is
+read again the dict way, the typed way not following it). Every line is still read (its kind
+decides where a call ends), but no entry, content block or tree is made: the lines are decoded
+by msgspec, in one pass, into only the fields those rules read (:class:`_Line`;
+:mod:`pi_lab.formats.agent_usage_lines` says when a line goes the dict way instead), and a
+header or compaction line, a few per file, is read whole. A fork's lines are
 compared with its parent's whole. ``tests/corpus/test_corpus_usage_fast_agents.py`` proves its
 calls equal the adapter's on generated, forked, compacted, torn and hostile rollouts.
 """
@@ -78,15 +80,23 @@ def pi_usage(usage: dict[str, int] | None) -> dict[str, Any]:
 @dataclass(slots=True)
 class CodexCall:
     """One assistant entry as the adapter makes it: its id, raw timestamp, provider, model,
-    pi usage and whether it is a copy of the parent's."""
+    the counts that priced it (:attr:`usage`: pi's usage of them) and whether it is a copy of
+    the parent's."""
 
     entry_id: str
     timestamp: Any
     provider: str
     model: str
-    usage: dict[str, Any]
+    # The five counts (_COUNTS) of the ``last_token_usage`` that priced the call, None when no
+    # count did: pi's usage dict is made only when asked for (``pi-lab usage`` reads the counts).
+    counts: tuple[int, ...] | None
     line: int  # the line the copy marks look at (a compaction's line for its history)
     copied: bool = False
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """The adapter's ``usage`` of the call (:func:`pi_usage`)."""
+        return pi_usage(None if self.counts is None else dict(zip(_COUNTS, self.counts)))
 
 
 @dataclass
@@ -154,6 +164,16 @@ def _assistant_side(kind: Any, role: Any) -> bool:
 
 
 _SIDES: dict[Any, bool] = {}  # item type (not "message") -> _assistant_side
+_WHOLE = ("session_meta", "compacted")  # kinds read whole (a few lines a file: their other fields count)
+
+
+def _typed_or_dict(decode: Any, raw: bytes) -> Any:
+    """The typed decode of one line, else the line as the adapter reads it (a dict, or None for
+    a line it skips)."""
+    try:
+        return decode(raw)
+    except TYPED_ERRORS:
+        return dict_line(raw)
 
 
 class _Calls:
@@ -167,6 +187,7 @@ class _Calls:
         self.previous_total: tuple[int, ...] | None = None
         self.unpriced: list[CodexCall] = []
         self.first_timestamp: Any = None  # the first truthy string timestamp of an entry
+        self.first_timestamp_known = True  # (False after the typed way, which does not follow it)
         self._group: tuple[str, Any, int, bool] | None = None  # (id, timestamp, copy line, from compaction)
 
     def _added(self, timestamp: Any) -> None:
@@ -174,65 +195,104 @@ class _Calls:
         if self.first_timestamp is None and _s(timestamp):
             self.first_timestamp = timestamp
 
-    def data(self, data: bytes) -> None:
-        """Every line of ``data``, typed where it can be, then the last call ended."""
+    def data(self, data: bytes, typed: bool = True) -> None:
+        """Every line of ``data``, typed where it can be (``typed``), then the last call ended."""
         decode = _DECODE
-        if decode is None or not utf8_valid(data):
+        if not typed or decode is None or not utf8_valid(data):
             for number, line in parsed_lines(data):
                 self.line(number, line)
             self._flush()
             return
-        # The dict way's rules (line(), _item(), _token_count()) with their common cases written
-        # out: about 1 µs a line less, most of this loop's time.
-        errors, flush, sides = TYPED_ERRORS, self._flush, _SIDES
-        for number, raw in enumerate(split_lines(data), start=1):
-            try:
-                line = decode(raw)
-            except errors:
-                whole = dict_line(raw)  # (the adapter's way, for a line the decode cannot answer)
-                if whole is not None:
-                    self.line(number, whole)
-                continue
-            kind, payload = line.type, line.payload
+        # The typed way does not follow which timestamp came first (codex_usage asks the dict way
+        # in the rare file whose header names none).
+        self.first_timestamp_known = False
+        raws = split_lines(data)
+        try:
+            lines = list(map(decode, raws))  # (one loop in C: most files hold no line it refuses)
+        except TYPED_ERRORS:
+            lines = [_typed_or_dict(decode, raw) for raw in raws]
+        self._typed(lines, raws)
+
+    def _typed(self, lines: list[Any], raws: list[bytes]) -> None:
+        """The rules of :meth:`line` over typed lines (a dict in ``lines`` is a line the decode
+        could not answer for, None one the adapter skips), the common kinds written out with the
+        state in local names (a method call per line was most of this loop's time). A header, a
+        compaction or a dict goes through :meth:`line`, the state handed over and taken back.
+        ``tests/corpus/test_corpus_usage_codex_loop.py`` compares it with the dict way."""
+        sides, typed, astuple, new_call = _SIDES, _Line, _astuple, CodexCall
+        calls, unpriced, previous = self.calls, self.unpriced, self.previous_total
+        group = self._group
+        for number, line in enumerate(lines, start=1):
+            kind = line.type if line.__class__ is typed else None
             if kind == "event_msg":
-                if payload is not None and payload.type == "token_count":
-                    info = payload.info
-                    if info is None:
-                        flush()  # (no info: a repeat)
+                payload = line.payload
+                if payload is None or payload.type != "token_count":
+                    continue  # (no call ends: only a count does, of the events)
+                if group is not None:  # (a count ends the call)
+                    call = new_call(group[0], group[1], self.provider, self.model or "", None, group[2])
+                    calls.append(call)
+                    if not group[3]:
+                        unpriced.append(call)
+                    group = None
+                info = payload.info
+                if info is None:
+                    continue  # (no info: a repeat)
+                total = info.total_token_usage
+                if total is not None:
+                    total = astuple(total)
+                    if total == previous:
+                        continue  # (the previous count repeated: it prices nothing)
+                    previous = total
+                last = info.last_token_usage
+                if last is not None:
+                    if unpriced:
+                        unpriced[-1].counts = astuple(last)
+                    unpriced = []
+                continue
+            if kind == "response_item":
+                payload = line.payload
+                if payload is not None:
+                    item = payload.type
+                    if item == "message":
+                        side = payload.role == "assistant"
                     else:
-                        total = info.total_token_usage
-                        if self._token_count(True, None if total is None else _astuple(total)):
-                            last = info.last_token_usage
-                            if last is not None:
-                                self._price(dict(zip(_COUNTS, _astuple(last))))
-                if self.first_timestamp is None:
-                    self._added(line.timestamp)
-            elif kind == "response_item" and payload is not None:
-                item = payload.type
-                if item == "message":
-                    side = payload.role == "assistant"
-                else:
-                    side = sides.get(item)
-                    if side is None:
-                        side = sides[item] = _assistant_side(item, None)
-                if side:
-                    if self._group is None:
-                        self._group = (line_id(number), line.timestamp, number, False)
-                else:
-                    if self._group is not None:
-                        flush()
-                    if self.first_timestamp is None:
-                        self._added(line.timestamp)
-            elif kind == "turn_context" and payload is not None:
-                self._turn(payload.model, line.timestamp)
-            elif (kind == "session_meta" or kind == "compacted") and payload is not None:
-                whole = dict_line(raw)  # (a few per file: their other fields are read too)
-                if whole is not None:
-                    self.line(number, whole)
-            else:
-                flush()
-                self._added(line.timestamp)
-        flush()
+                        side = sides.get(item)
+                        if side is None:
+                            side = sides[item] = _assistant_side(item, None)
+                    if side:
+                        if group is None:
+                            group = (line_id(number), line.timestamp, number, False)
+                    elif group is not None:
+                        call = new_call(group[0], group[1], self.provider, self.model or "", None, group[2])
+                        calls.append(call)
+                        if not group[3]:
+                            unpriced.append(call)
+                        group = None
+                    continue
+            elif line.__class__ is not typed or (kind in _WHOLE and line.payload is not None):
+                whole = line if line.__class__ is not typed else dict_line(raws[number - 1])
+                if whole is None:
+                    continue  # (a line the adapter skips)
+                # A header, a compaction or a line the decode refused: the dict way's rules.
+                self._group, self.unpriced, self.previous_total = group, unpriced, previous
+                self.line(number, whole)
+                group, unpriced, previous = self._group, self.unpriced, self.previous_total
+                continue
+            # Anything else ends the call (a turn context, an unknown kind, a line with no payload).
+            if group is not None:
+                call = new_call(group[0], group[1], self.provider, self.model or "", None, group[2])
+                calls.append(call)
+                if not group[3]:
+                    unpriced.append(call)
+                group = None
+            if kind == "turn_context":
+                payload = line.payload
+                if payload is not None:
+                    model = payload.model
+                    if model and model != self.model:
+                        self.model = model
+        self._group, self.unpriced, self.previous_total = group, unpriced, previous
+        self._flush()
 
     def line(self, number: int, line: dict[str, Any]) -> None:
         """One line as the adapter's dict reads it."""
@@ -254,7 +314,7 @@ class _Calls:
             if not isinstance(info, dict):
                 info = None
             if self._token_count(info is not None, _counts(info.get("total_token_usage")) if info else None):
-                last = token_usage(info.get("last_token_usage")) if info else None
+                last = _counts(info.get("last_token_usage")) if info else None
                 if last is not None:
                     self._price(last)
             self._added(line.get("timestamp"))
@@ -283,7 +343,7 @@ class _Calls:
         if group is None:
             return
         entry_id, timestamp, copy_line, from_compaction = group
-        call = CodexCall(entry_id, timestamp, self.provider, self.model or "", pi_usage(None), copy_line)
+        call = CodexCall(entry_id, timestamp, self.provider, self.model or "", None, copy_line)
         self.calls.append(call)
         self._added(timestamp)
         if not from_compaction:
@@ -310,11 +370,11 @@ class _Calls:
         self._flush()
         return not repeat
 
-    def _price(self, last: dict[str, int]) -> None:
-        """The counted ``token_count``'s ``last_token_usage`` (an object) is the last unpriced
-        call's usage."""
+    def _price(self, last: tuple[int, ...]) -> None:
+        """The counted ``token_count``'s ``last_token_usage`` (an object; its :func:`_counts`)
+        prices the last unpriced call."""
         if self.unpriced:
-            self.unpriced[-1].usage = pi_usage(last)
+            self.unpriced[-1].counts = last
         self.unpriced = []
 
 
@@ -343,7 +403,11 @@ def codex_usage(path: str, data: bytes | None = None) -> CodexUsage:
     cwd = _s(meta.get("cwd")) or "."
     timestamp = meta.get("timestamp") if _s(meta.get("timestamp")) else head.get("timestamp")
     if not _s(timestamp):
-        timestamp = reader.first_timestamp or ""
+        first = reader
+        if not reader.first_timestamp_known:  # (the typed way did not follow it: the dict way's)
+            first = _Calls()
+            first.data(data, typed=False)
+        timestamp = first.first_timestamp or ""
     parent_id = _parent_id(meta)
     parent_file = None
     if parent_id:
