@@ -327,8 +327,10 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
     if settings is None:
         window = recorded_context_window(sm)
         settings = ViewSettings(context_window=window) if window else ViewSettings()
-    timeline = _timeline(sm, settings)
-    view = SessionView.open(sm, settings)
+    # Held as the JSON the header writes of it (about 0.15 KB an entry of the leaf's branch as
+    # Python lists and ints, 0.05 as text) until the header is packed.
+    timeline = _written(_timeline(sm, settings))
+    view = SessionView.open(sm, settings, lay_out=False)  # (its own columns are made below)
     rows = view.rows
     _drop_projection(rows)
     flat = rows.flat
@@ -338,7 +340,7 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
     # positions are a million distinct ints each).
     columns: dict[str, Any] = {name: array(code) for name, code, _ in _COLUMNS}
     texts: list[str] = []
-    search: list[str] = []
+    text_search = _JsonList()
     # Asked through a session the per-manager cache cannot hold: the ids of a million parents
     # (about 50 MB) would live to the end of the export, which reads them in this loop only.
     parents_named = with_children(_unheld(sm))
@@ -352,9 +354,10 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
         columns["entry"].append(rows.entry_pos.get(entry_id, 0) if isinstance(entry_id, str) else 0)
         columns["flags"].append(entry_flags(rows.marks, entry, entry_id, label=flat.labels[i],
                                             on_active_path=flat.on_active_path[i]))
-        texts.append(flat.display_text(i, home))
+        text = flat.display_text(i, home)
+        texts.append(text)
         # (not through the flat tree's cache: it would keep a million of them to the end)
-        search.append(search_text(entry, flat.labels[i]))
+        text_search.add(text, search_text(entry, flat.labels[i]))
         # (made again for the entry's chunk: a million of them kept until then took 250 MB)
         columns["facts"].append(fact_bits(entry_stats(entry), isinstance(entry_id, str) and entry_id in parents_named))
     # The one session header of the widget, the server and the export; a shared page names the
@@ -379,15 +382,50 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
         "label_times": flat.label_timestamps,
         # Each row's display text beside its search text: they share most words, and gzip
         # finds the repeats only within its window (data.ts splits them again).
-        "text_search": [x for pair in zip(texts, search) for x in pair],
+        "text_search": text_search.written(),
         "timeline": timeline,
         "views": views_header(_summaries(sm, flat), shared),
         "notes": notes,
     }
     main = _pack(header, columns)
-    del header, search, parents_named, timeline  # (let go before the children's index is built: the peak)
+    del header, text_search, parents_named, timeline  # (let go before the children's index is built: the peak)
     return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm, rows.entry_pos)), flat, chunk,
                          columns["kind"], columns["tokens"], texts, shared), count
+
+
+def _written(value: Any) -> Any:
+    """``value`` as the JSON text the header's writer makes of it (``pack_blob`` writes each
+    member with the engine's writer, which writes a Fragment as it stands; its JSON of an
+    object is its members' texts joined, so the page gets the same bytes)."""
+    return orjson.Fragment(dumps(value))
+
+
+class _JsonList:
+    """A list of strings kept as its JSON text, written a block of items at a time: the search
+    texts of a million rows as strings in a list held about 0.1 KB an entry until the header
+    was packed. The engine's writer writes a list as its items' texts joined by commas."""
+
+    _BLOCK = 8192
+
+    def __init__(self) -> None:
+        self._done: list[bytes] = []
+        self._items: list[str] = []
+
+    def add(self, *items: str) -> None:
+        self._items.extend(items)
+        if len(self._items) >= self._BLOCK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._items:
+            self._done.append(dumps(self._items)[1:-1])
+            self._items = []
+
+    def written(self) -> Any:
+        """The whole list as a Fragment (:func:`_written` of the list); the blocks are let go."""
+        self._flush()
+        done, self._done = self._done, []
+        return orjson.Fragment(b"[" + b",".join(done) + b"]")
 
 
 def _drop_projection(rows: Any) -> None:

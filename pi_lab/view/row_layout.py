@@ -131,9 +131,15 @@ class LaidOutRows:
         home: str | None = None,
         note_filter: str = "",
         note_keep: Iterable[str] | None = None,
+        lay_out: bool = True,
     ):
         if filter_mode not in FILTER_MODES:
             raise ValueError(f"unknown filter mode {filter_mode!r}")
+        # lay_out=False: the flattened tree, the marks, the facts and the leaf's projection,
+        # without the visible rows and their columns (about 0.28 KB an entry): the static
+        # export writes its own columns from the flattened tree and never reads those. A later
+        # set_view lays the rows out, and from then on they are kept.
+        self._lay_out = lay_out
         self.sm = with_bodies(sm)
         self.filter_mode = filter_mode
         self.search = search
@@ -177,13 +183,16 @@ class LaidOutRows:
         self.projection = project_path(branch)
         self.branch_len = len(branch)
         self.marks: ContextMarks = context_marks(branch, self.projection)
-        self.path_ids: set[str] = set(self.marks.path_ids)
+        # The marks' own set until an append under the leaf adds to it (row_sync copies it
+        # then): a second set of the branch's ids held about 42 bytes an entry of the branch.
+        self.path_ids: set[str] | frozenset[str] = self.marks.path_ids
         if leaf_moved or self._flat_stale:
             self.flat: FlatTree = flatten_tree(self.roots, self.leaf_id, facts=self.facts, leaf_path=leaf_path)
             self.facts.adopt(self.flat)
             self._extra_calls: dict[Any, ToolCall] = {}
             self._flat_stale = False
-        self.layout()
+        if self._lay_out:
+            self.layout()
 
     def set_view(self, *, filter_mode: str | None = None, search: str | None = None,
                  folded: Iterable[str] | None = None, note_filter: str | None = None,
@@ -213,6 +222,7 @@ class LaidOutRows:
         # made when it is first read (an 83,000-row session lays out every row but a viewer
         # reads a few dozen), and a row's text when that is first read (row_text of the range
         # on screen).
+        self._lay_out = True
         flat = self.flat
         layout = visible_layout(flat, filter_mode=self.filter_mode, search=self.search, folded=self.folded,
                                 leaf_id=self.leaf_id, home=self.home, keep_ids=self.note_keep)

@@ -216,6 +216,8 @@ class RowState(LaidOutRows):
         entry_visible = not hidden_by_fold and self._passes(entry, as_leaf=True)
         leaf_row = self.leaf_row
         self.leaf_id = entry_id
+        if isinstance(self.path_ids, frozenset):  # still the marks' set (row_layout.relayout)
+            self.path_ids = set(self.path_ids)
         self.path_ids.add(entry_id)
 
         if leaf_row >= 0:
