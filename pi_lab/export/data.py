@@ -45,7 +45,7 @@ from pi_lab.export.records import (
 )
 from pi_lab.export.views import entry_facts, fact_bits, shared_texts, views_header
 from pi_lab.session._json import dumps
-from pi_lab.session.display import search_text
+from pi_lab.session.display import display_text_with, search_text
 from pi_lab.session.flatten import string_positions
 from pi_lab.session.protocol import ReadableSession
 from pi_lab.view._common import str_or_none
@@ -339,7 +339,6 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
     # Typed arrays, not lists: no int object per cell (a million entries' parents and file
     # positions are a million distinct ints each).
     columns: dict[str, Any] = {name: array(code) for name, code, _ in _COLUMNS}
-    texts: list[str] = []
     text_search = _JsonList()
     # Asked through a session the per-manager cache cannot hold: the ids of a million parents
     # (about 50 MB) would live to the end of the export, which reads them in this loop only.
@@ -354,10 +353,9 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
         columns["entry"].append(rows.entry_pos.get(entry_id, 0) if isinstance(entry_id, str) else 0)
         columns["flags"].append(entry_flags(rows.marks, entry, entry_id, label=flat.labels[i],
                                             on_active_path=flat.on_active_path[i]))
-        text = flat.display_text(i, home)
-        texts.append(text)
-        # (not through the flat tree's cache: it would keep a million of them to the end)
-        text_search.add(text, search_text(entry, flat.labels[i]))
+        # Neither text is kept (nor cached in the flat tree): a chunk makes its rows' display
+        # texts again, and a million of them held to the end took about 75 MB.
+        text_search.add(display_text_with(entry, flat.tool_call_of(i), home), search_text(entry, flat.labels[i]))
         # (made again for the entry's chunk: a million of them kept until then took 250 MB)
         columns["facts"].append(fact_bits(entry_stats(entry), isinstance(entry_id, str) and entry_id in parents_named))
     # The one session header of the widget, the server and the export; a shared page names the
@@ -390,7 +388,7 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
     main = _pack(header, columns)
     del header, text_search, parents_named, timeline  # (let go before the children's index is built: the peak)
     return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm, rows.entry_pos)), flat, chunk,
-                         columns["kind"], columns["tokens"], texts, shared), count
+                         columns["kind"], columns["tokens"], home, shared), count
 
 
 def _written(value: Any) -> Any:
@@ -475,7 +473,7 @@ _ABSENT = object()
 
 
 def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: Sequence[int], tokens: Sequence[int],
-            texts: list[str], shared: dict[str, int]) -> Iterator[bytes]:
+            home: str, shared: dict[str, int]) -> Iterator[bytes]:
     count = len(flat.entries)
     # Per flat entry, whether it travels whole (its record's ``e``): 0 not known yet, 1 no,
     # 2 yes. A byte each: the answers of a million entries in a megabyte.
@@ -557,7 +555,8 @@ def _chunks(sm: Any, view: Any, flat: Any, size: int, kinds: Sequence[int], toke
                         record["x"] = bits
                     record["e"] = entry
                 record["f"] = mark_cuts(full)
-            facts = entry_facts(flat.entries[i], texts[i], entry_stats(flat.entries[i]), record.get("e"))
+            text = display_text_with(flat.entries[i], flat.tool_call_of(i), home)  # (the header's display text)
+            facts = entry_facts(flat.entries[i], text, entry_stats(flat.entries[i]), record.get("e"))
             if facts:
                 record["v"] = facts
             part.append(record)
