@@ -57,3 +57,27 @@ def fixture_copy(fixtures_dir: Path, tmp_path: Path) -> Callable[..., Path]:
         return target
 
     return copy
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config, report):
+    """A report a pytest-xdist worker sends holds the test's text as is, and a hostile-input test's
+    failure can quote a lone surrogate, which the worker's channel cannot encode as UTF-8 (the
+    whole run then stops with an internal error instead of naming the failed test). Such
+    characters travel as backslash escapes."""
+    data = yield
+    return _escape_surrogates(data) if data is not None else None
+
+
+def _escape_surrogates(value):
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {_escape_surrogates(k): _escape_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_escape_surrogates(v) for v in value)
+    return value

@@ -50,22 +50,17 @@ def _skip_reason() -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # This hook sees every collected item, so act only on the ones in this folder.
     reason = _skip_reason()
-    browser: list[pytest.Item] = []
     for item in items:
-        # this folder's tests, and any test elsewhere that uses its session browser (the
-        # notebooks' Run All in tests/examples): all of them must run after everything else
+        # this folder's tests, and any test elsewhere that uses its browser
         uses_browser = "chromium_browser" in getattr(item, "fixturenames", ())
         if HERE not in Path(item.path).resolve().parents and not uses_browser:
             continue
-        browser.append(item)
         item.add_marker(pytest.mark.browser)
         if reason:
             item.add_marker(pytest.mark.skip(reason=reason))
-    # Browser tests run last: Playwright's sync API keeps an event loop running in this thread
-    # until the session ends, and tests that start their own loop (asyncio.run, the jupyter
-    # server fixtures) would fail after it.
-    chosen = set(map(id, browser))
-    items[:] = [item for item in items if id(item) not in chosen] + browser
+    # (They used to be moved to the end of the run, after every test that starts its own event
+    # loop; a browser for each module, see chromium_browser, makes the order free, which
+    # pytest-xdist's workers need.)
 
 
 def _free_port() -> int:
@@ -168,9 +163,14 @@ def serve_lab(base: Path) -> Iterator[LabServer]:
             proc.wait(timeout=5)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser() -> Iterator[object]:
-    """Debian's chromium launched headless by Playwright (one browser for the whole session)."""
+    """Debian's chromium launched headless by Playwright, one for each test module.
+
+    Not one for the session: Playwright's sync API keeps its event loop marked as running in the
+    main thread while it is open, so every later test in the process that calls ``asyncio.run``
+    (the model clients, the agent over HTTP, jupyter_server's fixtures) would fail. Under
+    pytest-xdist a worker runs browser modules and such tests in any order."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

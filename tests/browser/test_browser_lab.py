@@ -99,6 +99,8 @@ def test_double_click_pi_session_file_opens_viewer(page, lab_server, open_lab, f
     source = fixtures_dir / "public-twkrash-branching.jsonl"
     shutil.copyfile(source, lab_server.root_dir / PI_FILE_NAME)
     lines = [line for line in source.read_text().splitlines() if line.strip()]
+    # (the server's folder is the session's: other modules' files may be there already)
+    files_before = sorted(p.name for p in lab_server.root_dir.iterdir() if p.suffix == ".jsonl")
 
     open_lab()
     item = page.locator(".jp-DirListing-item", has=page.get_by_text(PI_FILE_NAME, exact=True))
@@ -114,5 +116,5 @@ def test_double_click_pi_session_file_opens_viewer(page, lab_server, open_lab, f
     expect(label).not_to_have_text(PI_FILE_NAME)
     # Naming the tab must not rename the file (a DocumentWidget renames on a label change).
     page.wait_for_timeout(1000)
-    assert sorted(p.name for p in lab_server.root_dir.iterdir() if p.suffix == ".jsonl") == [PI_FILE_NAME]
+    assert sorted(p.name for p in lab_server.root_dir.iterdir() if p.suffix == ".jsonl") == files_before
     page.screenshot(path=str(screenshot_dir / "pi-session-viewer.png"))

@@ -199,7 +199,7 @@ def test_ray_reads_the_same_escaped_rows(tmp_path):
     (folder / "plain.jsonl").write_bytes(session_text(user("\ud800", None)))
     expected = Corpus.scan([folder], workers=1, cache=False)
     assert expected.errors == []
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         ray.data.DataContext.get_current().enable_progress_bars = False
         datasets = read_sessions(folder, files_per_task=1)

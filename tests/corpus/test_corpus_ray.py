@@ -18,7 +18,7 @@ from shared_fixtures import FIXTURES_DIR  # noqa: E402  (the one place that find
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
