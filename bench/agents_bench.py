@@ -19,8 +19,11 @@
 3. Prints a Markdown table (median of ``--repeat`` runs, each a fresh process, after one untimed
    run that fills the page cache and compiles the bytecode) with the load average before and
    after, and writes it with the command to ``<dir>/results.md``. ``--profile`` adds the top of a
-   cProfile of one cold usage run of the Claude Code folder (``--workers 1``, so the profile sees
-   the reading too).
+   cProfile of one cold usage run of each folder (``--workers 1``, so the profile sees the
+   reading too).
+4. The start-up alone: ``pi-lab usage EMPTY --no-cache`` on an empty folder beside ``ccusage codex
+   daily`` on an empty ``CODEX_HOME`` (what each pays before reading a byte: the interpreter and
+   the imports, node and its bundle).
 
 The generated files live outside the repository (``--dir``); they are written once and reused
 while the generator's arguments are the same.
@@ -285,6 +288,31 @@ def main(argv: list[str] | None = None) -> int:
                      fmt_runs(scan_s, [s["s"] for s in scans]), f"{statistics.median(s['peak_mb'] for s in scans):.0f}",
                      f"{scans[0]['sessions']} sessions, {scans[0]['calls']:,} model calls, {scans[0]['errors']} errors"))
 
+    # (c) the start-up alone: an empty folder, pi_lab and ccusage taking turns
+    empty = base / "empty"
+    empty.mkdir(exist_ok=True)
+    start_cmd = [python, "-m", "pi_lab.cli", "usage", str(empty), "--no-cache", "--by", "day", "--json"]
+    cc_start = [str(binary), "codex", "daily", "--json", "--offline"] if binary is not None else None
+    cc_env = {**env, "CODEX_HOME": str(empty)}
+    starts: dict[str, tuple[list[float], list[float]]] = {"pi_lab": ([], []), "ccusage": ([], [])}
+    for _ in range(args.repeat + 1):  # (the first round untimed)
+        for name, cmd, cmd_env in (("pi_lab", start_cmd, env), ("ccusage", cc_start, cc_env)):
+            if cmd is None:
+                continue
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started_at = time.perf_counter()
+            # (an empty folder: pi-lab exits 1, no session read; ccusage prints no days)
+            subprocess.run(cmd, capture_output=True, env=cmd_env, timeout=300)
+            took = time.perf_counter() - started_at
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            starts[name][0].append(took)
+            starts[name][1].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    for name, label in (("pi_lab", "`pi-lab usage EMPTY --no-cache` (start-up)"),
+                        ("ccusage", "`ccusage codex daily` on an empty CODEX_HOME (start-up)")):
+        walls, cpus = (v[1:] for v in starts[name])
+        if walls:
+            rows.append((label, fmt_runs(statistics.median(walls), walls), "", f"CPU {statistics.median(cpus):.2f} s"))
+
     load_after = _load()
     lines = [
         f"Machine: {os.cpu_count()} cores; load average (1/5/15 min) before **{load_before}**, after **{load_after}**; "
@@ -304,9 +332,10 @@ def main(argv: list[str] | None = None) -> int:
     (base / "results.md").write_text(f"Command: `{command}`\n\n{text}\n", encoding="utf-8")
 
     if args.profile:
-        print("\ncProfile of one cold `pi-lab usage` of the Claude Code folder (--workers 1):\n")
-        done = subprocess.run([python, "-c", PROFILE_SCRIPT, str(base / "claude")], capture_output=True, text=True, env=env)
-        print(done.stdout[-12000:] or done.stderr[-2000:])
+        for kind, label in (("claude", "Claude Code"), ("codex", "Codex")):
+            print(f"\ncProfile of one cold `pi-lab usage` of the {label} folder (--workers 1):\n")
+            done = subprocess.run([python, "-c", PROFILE_SCRIPT, str(base / kind)], capture_output=True, text=True, env=env)
+            print(done.stdout[-12000:] or done.stderr[-2000:])
     return 0
 
 
