@@ -178,13 +178,7 @@ def read_files(todo: list[str], workers: int | None, bar: Progress, spill: _spil
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    import pyarrow as pa
-
     import pi_lab.corpus.extract  # noqa: F401  (the engine, imported once for every worker)
-
-    # pyarrow's first conversion from Python lists imports pandas (~0.2 s); done once here,
-    # forked workers inherit it instead of each paying for it.
-    pa.array([], type=pa.string())
 
     # Contiguous runs of files with about the same bytes each: the batches come back in file
     # order, so their rows need no sort (a take over every table cost more than it saved).
@@ -203,7 +197,8 @@ def read_files(todo: list[str], workers: int | None, bar: Progress, spill: _spil
     # inherited heap would copy every page of it (copy-on-write), seconds of CPU on 2 cores.
     gc.freeze()
     try:
-        with ProcessPoolExecutor(max_workers=min(count, len(batches)), mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=min(count, len(batches)), mp_context=context,
+                                 initializer=_without_pandas) as pool:
             # A few batches ahead of the one awaited, not all: finished batches wait here, in
             # this process's memory, until their turn comes.
             ahead = 2 * count
@@ -216,6 +211,25 @@ def read_files(todo: list[str], workers: int | None, bar: Progress, spill: _spil
                 bar.advance(len(batch), sum(safe_size(f) for f in batch) if bar.enabled else 0)
     finally:
         gc.unfreeze()
+
+
+class _PandasRefused:
+    """An import finder that refuses pandas (see :func:`_without_pandas`)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError(f"{name} is not imported in a corpus reader (pi_lab.corpus.batches)")
+        return None
+
+
+def _without_pandas() -> None:
+    """A worker's start: pandas is not imported in it unless this process had it already.
+    pyarrow's first conversion of a Python list imports pandas (0.3-0.4 CPU s) only to ask
+    whether the list is a pandas object; a list converts the same without it. (The scan's own
+    process builds its few arrays without pa.array: schema.plain_array; it used to import
+    pandas before forking the workers.) A finder, not None in sys.modules: pyarrow's compiled
+    import takes a None found there for the module."""
+    sys.meta_path.insert(0, _PandasRefused())
 
 
 def safe_size(path: str) -> int:

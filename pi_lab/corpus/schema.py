@@ -8,7 +8,8 @@ from typing import Any
 # The one rule for a lone surrogate in a string cell (also the widget's): see its docstring.
 from pi_lab._text_out import utf8_safe
 
-__all__ = ["AGENTS", "TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table", "arrow_compute", "utf8_safe"]
+__all__ = ["AGENTS", "TABLE_NAMES", "SCHEMAS", "schema_of", "to_table", "empty_table", "arrow_compute", "utf8_safe",
+           "plain_array", "plain_scalar"]
 
 TABLE_NAMES = ("sessions", "entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
 
@@ -142,6 +143,64 @@ def _as_float(value: int) -> float:
         return float(value)
     except OverflowError:
         return math.inf if value > 0 else -math.inf
+
+
+_F64_EXACT = 2**53  # (a larger integer is refused by pa.array in a float64 column: that way it goes)
+
+
+def plain_array(values: list[Any], kind: str) -> Any:
+    """``pa.array(values, type)`` for a column kind ``str``, ``f64``, ``i64`` or ``bool``,
+    built from buffers (the same array, ``equals`` it).
+
+    pa.array asks pandas whether a list is one of its objects, which imports pandas (0.3-0.4
+    CPU s) the first time in a process; a pooled scan's own process builds only such small
+    arrays (the file order, copy marks, session totals) once its workers have made the tables,
+    and with this never imports it. A value pa.array might treat in any other way (a lone
+    surrogate, a number of another type or past the exact range, a bool among numbers) sends the
+    list to pa.array itself."""
+    import numpy as np
+    import pyarrow as pa
+
+    arrow_type = {"str": pa.string, "f64": pa.float64, "i64": pa.int64, "bool": pa.bool_}[kind]()
+    n = len(values)
+    valid = [v is not None for v in values]
+    nulls = n - sum(valid)
+    present = [v for v in values if v is not None]
+    if kind == "str":
+        if any(v.__class__ is not str for v in present):
+            return pa.array(values, arrow_type)
+        try:
+            encoded = [v.encode("utf-8") for v in present]
+        except UnicodeEncodeError:
+            return pa.array(values, arrow_type)
+        lengths = np.zeros(n + 1, dtype=np.int64)
+        lengths[1:][np.array(valid, dtype=np.bool_)] = [len(b) for b in encoded]
+        offsets = np.cumsum(lengths)
+        if offsets[-1] >= 2**31:
+            return pa.array(values, arrow_type)
+        data = [pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))]
+    elif kind == "bool":
+        if any(v.__class__ is not bool for v in present):
+            return pa.array(values, arrow_type)
+        data = [pa.py_buffer(np.packbits(np.array([v is True for v in values], dtype=np.bool_), bitorder="little"))]
+    else:
+        if kind == "i64":
+            if any(v.__class__ is not int or not _I64_MIN <= v <= _I64_MAX for v in present):
+                return pa.array(values, arrow_type)
+            numbers = np.array([0 if v is None else v for v in values], dtype=np.int64)
+        else:
+            if any(v.__class__ is not float and (v.__class__ is not int or not -_F64_EXACT <= v <= _F64_EXACT)
+                   for v in present):
+                return pa.array(values, arrow_type)
+            numbers = np.array([0.0 if v is None else v for v in values], dtype=np.float64)
+        data = [pa.py_buffer(numbers)]
+    validity = pa.py_buffer(np.packbits(np.array(valid, dtype=np.bool_), bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(arrow_type, n, [validity, *data], null_count=nulls)
+
+
+def plain_scalar(value: Any, kind: str) -> Any:
+    """The Arrow scalar of ``value`` (``pa.scalar``, which asks pandas too: see :func:`plain_array`)."""
+    return plain_array([value], kind)[0]
 
 
 def empty_table(name: str) -> Any:

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from pi_lab.corpus.schema import TABLE_NAMES, arrow_compute, empty_table, schema_of, utf8_safe
+from pi_lab.corpus.schema import TABLE_NAMES, arrow_compute, empty_table, plain_array, schema_of, utf8_safe
 from pi_lab.corpus.tables import (
     apply_copies,
     clear_copies,
@@ -273,9 +273,7 @@ def _own_calls(chunk: Any, order: Any) -> Any:
 
 def file_array(files: Any) -> Any:
     """``files`` as the file column holds them (schema.utf8_safe), sorted, as an Arrow array."""
-    import pyarrow as pa
-
-    return pa.array(sorted(utf8_safe(f) for f in files), pa.string())
+    return plain_array(sorted(utf8_safe(f) for f in files), "str")
 
 
 def _gather(reader: Any, runs: list[list[int]], schema: Any) -> Any:

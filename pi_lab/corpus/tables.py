@@ -9,11 +9,20 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pi_lab.corpus.schema import TABLE_NAMES, arrow_compute, empty_table, schema_of, to_table, utf8_safe
+from pi_lab.corpus.schema import (
+    TABLE_NAMES,
+    arrow_compute,
+    empty_table,
+    plain_array,
+    plain_scalar,
+    schema_of,
+    to_table,
+    utf8_safe,
+)
 
 __all__ = [
     "resolve_copies", "finish_tables", "columns_to_tables", "concat_tables", "parent_files",
-    "copy_map", "copy_plan", "key_files", "order_array", "ordered_rows", "involved_files", "parent_links", "resumed_copies", "apply_copies", "session_totals", "clear_copies", "claude_code_copies",
+    "copy_map", "copy_plan", "group_by", "key_files", "order_array", "ordered_rows", "involved_files", "parent_links", "resumed_copies", "apply_copies", "session_totals", "clear_copies", "claude_code_copies",
 ]
 
 _PER_ENTRY = ("entries", "messages", "model_calls", "tool_calls", "compactions", "branch_summaries")
@@ -124,14 +133,13 @@ def involved_files(sessions: Any, links: dict[str, str] | None = None) -> list[s
 
 def apply_copies(table: Any, links: dict[str, str], copied_key: dict[tuple[str, str], str]) -> Any:
     """``table`` with ``copied``/``copied_from`` set for the rows that are copies."""
-    import pyarrow as pa
     pc = arrow_compute()
 
     if not copied_key or not table.num_rows:
         return table
     # Only the rows of child files can be copies: those are looked up in Python, the others
     # stay in Arrow (the marks are scattered back with one mask).
-    child_mask = pc.is_in(table.column("file"), value_set=pa.array(sorted(links), pa.string()))
+    child_mask = pc.is_in(table.column("file"), value_set=plain_array(sorted(links), "str"))
     rows = pc.indices_nonzero(child_mask)
     if not len(rows):
         return table
@@ -146,9 +154,9 @@ def apply_copies(table: Any, links: dict[str, str], copied_key: dict[tuple[str, 
             sources.append(source)
     if not sources:
         return table
-    mask = pa.array(flags, pa.bool_())
+    mask = plain_array(flags, "bool")
     copied = pc.or_(table.column("copied"), mask)
-    copied_from = pc.replace_with_mask(table.column("copied_from"), mask, pa.array(sources, pa.string()))
+    copied_from = pc.replace_with_mask(table.column("copied_from"), mask, plain_array(sources, "str"))
     table = table.set_column(table.schema.get_field_index("copied"), "copied", copied)
     return table.set_column(table.schema.get_field_index("copied_from"), "copied_from", copied_from)
 
@@ -176,13 +184,12 @@ def resolve_copies(tables: dict[str, Any]) -> dict[str, Any]:
 def key_files(sessions: Any) -> Any:
     """The files whose entries' (file, entry_id, timestamp) :func:`copy_plan` needs, as an
     Arrow string array (forks and their parents, Claude Code files when there are several)."""
-    import pyarrow as pa
 
     needed = set(involved_files(sessions))
     agents = sessions.column("agent").to_pylist()
     if agents.count("claude-code") >= 2:
         needed.update(f for f, a in zip(sessions.column("file").to_pylist(), agents) if a == "claude-code")
-    return pa.array(sorted(needed), pa.string())
+    return plain_array(sorted(needed), "str")
 
 
 def copy_plan(sessions: Any, entries: Any) -> tuple[dict[str, str], dict[tuple[str, str], str], Any]:
@@ -190,14 +197,13 @@ def copy_plan(sessions: Any, entries: Any) -> tuple[dict[str, str], dict[tuple[s
     ``sessions`` with each one's parent session id). ``entries``: the ``file``, ``entry_id``
     and ``timestamp`` of at least the :func:`key_files` rows, each file's rows in their order
     (files may come in any order: the rows of a file are looked up by file)."""
-    import pyarrow as pa
     pc = arrow_compute()
 
     links = parent_files(sessions)
     involved = involved_files(sessions, links)
     forks = entries
     if involved:
-        forks = entries.filter(pc.is_in(entries.column("file"), value_set=pa.array(involved, pa.string())))
+        forks = entries.filter(pc.is_in(entries.column("file"), value_set=plain_array(involved, "str")))
     links, copied_key, parent_ids = copy_map(sessions, forks, links)
     resumed, resumed_key = claude_code_copies(sessions, entries)
     if resumed_key:
@@ -207,7 +213,7 @@ def copy_plan(sessions: Any, entries: Any) -> tuple[dict[str, str], dict[tuple[s
     agents = sessions.column("agent").to_pylist()
     parent_ids = [p if a == "pi" else o for p, o, a in zip(parent_ids, own, agents)]
     sessions = sessions.set_column(
-        sessions.schema.get_field_index("parent_session_id"), "parent_session_id", pa.array(parent_ids, pa.string())
+        sessions.schema.get_field_index("parent_session_id"), "parent_session_id", plain_array(parent_ids, "str")
     )
     return links, copied_key, sessions
 
@@ -227,7 +233,7 @@ def claude_code_copies(sessions: Any, entries: Any) -> tuple[dict[str, str], dic
     files = sessions.column("file").to_pylist()
     mine = {f for f, a in zip(files, agents) if a == "claude-code"}
     rows = entries.select(["file", "entry_id", "timestamp"])
-    rows = rows.filter(pc.is_in(rows.column("file"), value_set=pa.array(sorted(mine), pa.string())))
+    rows = rows.filter(pc.is_in(rows.column("file"), value_set=plain_array(sorted(mine), "str")))
     keys_of: dict[str, list[tuple[str, Any]]] = {}
     for f, i, t in zip(rows.column("file").to_pylist(), rows.column("entry_id").to_pylist(),
                        rows.column("timestamp").cast(pa.int64()).to_pylist()):
@@ -263,50 +269,66 @@ def session_totals(sessions: Any, model_calls: Any, entries: Any) -> Any:
 
     ``model_calls`` needs ``file``, ``copied`` and the usage columns; ``entries`` ``file``,
     ``entry_id`` and ``copied`` (only copied rows matter)."""
-    import pyarrow as pa
     pc = arrow_compute()
 
     calls = model_calls.select(["file", *_USAGE]).filter(pc.invert(model_calls.column("copied")))
     sums: dict[str, dict[str, float]] = {}
     if calls.num_rows:
-        grouped = calls.group_by("file").aggregate([(k, "sum") for k in _USAGE])
+        grouped = group_by(calls, "file", [(k, "sum") for k in _USAGE])
         gfiles = grouped.column("file").to_pylist()
         for k in _USAGE:
             sums[k] = dict(zip(gfiles, grouped.column(f"{k}_sum").to_pylist()))
     files = sessions.column("file").to_pylist()
     for k in _USAGE:
         values = [float(sums.get(k, {}).get(f, 0.0) or 0.0) for f in files]
-        sessions = sessions.set_column(sessions.schema.get_field_index(k), k, pa.array(values, pa.float64()))
+        sessions = sessions.set_column(sessions.schema.get_field_index(k), k, plain_array(values, "f64"))
     counts: dict[str, int] = {}
     copied_rows = entries.select(["file", "entry_id"]).filter(entries.column("copied"))
     if copied_rows.num_rows:
-        grouped = copied_rows.group_by("file").aggregate([("entry_id", "count")])
+        grouped = group_by(copied_rows, "file", [("entry_id", "count")])
         counts = dict(zip(grouped.column("file").to_pylist(), grouped.column("entry_id_count").to_pylist()))
     sessions = sessions.set_column(
-        sessions.schema.get_field_index("copied_entries"), "copied_entries", pa.array([counts.get(f, 0) for f in files], pa.int64())
+        sessions.schema.get_field_index("copied_entries"), "copied_entries", plain_array([counts.get(f, 0) for f in files], "i64")
     )
     return sessions
+
+
+def group_by(table: Any, key: str, aggregations: list[tuple[str, str]]) -> Any:
+    """``table.group_by(key).aggregate(aggregations)`` (columns ``<column>_<function>`` and
+    ``key``), the same Acero plan built here: pyarrow.acero, which TableGroupBy loads, imports
+    pyarrow.dataset and with it pandas (0.3-0.4 CPU s), which a pooled scan's process needs for
+    nothing else (see schema.plain_array)."""
+    import importlib
+
+    try:
+        _acero: Any = importlib.import_module("pyarrow._acero")  # (no type stubs: a compiled module)
+    except ImportError:  # (a pyarrow without that module: its own way)
+        return table.group_by(key).aggregate(aggregations)
+    plan = [([column], f"hash_{function}", None, f"{column}_{function}") for column, function in aggregations]
+    return _acero.Declaration.from_sequence([
+        _acero.Declaration("table_source", _acero.TableSourceNodeOptions(table)),
+        _acero.Declaration("aggregate", _acero.AggregateNodeOptions(plan, keys=[key])),
+    ]).to_table(use_threads=True)
 
 
 def clear_copies(tables: dict[str, Any]) -> dict[str, Any]:
     """The per-file rows back as the extractor made them: no copy marks, no parent id on pi's
     and Claude Code's rows (a Codex fork's marks and parent id are its extractor's and stay)."""
-    import pyarrow as pa
     pc = arrow_compute()
 
     def cleared(table: Any, column: str, empty: Any) -> Any:
         at = table.schema.get_field_index(column)
         # (Claude Code's marks are the corpus's too: claude_code_copies)
-        recomputed = pc.is_in(table.column("agent"), value_set=pa.array(["pi", "claude-code"], pa.string()))
+        recomputed = pc.is_in(table.column("agent"), value_set=plain_array(["pi", "claude-code"], "str"))
         return table.set_column(at, column, pc.if_else(recomputed, empty, table.column(column)))
 
     out = dict(tables)
     for name in tables:  # (any of the tables: a spill clears a batch of one table at a time)
         if name == "sessions":
-            out[name] = cleared(tables[name], "parent_session_id", pa.scalar(None, pa.string()))
+            out[name] = cleared(tables[name], "parent_session_id", plain_scalar(None, "str"))
         else:
-            table = cleared(tables[name], "copied", pa.scalar(False, pa.bool_()))
-            out[name] = cleared(table, "copied_from", pa.scalar(None, pa.string()))
+            table = cleared(tables[name], "copied", plain_scalar(False, "bool"))
+            out[name] = cleared(table, "copied_from", plain_scalar(None, "str"))
     return out
 
 
@@ -326,9 +348,7 @@ def finish_tables(tables: dict[str, Any], file_order: list[str]) -> dict[str, An
 
 def order_array(files: list[str]) -> Any:
     """The files as the ``file`` column holds them (valid UTF-8: schema.utf8_safe), in order."""
-    import pyarrow as pa
-
-    return pa.array([utf8_safe(f) for f in files], pa.string())
+    return plain_array([utf8_safe(f) for f in files], "str")
 
 
 def ordered_rows(name: str, table: Any, order: Any) -> Any:
@@ -348,5 +368,5 @@ def ordered_rows(name: str, table: Any, order: Any) -> Any:
     # Rows read in one process are in order already; only pooled batches need the sort.
     flat = rank.combine_chunks() if hasattr(rank, "combine_chunks") else rank
     if len(flat) > 1 and pc.min(pc.pairwise_diff(flat)).as_py() < 0:
-        table = table.take(pc.sort_indices(pa.table({"r": rank}), sort_keys=[("r", "ascending")]))
+        table = table.take(pc.sort_indices(pa.Table.from_arrays([rank], names=["r"]), sort_keys=[("r", "ascending")]))
     return table
