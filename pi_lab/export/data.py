@@ -358,6 +358,7 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
         text_search.add(display_text_with(entry, flat.tool_call_of(i), home), search_text(entry, flat.labels[i]))
         # (made again for the entry's chunk: a million of them kept until then took 250 MB)
         columns["facts"].append(fact_bits(entry_stats(entry), isinstance(entry_id, str) and entry_id in parents_named))
+    del parents_named  # (a set of every parent's id: let go before the header is packed, the peak)
     # The one session header of the widget, the server and the export; a shared page names the
     # file only, not where it lay on the exporter's disk, and it never follows the file.
     info = session_header(sm, file=os.path.basename(sm.session_file) if sm.session_file else None,
@@ -386,7 +387,7 @@ def _parts(sm: Any, settings: ViewSettings | None, chunk: int,
         "notes": notes,
     }
     main = _pack(header, columns)
-    del header, text_search, parents_named, timeline  # (let go before the children's index is built: the peak)
+    del header, text_search, timeline  # (let go before the children's index is built: the peak)
     return main, _chunks(sm, dataclasses.replace(view, sm=_IndexedChildren(sm, rows.entry_pos)), flat, chunk,
                          columns["kind"], columns["tokens"], home, shared), count
 
