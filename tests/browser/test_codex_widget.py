@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("playwright")
-from browser.test_widget import run_notebook, write_notebook  # noqa: E402  (the widget tests' notebook helpers)
+from browser.test_widget import click_until_selected, run_notebook, write_notebook  # noqa: E402  (the widget tests' helpers)
 from playwright.sync_api import expect  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
@@ -62,7 +62,7 @@ def test_a_codex_session_in_the_widget(page, lab_server, open_lab, screenshot_di
     widget.locator(".pi-tab", has_text="Compactions").click()
     expect(pane).to_contain_text("tokens before not recorded")
     expect(pane).not_to_contain_text("? tokens")
-    compaction.click()
+    click_until_selected(compaction)
     widget.locator(".pi-tab", has_text="Entry").click()
     expect(pane).to_contain_text("tokens before not recorded")
     page.screenshot(path=str(screenshot_dir / "codex-widget-compaction.png"))

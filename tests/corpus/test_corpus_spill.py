@@ -5,6 +5,7 @@ mix of cached and fresh files, and the temporary folder is private and goes, als
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -44,15 +45,24 @@ def _assert_same(spilled: Corpus, held: Corpus) -> None:
 
 
 @pytest.fixture
-def small_pieces(monkeypatch, tmp_path):
-    """Spill whatever the size, in pieces of a few rows, into a temporary folder of the test's."""
-    temp = tmp_path / "tmp"
-    temp.mkdir()
+def small_pieces(monkeypatch):
+    """Spill whatever the size, in pieces of a few rows, into a temporary folder of the test's.
+
+    A short one in the system's temporary folder, not under tmp_path: a process pool's
+    forkserver puts its socket there, and a socket's path has room for about 100 bytes (a
+    pytest-xdist worker's tmp_path is longer)."""
+    temp = Path(tempfile.mkdtemp(prefix="pl-spill-"))
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     monkeypatch.setattr(spill_module, "CHUNK_BYTES", 3000)
     # (the large-file path too: its rows come in several batches of one file)
     monkeypatch.setattr(corpus_module, "LARGE_FILE_BYTES", 6000)
-    return temp
+    yield temp
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def _spills(temp: Path) -> list[Path]:
+    """The scan's spill folders in ``temp`` (a process pool may keep its own folder there)."""
+    return list(temp.glob("pi-lab-corpus-*"))
 
 
 def _both(monkeypatch, paths, **kw) -> tuple[Corpus, Corpus]:
@@ -83,7 +93,7 @@ def test_spilled_tables_equal_the_held_ones(tmp_path, monkeypatch, small_pieces,
     assert sum(held.entries.column("copied").to_pylist()) > 0  # forks' and Codex's copies
     _assert_same(spilled, held)
     assert spilled.entries.column("entry_id").num_chunks > 1  # (written a chunk at a time)
-    assert list(small_pieces.iterdir()) == []  # the spill's folder is gone
+    assert _spills(small_pieces) == []  # the spill's folder is gone
     assert _listing(sessions) == before  # nothing written beside the sessions
 
 
@@ -107,7 +117,7 @@ def test_cache_fill_and_mixed_rescan_equal_the_held_ones(tmp_path, monkeypatch, 
     assert mixed.stats["cached"] >= 10 and mixed.stats["read"] >= 7
     _assert_same(mixed, held_mixed)
     assert "z9" in mixed.entries.column("entry_id").to_pylist()
-    assert list(small_pieces.iterdir()) == []
+    assert _spills(small_pieces) == []
 
 
 def test_the_spill_folder_goes_on_error(tmp_path, monkeypatch, small_pieces):
@@ -121,7 +131,7 @@ def test_the_spill_folder_goes_on_error(tmp_path, monkeypatch, small_pieces):
     monkeypatch.setattr(spill_module.Spill, "finish", fail)
     with pytest.raises(RuntimeError, match="disk on fire"):
         Corpus.scan(sessions, cache=tmp_path / "cache", workers=1)
-    assert list(small_pieces.iterdir()) == []
+    assert _spills(small_pieces) == []
     # no generation was left in the cache either
     assert not any(p.name.startswith("gen-") for p in (tmp_path / "cache").rglob("gen-*"))
 
