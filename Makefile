@@ -11,6 +11,9 @@ VENV ?= .venv
 ACTIVATE := . $(VENV)/bin/activate &&
 LAB_PORT ?= 8888
 PYTEST_ARGS ?=
+# pytest-xdist workers: each takes whole test files (--dist loadfile), so a file's module fixtures
+# (a JupyterLab server, a generated 100k session) are made once. 0 runs in one process.
+PYTEST_WORKERS ?= 2
 # apt-get needs root; use sudo when we are not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -81,7 +84,7 @@ ui-tests:
 
 # pytest's exit code 5 means "no tests collected"; treat that as a failure.
 pytest:
-	@$(ACTIVATE) { rc=0; python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) || rc=$$?; \
+	@$(ACTIVATE) { rc=0; python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS) || rc=$$?; \
 	  if [ "$$rc" -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit "$$rc"; }
 
 test: chromium install pi-reference
