@@ -9,8 +9,6 @@ import orjson
 
 from pi_lab.session._json import loads_object
 from pi_lab.session._text import safe_repr
-from pi_lab.session.migration import migrate_entries
-from pi_lab.session.storage import parse_lines
 
 __all__ = ["FileUnreadable", "other_agent", "plain_pi_header", "read_complete_lines", "read_pi_entries"]
 
@@ -32,6 +30,10 @@ def read_complete_lines(data: bytes) -> tuple[list[Entry], list[int], bool]:
     A last line without its newline that parses as a JSON object is kept: pi itself reads
     such a line (and repairs the newline when it opens the file for writing).
     """
+    # (imported here: the usage read asks only plain_pi_header and other_agent of every file, and
+    # the engine's storage and migration cost its start-up about 50 M instructions)
+    from pi_lab.session.storage import parse_lines
+
     loaded = parse_lines(data, complete_only=True)
     entries, skipped = loaded.entries, list(loaded.skipped_lines)
     tail = data[loaded.consumed_bytes :]
@@ -62,6 +64,8 @@ def read_pi_entries(data: bytes) -> tuple[Entry, list[Entry], int, int, bool]:
     version = raw_version if isinstance(raw_version, int) and not isinstance(raw_version, bool) else 1
     # Old formats are migrated in memory only, with ids derived from the bytes (as the viewer
     # does). Hashing the bytes costs ~0.6 ms per MB, so it is done only if an id is needed.
+    from pi_lab.session.migration import migrate_entries
+
     migrate_entries(file_entries, _lazy_ids(data))
     entries = [e for e in file_entries if e.get("type") != "session"]
     return header, entries, version, len(skipped), partial
