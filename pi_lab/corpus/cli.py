@@ -119,7 +119,10 @@ def _cmd_usage(args: argparse.Namespace, out: TextIO) -> int:
     if report is None and args.no_cache:
         # Nothing to cache: only the model calls are read (pi_lab.corpus.usage_fast), not
         # every table; the report is the same.
-        report, errors, read = _usage_without_cache(args)
+        from pi_lab.corpus.usage_fast import usage_report
+
+        report, errors, read = usage_report(args.paths or None, args.by, workers=args.workers,
+                                            progress=sys.stderr.isatty())
         _print_errors(errors)
         read_any = read > 0
     elif report is None:
@@ -134,23 +137,6 @@ def _cmd_usage(args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(_format(columns, rows) + "\n")
     return 0 if read_any else 1
-
-
-def _usage_without_cache(args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[str, str]], int]:
-    """:func:`pi_lab.corpus.usage_fast.usage_report` with the cyclic garbage collector paused
-    from its imports on: they and the read make many objects, none in a cycle (its collections
-    were about 2% of a Codex folder's instructions, half of them during the imports)."""
-    import gc
-
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        from pi_lab.corpus.usage_fast import usage_report
-
-        return usage_report(args.paths or None, args.by, workers=args.workers, progress=sys.stderr.isatty())
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _cell(value: Any, column: str) -> str:
